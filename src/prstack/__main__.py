@@ -1,0 +1,5 @@
+"""Entry point for `python -m prstack`."""
+
+from prstack.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,230 @@
+"""Frozen value types shared by every part of prstack: PRs, hunks, match results, reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal, NewType
+
+PRNumber = NewType("PRNumber", int)  # e.g. PRNumber(40898)
+Sha = NewType("Sha", str)  # full 40-hex commit id, e.g. Sha("3cfc8f8b7e...")
+
+
+class HunkStatus(StrEnum):
+    """What the target holds for one hunk. Values are the JSON strings of prstack.audit/1."""
+
+    APPLIED = "applied"
+    RELOCATED = "relocated"
+    MISSING = "missing"
+    PARTIAL = "partial"
+    DIVERGED = "diverged"
+    CONFLICT = "conflict"
+    FILE_MISSING = "file-missing"
+    NOT_SHIPPED = "not-shipped"
+    UNVERIFIABLE = "unverifiable"
+
+    @property
+    def shipped(self) -> bool:
+        """True when the hunk belongs to what the distribution ships (so it counts for exit codes)."""
+        return self not in (HunkStatus.NOT_SHIPPED, HunkStatus.UNVERIFIABLE)
+
+    @property
+    def present(self) -> bool:
+        """True when the hunk's change is in the target."""
+        return self in (HunkStatus.APPLIED, HunkStatus.RELOCATED)
+
+
+class PRStatus(StrEnum):
+    """Roll-up of a PR's hunks. Values are the JSON strings of prstack.audit/1."""
+
+    APPLIED = "applied"
+    MISSING = "missing"
+    PARTIAL = "partial"
+    NOT_SHIPPED = "not-shipped"
+
+
+class FileChange(StrEnum):
+    """How a diff changes one file."""
+
+    MODIFIED = "modified"
+    ADDED = "added"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+    MODE = "mode"
+    BINARY = "binary"
+
+
+LineKind = Literal[" ", "-", "+"]
+
+
+@dataclass(frozen=True)
+class HunkLine:
+    """One line of a hunk body."""
+
+    kind: LineKind
+    """' ' context, '-' removed, '+' added."""
+    text: str
+    """The line without its line ending."""
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk of a PR's own net change, with its provenance.
+
+    File-level changes with no text body (pure renames, mode changes, binary files) are one
+    Hunk each with empty `lines` and zero ranges, so nothing a PR changes is dropped.
+    """
+
+    pr: int
+    """The PR whose own net change holds this hunk."""
+    path: str
+    """Repository path after the change (for a deleted file: the path it had)."""
+    old_path: str | None
+    """Repository path before the change; None for a new file."""
+    change: FileChange
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: tuple[HunkLine, ...] = ()
+    commits: tuple[str, ...] = ()
+    """Commits that introduced this hunk's lines, oldest first (empty when unknown)."""
+    old_blob: str | None = None
+    """Git blob id of the file before the change, where the diff names it."""
+    new_blob: str | None = None
+    """Git blob id of the file after the change, where the diff names it."""
+
+    @property
+    def commit(self) -> str | None:
+        """The commit that introduced most of the hunk (the last one of `commits`)."""
+        return self.commits[-1] if self.commits else None
+
+    @property
+    def old_image(self) -> tuple[str, ...]:
+        """The lines the hunk expects before it is applied (context and removed)."""
+        return tuple(line.text for line in self.lines if line.kind != "+")
+
+    @property
+    def new_image(self) -> tuple[str, ...]:
+        """The lines the hunk leaves behind (context and added)."""
+        return tuple(line.text for line in self.lines if line.kind != "-")
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        return tuple(line.text for line in self.lines if line.kind == "+")
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        return tuple(line.text for line in self.lines if line.kind == "-")
+
+    def diff_text(self) -> str:
+        """The hunk as unified-diff text, header included."""
+        header = f"@@ -{self.old_start},{self.old_lines} +{self.new_start},{self.new_lines} @@"
+        return "\n".join([header, *(line.kind + line.text for line in self.lines)])
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A commit of a PR's range."""
+
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+    author: str = ""
+    message: str = ""
+    """Full commit message (used for stack markers and trailers)."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """A pull request as prstack knows it: where it starts and ends, and where it sits in a stack."""
+
+    number: int
+    head_sha: str
+    base_sha: str
+    """Where this PR's own net change starts: its parent PR's head, or its fork point."""
+    title: str | None = None
+    body: str | None = None
+    state: str | None = None
+    """'open', 'closed' or 'merged' where the source knows it."""
+    head_ref: str | None = None
+    """The ref the head was read from (refs/pull/N/head) or the PR's head branch name."""
+    base_ref: str | None = None
+    """The branch the PR targets, where known."""
+    depends_on: tuple[int, ...] = ()
+    """PRs directly under this one in the stack."""
+    merged: bool = False
+    """True when the head is already in the default branch."""
+    commits: tuple[Commit, ...] = ()
+
+
+@dataclass(frozen=True)
+class MatchEvidence:
+    """Why the matcher gave its verdict."""
+
+    normalisation: str | None = None
+    """Which normalisation made the match: None (exact), 'trailing-space', 'whitespace',
+    'quotes', 'rewrapped'."""
+    applied_lines: tuple[str, ...] = ()
+    """Changed lines found in their post-change form (for partial)."""
+    missing_lines: tuple[str, ...] = ()
+    """Changed lines not found in their post-change form (for partial)."""
+    found_text: tuple[str, ...] = ()
+    """The target lines at the place the verdict was made."""
+    note: str | None = None
+    """A sentence on anything else the user should know (e.g. 'file identical to PR head')."""
+
+
+@dataclass(frozen=True)
+class HunkResult:
+    """The verdict for one hunk in one target."""
+
+    hunk: Hunk
+    status: HunkStatus
+    installed_path: str | None = None
+    """Where the target holds (or should hold) the hunk's file, relative to the target root."""
+    found_path: str | None = None
+    """Where the post-image was found (differs from installed_path when relocated)."""
+    found_line: int | None = None
+    """1-based line of the post-image's first line where it was found."""
+    offset: int | None = None
+    """found_line minus the line the diff expected."""
+    fuzz: int | None = None
+    """How many context lines had to be dropped to match."""
+    evidence: MatchEvidence = field(default_factory=MatchEvidence)
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """What is being audited."""
+
+    kind: str
+    """'site-packages', 'wheel', 'tree' or 'python'."""
+    path: str
+    distribution: str | None = None
+    version: str | None = None
+    vcs_commit: str | None = None
+    """The commit the build says it came from (direct_url.json or the version's +g<sha>)."""
+
+
+@dataclass(frozen=True)
+class PRReport:
+    """One PR's roll-up in an audit."""
+
+    pr: PullRequest
+    status: PRStatus
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The whole audit: target, PRs in stack order (bottom first), and every hunk's verdict."""
+
+    target: TargetInfo
+    prs: tuple[PRReport, ...]
+    results: tuple[HunkResult, ...]
+
+    @property
+    def all_present(self) -> bool:
+        """True when every shipped hunk is applied or relocated (exit 0)."""
+        return all(r.status.present for r in self.results if r.status.shipped)
