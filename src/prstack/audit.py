@@ -1,0 +1,106 @@
+"""The audit: every hunk of a stack judged against a target. Connects the parts; no I/O of its own."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from prstack.matcher import PackageIndex, match_file
+from prstack.models import (
+    AuditReport,
+    Hunk,
+    HunkResult,
+    HunkStatus,
+    PRReport,
+    PRStatus,
+    PullRequest,
+)
+from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack
+from prstack.targets.base import Target, TargetSpec, open_target
+from prstack.targets.layout import PathMap, Placement
+
+FileAt = Callable[[str, str], bytes | None]
+"""(commit, repo path) -> the file's bytes at that commit, or None."""
+
+TEXT_SUFFIXES = (".py", ".pyi", ".txt", ".json", ".toml", ".cfg", ".yaml", ".yml", ".ini", ".md")
+_LOCATION_STATUS = {
+    Placement.NOT_SHIPPED: HunkStatus.NOT_SHIPPED,
+    Placement.UNVERIFIABLE: HunkStatus.UNVERIFIABLE,
+}
+
+
+def pr_status(results: Iterable[HunkResult]) -> PRStatus:
+    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing)."""
+    shipped = [r.status for r in results if r.status.shipped]
+    if not shipped:
+        return PRStatus.NOT_SHIPPED
+    if all(s.present for s in shipped):
+        return PRStatus.APPLIED
+    if all(s in (HunkStatus.MISSING, HunkStatus.FILE_MISSING) for s in shipped):
+        return PRStatus.MISSING
+    return PRStatus.PARTIAL
+
+
+def status_counts(results: Iterable[HunkResult]) -> dict[str, int]:
+    counts = {status.value: 0 for status in HunkStatus}
+    for r in results:
+        counts[r.status.value] += 1
+    return counts
+
+
+def audit(
+    prs: Sequence[PullRequest],
+    hunks: Sequence[Hunk],
+    target: Target,
+    repo_files: Iterable[str],
+    file_at: FileAt,
+) -> AuditReport:
+    """Judge every hunk of `prs` (bottom-first) against `target`."""
+    pathmap = PathMap(target.files(), repo_files)
+    package = PackageIndex(
+        lambda: {
+            path: data
+            for path in sorted(target.files())
+            if path.endswith(TEXT_SUFFIXES) and (data := target.read(path)) is not None
+        }
+    )
+    by_pr = {pr.number: pr for pr in prs}
+    groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
+    for hunk in hunks:
+        groups[(hunk.pr, hunk.path)].append(hunk)
+    results: dict[tuple[int, str], list[HunkResult]] = {}
+    for (number, path), file_hunks in groups.items():
+        pr = by_pr[number]
+        location = pathmap.locate(path)
+        if location.placement in _LOCATION_STATUS:
+            status = _LOCATION_STATUS[location.placement]
+            results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
+            continue
+        installed = location.installed_path
+        assert installed is not None
+        old_path = file_hunks[0].old_path
+        results[(number, path)] = match_file(
+            file_hunks,
+            target.read(installed) if location.placement is Placement.SHIPPED else None,
+            installed_path=installed,
+            base=file_at(pr.base_sha, old_path) if old_path else None,
+            head=file_at(pr.head_sha, path),
+            package=package,
+        )
+    ordered = [r for key in groups for r in results[key]]
+    reports = []
+    for pr in prs:
+        mine = [r for r in ordered if r.hunk.pr == pr.number]
+        reports.append(PRReport(pr, pr_status(mine), status_counts(mine)))
+    return AuditReport(target.info, tuple(reports), tuple(ordered))
+
+
+def audit_stack(
+    source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None
+) -> AuditReport:
+    """Load the stack under `numbers` from `source`, open the target, and audit every hunk."""
+    changes = load_stack(source, numbers, base)
+    repo_files = source.tree_paths(changes.top_sha)
+    target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+    return audit(changes.prs, changes.hunks, target, repo_files, source.file_at)

@@ -1,0 +1,142 @@
+"""The prstack command line: parse, build the parts, run, render, exit. The only place that prints."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from rich.console import Console
+
+from prstack.audit import audit_stack
+from prstack.errors import InputError, PrstackError
+from prstack.models import AuditReport
+from prstack.render import OutputFormat, render_audit
+from prstack.sources.git import GitSource
+from prstack.targets import TargetSpec
+
+app = typer.Typer(
+    name="prstack",
+    help="Are the changes of unmerged, stacked GitHub PRs really in what you installed?",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+GitOpt = Annotated[Path | None, typer.Option("--git", help="Local clone holding refs/pull/N/head.")]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table, json or markdown.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too.")]
+
+
+def _target_spec(
+    installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
+    tree: Path | None, dist: str | None,
+) -> TargetSpec:
+    given = [
+        (name, value)
+        for name, value in (
+            ("--installed", "" if installed else None),
+            ("--python", python),
+            ("--site-packages", site_packages),
+            ("--wheel", wheel),
+            ("--tree", tree),
+        )
+        if value is not None
+    ]
+    if not given:
+        raise InputError(
+            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
+            "--wheel FILE or --tree DIR."
+        )
+    if len(given) > 1:
+        names = " and ".join(name for name, _ in given)
+        raise InputError(f"{names} both name a target; give exactly one.")
+    name, value = given[0]
+    kind = {"--installed": "installed", "--python": "python", "--site-packages": "site-packages",
+            "--wheel": "wheel", "--tree": "tree"}[name]
+    return TargetSpec(kind, str(value) if value != "" else None, dist)
+
+
+def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
+    rendered = render_audit(report, fmt, verbose=verbose)
+    if isinstance(rendered, str):
+        console.out(rendered, end="", highlight=False)
+    else:
+        console.print(rendered)
+    return 0 if report.all_present else 1
+
+
+@app.command()
+def audit(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is audited too).")],
+    git: GitOpt = None,
+    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    installed: Annotated[bool, typer.Option("--installed", help="Audit this interpreter's environment.")] = False,
+    python: Annotated[str | None, typer.Option("--python", help="Audit that interpreter's environment.")] = None,
+    site_packages: Annotated[Path | None, typer.Option("--site-packages", help="Audit a site-packages directory.")] = None,
+    wheel: Annotated[Path | None, typer.Option("--wheel", help="Audit a wheel without installing it.")] = None,
+    tree: Annotated[Path | None, typer.Option("--tree", help="Audit a plain source tree.")] = None,
+    dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
+    base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE,
+    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+    verbose: VerboseOpt = False,
+) -> int:
+    """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
+    spec = _target_spec(installed, python, site_packages, wheel, tree, dist)
+    if git is None:
+        raise InputError(
+            "no PR source: give a local clone with --git PATH "
+            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+        )
+    report = audit_stack(GitSource(git), prs, spec, base)
+    return _emit(Console(), report, fmt, verbose)
+
+
+@app.command()
+def demo(
+    fmt: FormatOpt = OutputFormat.TABLE,
+    verbose: VerboseOpt = False,
+    keep: Annotated[Path | None, typer.Option("--keep", help="Build the example here and keep it.")] = None,
+) -> int:
+    """The whole audit on the bundled offline example (no network, no token)."""
+    from prstack.demo.run import run_demo
+
+    console = Console()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="prstack-demo-") as tmp:
+        workdir = keep or Path(tmp)
+        result = run_demo(workdir)
+        if fmt is OutputFormat.TABLE:
+            console.print(
+                f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
+                f"installed in {workdir / 'venv' / 'site-packages'}"
+            )
+        code = _emit(console, result.report, fmt, verbose)
+        if fmt is OutputFormat.TABLE:
+            console.print(f"\n{result.verdict()}", highlight=False, markup=False)
+            console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input)."""
+    err = Console(stderr=True)
+    try:
+        result = app(args=argv if argv is not None else sys.argv[1:], standalone_mode=False)
+    except PrstackError as exc:
+        err.print(f"prstack: error: {exc}", markup=False, highlight=False)
+        return 2
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        err.print("prstack: aborted.", markup=False)
+        return 2
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,144 @@
+"""Diff text -> Hunks with provenance. Pure; the only module that imports unidiff."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+import unidiff
+
+from prstack.errors import InputError
+from prstack.models import FileChange, Hunk, HunkLine, LineKind
+
+_INDEX_RE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
+_NULL_BLOB = re.compile(r"^0+$")
+
+
+def _strip_prefix(name: str | None) -> str | None:
+    if name is None or name == "/dev/null":
+        return None
+    name = name.strip('"')
+    if name.startswith(("a/", "b/")):
+        name = name[2:]
+    return name
+
+
+def check_path(path: str) -> str:
+    """Refuse a diff path that would leave the repository (absolute, '..', empty)."""
+    pure = PurePosixPath(path)
+    if not path or pure.is_absolute() or ".." in pure.parts or "\\" in path:
+        raise InputError(
+            f"the diff names the path {path!r}, which leaves the repository; "
+            "refusing to use this diff (check where it came from)."
+        )
+    return path
+
+
+def _line_text(value: str) -> str:
+    if value.endswith("\n"):
+        value = value[:-1]
+    if value.endswith("\r"):
+        value = value[:-1]
+    return value
+
+
+def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
+    """Parse a unified git diff into Hunks of PR `pr`, file-level changes included."""
+    text = diff.decode("utf-8", "surrogateescape") if isinstance(diff, bytes) else diff
+    try:
+        patch = unidiff.PatchSet(text)
+    except unidiff.UnidiffParseError as exc:
+        raise InputError(
+            f"the diff of PR #{pr} is malformed or truncated ({exc}); refetch it."
+        ) from None
+    hunks: list[Hunk] = []
+    for pfile in patch:
+        old_path = _strip_prefix(pfile.source_file)
+        new_path = _strip_prefix(pfile.target_file)
+        info = str(pfile.patch_info or "")
+        m = _INDEX_RE.search(info)
+        old_blob = new_blob = None
+        if m:
+            old_blob = None if _NULL_BLOB.match(m.group(1)) else m.group(1)
+            new_blob = None if _NULL_BLOB.match(m.group(2)) else m.group(2)
+        if pfile.is_added_file:
+            change, old_path = FileChange.ADDED, None
+        elif pfile.is_removed_file:
+            change = FileChange.DELETED
+        elif pfile.is_binary_file:
+            change = FileChange.BINARY
+        elif pfile.is_rename:
+            change = FileChange.RENAMED
+        elif len(pfile) == 0 and "old mode" in info:
+            change = FileChange.MODE
+        else:
+            change = FileChange.MODIFIED
+        path = check_path(new_path or old_path or "")
+        if old_path is not None:
+            check_path(old_path)
+        if pfile.is_binary_file and change is not FileChange.BINARY:
+            # a binary file added or deleted: no text body, blob ids say it all
+            pass
+        if len(pfile) == 0:
+            hunks.append(
+                Hunk(pr, path, old_path, change if not pfile.is_binary_file else FileChange.BINARY,
+                     0, 0, 0, 0, (), (), old_blob, new_blob)
+            )
+            continue
+        for uh in pfile:
+            lines = tuple(
+                HunkLine(_kind(line.line_type), _line_text(line.value))
+                for line in uh
+                if line.line_type in (" ", "-", "+")
+            )
+            hunks.append(
+                Hunk(pr, path, old_path, change, uh.source_start, uh.source_length,
+                     uh.target_start, uh.target_length, lines, (), old_blob, new_blob)
+            )
+    return hunks
+
+
+def _kind(line_type: str) -> LineKind:
+    if line_type == "-":
+        return "-"
+    if line_type == "+":
+        return "+"
+    return " "
+
+
+def added_line_numbers(hunk: Hunk) -> list[int]:
+    """1-based line numbers, in the post-change file, of the hunk's added lines."""
+    numbers, line_no = [], hunk.new_start
+    for line in hunk.lines:
+        if line.kind == "+":
+            numbers.append(line_no)
+        if line.kind != "-":
+            line_no += 1
+    return numbers
+
+
+def with_provenance(
+    hunks: Sequence[Hunk],
+    blame: Mapping[str, Mapping[int, str]],
+    commit_order: Sequence[str],
+    touching: Callable[[str], Sequence[str]],
+) -> list[Hunk]:
+    """Attach to each hunk the commits that introduced it.
+
+    `blame[path][line]` names the commit of each added line (post-change numbering);
+    `commit_order` is the PR's commits oldest first; `touching(path)` lists the commits that
+    touch a path, for hunks with no added line (pure deletions, file-level changes): those get
+    every such commit, the last one being the best guess.
+    """
+    rank = {sha: i for i, sha in enumerate(commit_order)}
+    out = []
+    for hunk in hunks:
+        per_line = blame.get(hunk.path, {})
+        shas = {per_line[n] for n in added_line_numbers(hunk) if n in per_line}
+        if not shas:
+            shas = set(touching(hunk.path))
+        commits = tuple(sorted(shas, key=lambda s: rank.get(s, len(rank))))
+        out.append(replace(hunk, commits=commits))
+    return out

@@ -1,0 +1,92 @@
+"""The audit as rich renderables: one row per PR in stack order, then each hunk that is not applied."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus
+from prstack.render.text import safe
+
+STATUS_STYLE = {
+    HunkStatus.APPLIED: "green",
+    HunkStatus.RELOCATED: "green",
+    HunkStatus.MISSING: "bold red",
+    HunkStatus.PARTIAL: "yellow",
+    HunkStatus.DIVERGED: "magenta",
+    HunkStatus.CONFLICT: "bold red",
+    HunkStatus.FILE_MISSING: "bold red",
+    HunkStatus.NOT_SHIPPED: "dim",
+    HunkStatus.UNVERIFIABLE: "dim",
+}
+PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
+            PRStatus.PARTIAL: "yellow", PRStatus.NOT_SHIPPED: "dim"}
+
+
+def target_line(report: AuditReport) -> Text:
+    t = report.target
+    line = Text("Target: ", style="bold")
+    line.append_text(safe(f"{t.kind} {t.path}"))
+    if t.distribution:
+        line.append(" — ")
+        line.append_text(safe(f"{t.distribution} {t.version or ''}".strip(), "bold"))
+    if t.vcs_commit:
+        line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
+    return line
+
+
+def where(r: HunkResult) -> str:
+    """Where the hunk was expected or found, as path:line."""
+    h = r.hunk
+    if r.found_path and r.found_line:
+        return f"{r.found_path}:{r.found_line}"
+    path = r.installed_path or h.path
+    return f"{path}:{h.new_start}" if h.new_start else path
+
+
+def hunk_panel(r: HunkResult) -> Panel:
+    h = r.hunk
+    body = Text()
+    for line in h.diff_text().splitlines():
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else ""
+        body.append_text(safe(line, style))
+        body.append("\n")
+    ev = r.evidence
+    if ev.note:
+        body.append_text(safe(ev.note, "italic"))
+        body.append("\n")
+    if ev.missing_lines:
+        body.append("not in the target: ", style="bold")
+        body.append_text(safe(" | ".join(ev.missing_lines)))
+        body.append("\n")
+    title = Text.assemble((r.status.value, STATUS_STYLE[r.status]), " ")
+    title.append_text(safe(f"PR #{h.pr} {h.path} → {where(r)}"))
+    commit = f"commit {h.commit[:12]}" if h.commit else "commit unknown"
+    return Panel(body, title=title, title_align="left", subtitle=commit, subtitle_align="right")
+
+
+def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType:
+    table = Table(title="PRs in stack order (bottom first)", title_justify="left")
+    for col in ("PR", "title", "head", "on", "status", "applied", "missing", "other", "not shipped"):
+        table.add_column(col)
+    for p in report.prs:
+        c = p.counts
+        other = sum(c[s.value] for s in (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, HunkStatus.FILE_MISSING))
+        state = p.status.value + (" (merged)" if p.pr.merged else "")
+        table.add_row(
+            f"#{p.pr.number}",
+            safe(p.pr.title or ""),
+            p.pr.head_sha[:10],
+            ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
+            Text(state, style=PR_STYLE[p.status]),
+            str(c["applied"] + c["relocated"]),
+            str(c["missing"]),
+            str(other),
+            str(c["not-shipped"] + c["unverifiable"]),
+        )
+    shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
+    parts: list[RenderableType] = [target_line(report), table]
+    parts += [hunk_panel(r) for r in shown]
+    return Group(*parts)

@@ -1,0 +1,217 @@
+"""PRs from a local git clone (work tree or bare): PR refs, default branch, merge bases, diffs, blame."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from pathlib import Path
+
+import git
+
+from prstack.errors import InputError, SourceError
+from prstack.models import Commit
+
+PR_REF_PATTERNS = ("refs/pull/{n}/head", "refs/remotes/*/pr/{n}", "refs/remotes/*/pull/{n}/head")
+_PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
+DEFAULT_BRANCH_CANDIDATES = (
+    "refs/remotes/upstream/HEAD",
+    "refs/remotes/origin/HEAD",
+    "refs/remotes/upstream/main",
+    "refs/remotes/origin/main",
+    "refs/heads/main",
+    "refs/remotes/upstream/master",
+    "refs/remotes/origin/master",
+    "refs/heads/master",
+)
+
+
+def pr_number_of_ref(refname: str) -> int | None:
+    """The PR number a ref name stands for (refs/pull/N/head, refs/remotes/R/pr/N), else None."""
+    m = _PR_REF_RE.match(refname)
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g))
+
+
+class GitSource:
+    """Reads everything prstack needs from one local repository; the only GitPython user."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path).expanduser()
+        if not self.path.exists():
+            raise InputError(f"--git {self.path}: no such directory; give the path of a local clone.")
+        try:
+            self.repo = git.Repo(self.path, search_parent_directories=False)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise InputError(
+                f"--git {self.path} is not a git repository; give the path of a clone "
+                "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+            ) from None
+        self.git = self.repo.git
+
+    def _run(self, *args: str) -> str:
+        try:
+            return str(self.git.execute(["git", *args], stdout_as_string=True))
+        except git.GitCommandError as exc:
+            stderr = (exc.stderr or "").strip().replace("\n", " ")
+            raise SourceError(f"git {' '.join(args[:3])} failed in {self.path}: {stderr}") from None
+
+    def _run_bytes(self, *args: str) -> bytes:
+        try:
+            out = self.git.execute(["git", *args], stdout_as_string=False, strip_newline_in_stdout=False)
+        except git.GitCommandError as exc:
+            stderr = (exc.stderr or "").strip().replace("\n", " ")
+            raise SourceError(f"git {' '.join(args[:3])} failed in {self.path}: {stderr}") from None
+        assert isinstance(out, bytes)
+        return out
+
+    # -- refs -----------------------------------------------------------------
+
+    @cached_property
+    def default_ref(self) -> str:
+        """The default branch's ref: origin/HEAD or upstream/HEAD, else main, else master."""
+        out = self._run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES)
+        present = set(out.split())
+        for candidate in DEFAULT_BRANCH_CANDIDATES:
+            if candidate in present:
+                return candidate
+        if self.repo.bare:
+            try:
+                return self.repo.head.ref.path
+            except TypeError:
+                pass
+        raise SourceError(
+            f"cannot find the default branch in {self.path} (no origin/HEAD, main or master); "
+            "give the fork point with --base REF."
+        )
+
+    def resolve(self, rev: str) -> str:
+        """A revision (ref, tag, sha) to its full commit sha."""
+        try:
+            return self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+        except SourceError:
+            raise InputError(f"{rev!r} is not a commit or ref in {self.path}.") from None
+
+    def pr_head(self, number: int) -> tuple[str, str]:
+        """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""
+        patterns = [p.format(n=number) for p in PR_REF_PATTERNS]
+        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *patterns)
+        rows = [line.split() for line in out.splitlines() if line.strip()]
+        rows = [r for r in rows if pr_number_of_ref(r[0]) == number]
+        if not rows:
+            raise InputError(
+                f"PR #{number} is not in the clone {self.path} (no refs/pull/{number}/head); "
+                f"fetch it with: git -C {self.path} fetch origin "
+                f"'+refs/pull/{number}/head:refs/pull/{number}/head'"
+            )
+        rows.sort(key=lambda r: (not r[0].startswith("refs/pull/"), r[0]))
+        ref, sha = rows[0]
+        return ref, self.resolve(sha)
+
+    def pr_refs_between(self, head: str, default: str) -> dict[int, str]:
+        """PR heads that are ancestors of `head` and not merged into `default`: number -> sha."""
+        out = self._run(
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            f"--merged={head}",
+            f"--no-merged={default}",
+            "refs/pull/",
+            "refs/remotes/",
+        )
+        found: dict[int, str] = {}
+        for line in out.splitlines():
+            ref, _, sha = line.partition(" ")
+            number = pr_number_of_ref(ref)
+            if number is not None and (number not in found or ref.startswith("refs/pull/")):
+                found[number] = sha
+        return found
+
+    # -- history --------------------------------------------------------------
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        try:
+            self.git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant])
+        except git.GitCommandError:
+            return False
+        return True
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        try:
+            return self._run("merge-base", a, b).strip() or None
+        except SourceError:
+            return None
+
+    def merge_commit_bringing(self, head: str, default: str) -> str | None:
+        """The earliest merge commit on the path from `head` to `default` (how a merged PR came in)."""
+        out = self._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
+        return out.split()[0] if out.split() else None
+
+    def commits(self, base: str, head: str) -> tuple[Commit, ...]:
+        """Commits of base..head, oldest first."""
+        sep = "\x1e"
+        fmt = f"%H%x00%P%x00%an%x00%s%x00%B{sep}"
+        out = self._run("log", "--reverse", "--topo-order", f"--format={fmt}", f"{base}..{head}")
+        commits = []
+        for record in out.split(sep):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, parents, author, subject, body = record.split("\x00", 4)
+            commits.append(Commit(sha, tuple(parents.split()), subject, author, body.strip()))
+        return tuple(commits)
+
+    def diff(self, base: str, head: str) -> bytes:
+        """The unified diff base..head with rename detection and full blob ids."""
+        return self._run_bytes(
+            "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "-M",
+            "--full-index", "--src-prefix=a/", "--dst-prefix=b/", base, head, "--",
+        )
+
+    def file_at(self, rev: str, path: str) -> bytes | None:
+        """A file's bytes at a revision, or None when it is not there."""
+        try:
+            _, kind, _, data = self.git.get_object_data(f"{rev}:{path}")
+        except ValueError:
+            return None
+        return data if kind == b"blob" else None
+
+    def tree_paths(self, rev: str) -> list[str]:
+        """Every file path of the repository at a revision."""
+        out = self._run_bytes("ls-tree", "-r", "-z", "--name-only", rev)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def blame_added(
+        self, base: str, head: str, path: str, ranges: Iterable[tuple[int, int]]
+    ) -> dict[int, str]:
+        """For lines of `path` at `head` in the given (start, count) ranges: line -> commit that
+        introduced it within base..head. Lines older than `base` are left out."""
+        args = ["blame", "--porcelain"]
+        spans = [(s, c) for s, c in ranges if c > 0]
+        if not spans:
+            return {}
+        for start, count in spans:
+            args += ["-L", f"{start},{start + count - 1}"]
+        args += [f"{base}..{head}", "--", path]
+        out = self._run(*args)
+        result: dict[int, str] = {}
+        boundary: set[str] = set()
+        current: tuple[str, int] | None = None
+        for line in out.splitlines():
+            if line.startswith("\t"):
+                continue
+            parts = line.split()
+            if len(parts) >= 3 and re.fullmatch(r"[0-9a-f]{40}", parts[0]):
+                current = (parts[0], int(parts[2]))
+                result[current[1]] = current[0]
+            elif parts and parts[0] == "boundary" and current:
+                boundary.add(current[0])
+        return {n: sha for n, sha in result.items() if sha not in boundary}
+
+    def log_touching(self, base: str, head: str, path: str) -> list[str]:
+        """Commits of base..head that touch `path`, oldest first."""
+        out = self._run("log", "--reverse", "--format=%H", f"{base}..{head}", "--", path)
+        return out.split()
+
+    def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return {n: self.pr_head(n) for n in numbers}

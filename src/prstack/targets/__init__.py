@@ -1,0 +1,5 @@
+"""Audit targets: installed distributions, wheels and source trees; the only filesystem readers."""
+
+from prstack.targets.base import Target, TargetSpec, open_target
+
+__all__ = ["Target", "TargetSpec", "open_target"]

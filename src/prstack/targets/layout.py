@@ -1,0 +1,110 @@
+"""Pure mapping of repository paths to a distribution's installed paths (src/, python/, renames)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import PurePosixPath
+
+COMPILED_SOURCE_SUFFIXES = frozenset(
+    {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh", ".pyx", ".pxd", ".rs", ".f90"}
+)
+BINARY_SUFFIXES = frozenset({".so", ".pyd", ".dylib", ".dll"})
+_STRONG = 2
+_MAX_SAME_NAME = 64  # basenames more common than this (e.g. __init__.py) add noise, not evidence
+
+
+class Placement(StrEnum):
+    """Where a repository file stands with respect to the distribution."""
+
+    SHIPPED = "shipped"
+    """The distribution ships it (installed_path says where)."""
+    FILE_MISSING = "file-missing"
+    """It belongs to a shipped package, but the target lacks it."""
+    NOT_SHIPPED = "not-shipped"
+    """The distribution does not ship it (tests, docs, CI)."""
+    UNVERIFIABLE = "unverifiable"
+    """A source compiled into a binary the distribution ships."""
+
+
+@dataclass(frozen=True)
+class Location:
+    placement: Placement
+    installed_path: str | None
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return PurePosixPath(path).parts
+
+
+def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
+class PathMap:
+    """Maps repo paths to installed paths by voting on directory prefixes.
+
+    Every repository file whose name also appears among the installed files votes for the
+    pair (repo prefix, installed prefix) left over once the longest common path suffix is
+    removed: `src/demo/runner.py` ~ `demo/runner.py` votes for ('src', ''). The best-voted
+    installed prefix of the deepest voted repo prefix maps a path, also for files the target
+    lacks (which is how file-missing is told from not-shipped).
+    """
+
+    def __init__(self, installed: Iterable[str], repo_files: Iterable[str]) -> None:
+        self.installed = frozenset(installed)
+        by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for path in self.installed:
+            parts = _parts(path)
+            by_name[parts[-1]].append(parts)
+        votes: defaultdict[tuple[str, ...], Counter[tuple[str, ...]]] = defaultdict(Counter)
+        for repo_path in repo_files:
+            rparts = _parts(repo_path)
+            same = by_name.get(rparts[-1], [])
+            if not same or len(same) > _MAX_SAME_NAME:
+                continue
+            best = max(_common_suffix(rparts, iparts) for iparts in same)
+            for iparts in same:
+                if _common_suffix(rparts, iparts) == best:
+                    # an installed path that is a whole suffix of the repo path is strong
+                    # evidence; a shared tail alone counts only when another file agrees
+                    weight = _STRONG if best == len(iparts) else 1
+                    votes[rparts[:-best]][iparts[:-best]] += weight
+        self.prefixes = {
+            rp: top[0]
+            for rp, c in votes.items()
+            if (top := c.most_common(1)[0])[1] >= 2
+        }
+        self.top_level = frozenset(_parts(p)[0] for p in self.installed if len(_parts(p)) > 1)
+        self.shipped_suffixes = frozenset(PurePosixPath(p).suffix for p in self.installed)
+        self.ships_binaries = any(PurePosixPath(p).suffix in BINARY_SUFFIXES for p in self.installed)
+
+    def _candidate(self, repo_path: str) -> str | None:
+        rparts = _parts(repo_path)
+        for cut in range(len(rparts) - 1, -1, -1):
+            installed_prefix = self.prefixes.get(rparts[:cut])
+            if installed_prefix is not None:
+                return str(PurePosixPath(*installed_prefix, *rparts[cut:]))
+        return None
+
+    def locate(self, repo_path: str) -> Location:
+        """Where the target holds, or should hold, a repository file."""
+        suffix = PurePosixPath(repo_path).suffix
+        candidate = self._candidate(repo_path)
+        if candidate is not None and candidate in self.installed:
+            return Location(Placement.SHIPPED, candidate)
+        if suffix in COMPILED_SOURCE_SUFFIXES and self.ships_binaries:
+            return Location(Placement.UNVERIFIABLE, None)
+        if (
+            candidate is not None
+            and len(_parts(candidate)) > 1
+            and _parts(candidate)[0] in self.top_level
+            and suffix in self.shipped_suffixes
+        ):
+            return Location(Placement.FILE_MISSING, candidate)
+        return Location(Placement.NOT_SHIPPED, None)
