@@ -82,19 +82,28 @@ class Verdict:
 
 def judge(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
     """Decide what `idx` holds for the hunk `sh`, expected to start near line `expected`."""
-    found = _search_images(idx, sh, expected, min_start)
+    found = _search_images(idx, sh, expected, min_start, 0, 0)
     if found is None and sh.wrap:
         found = _search_wrapped(idx, sh, expected, min_start)
+    if found is not None:
+        return found
+    # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
+    span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
+    if span is not None:
+        return _classify(idx, sh, span)
+    found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
     if found is not None:
         return found
     return _region(idx, sh, expected, min_start)
 
 
-def _search_images(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict | None:
+def _search_images(
+    idx: FileIndex, sh: Shape, expected: int, min_start: int, fuzz_from: int, fuzz_to: int
+) -> Verdict | None:
     """Whole old or new image (less up to `fuzz` context lines each end), nearest wins; a tie goes
     to the old image: on true ambiguity prefer not-applied."""
     one_sided = not sh.old or not sh.new
-    for f in range(max(sh.lead, sh.trail) + 1):
+    for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
         best: tuple[tuple[bool, int, int, int], int, int, int] | None = None
         for level in sh.levels:
@@ -172,13 +181,18 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
 def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
     """Neither image is there: find the hunk's place by its context, then say line by line which
     changes are in (partial), whether it holds conflict markers, or was rewritten (diverged)."""
-    span = _locate(idx, sh, expected, min_start)
+    span = _locate(idx, sh, expected, min_start, whole=False)
     if span is None:
         if sh.lead or sh.trail:
             return Verdict(HunkStatus.DIVERGED,
                            note="neither the old nor the new lines, nor their context, are there")
         span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
                 min(len(idx), expected + max(len(sh.old), len(sh.new))))
+    return _classify(idx, sh, span)
+
+
+def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
+    """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites."""
     rs, re_ = span
     if idx.in_conflict(rs, re_):
         return Verdict(HunkStatus.CONFLICT, rs, re_, None, None,
@@ -215,9 +229,11 @@ def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict
     return out(HunkStatus.DIVERGED, "some removed lines are gone, none of the added lines are there")
 
 
-def _locate(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> tuple[int, int] | None:
+def _locate(
+    idx: FileIndex, sh: Shape, expected: int, min_start: int, *, whole: bool
+) -> tuple[int, int] | None:
     """[start, end) of the hunk's region: its leading context (or a tail of it) near `expected`,
-    its trailing context (or a head of it) after that."""
+    its trailing context (or a head of it) after that. `whole`: both contexts complete, or None."""
     fn = LEVELS[LOOSEST][1]
     reach = 200 + 4 * len(sh.lines)
     old_mid = len(sh.old) - sh.lead - sh.trail
@@ -225,7 +241,7 @@ def _locate(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> tuple[i
     lead_end: int | None = None
     rs: int | None = None
     lead = sh.old[: sh.lead]
-    for k in range(len(lead)):
+    for k in range(1 if whole else len(lead)):
         sub = lead[k:]
         weak = all(trivial(x) for x in sub)
         s = idx.find([fn(x) for x in sub], LOOSEST, expected + k, min_start=min_start + k,
@@ -239,7 +255,7 @@ def _locate(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> tuple[i
     tail_start: int | None = None
     re_: int | None = None
     after = lead_end if lead_end is not None else max(min_start, expected)
-    for k in range(len(trail)):
+    for k in range(1 if whole else len(trail)):
         sub = trail[: len(trail) - k]
         weak = all(trivial(x) for x in sub)
         want = after + min(old_mid, new_mid) if lead_end is not None else expected + sh.lead
@@ -252,6 +268,8 @@ def _locate(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> tuple[i
         tail_start = re_ = len(idx) if sh.new_file else min(
             len(idx), after + max(old_mid, new_mid))
     if rs is None and tail_start is None:
+        return None
+    if whole and (rs is None or tail_start is None):
         return None
     if rs is None:
         assert tail_start is not None
