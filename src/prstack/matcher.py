@@ -14,8 +14,9 @@ How a hunk is judged, in order:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
-from prstack.matching.index import AnchorMap, FileIndex
+from prstack.matching.index import Anchors, FileIndex
 from prstack.matching.judge import Shape, Verdict, judge
 from prstack.matching.package import PackageIndex
 from prstack.matching.text import blob_id, decode, has_markers, same_text, trivial
@@ -60,11 +61,8 @@ def match_file(
         ]
     lines = decode(target)
     idx = FileIndex(lines, markers=has_markers(target))
-    anchors: tuple[AnchorMap, bool] | None = None
-    if head is not None:
-        anchors = (AnchorMap(decode(head), lines), True)
-    elif base is not None:
-        anchors = (AnchorMap(decode(base), lines), False)
+    ref = head if head is not None else base
+    anchors = Anchors(decode(ref), idx) if ref is not None else None
     results: list[HunkResult] = []
     carry = 0
     min_start = 0
@@ -77,12 +75,11 @@ def match_file(
             results.append(_deleted_present(h, idx, installed_path))
             continue
         exp_new = _start0(h.new_start, h.new_lines)
+        refine = None
         if anchors is not None:
-            amap, from_head = anchors
-            expected = amap(exp_new) if from_head else amap(_start0(h.old_start, h.old_lines))
-        else:
-            expected = exp_new + carry
-        verdict = judge(idx, Shape.of(h), expected, min_start)
+            ref_line = exp_new if head is not None else _start0(h.old_start, h.old_lines)
+            refine = partial(anchors, ref_line)
+        verdict = judge(idx, Shape.of(h), exp_new + carry, min_start, refine)
         if verdict.start is not None and verdict.end is not None:
             carry = verdict.end - (exp_new + h.new_lines)
             min_start = max(min_start, verdict.end)

@@ -6,10 +6,40 @@ import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from prstack.matching.text import LEVELS, conflict_blocks
+from prstack.matching.text import LEVELS, conflict_blocks, trivial
 
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
+
+
+class Positions:
+    """Where each distinct line occurs; built at C speed for the (usual) mostly-unique lines."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        n = len(lines)
+        self._first = dict(zip(reversed(lines), range(n - 1, -1, -1), strict=True))
+        self._counts: Counter[str] | None = None
+        self._many: dict[str, list[int]] = {}
+        if len(self._first) < n:
+            self._counts = Counter(lines)
+            many = self._many = {line: [] for line, c in self._counts.items() if c > 1}
+            for i, line in enumerate(lines):
+                slot = many.get(line)
+                if slot is not None:
+                    slot.append(i)
+
+    def count(self, line: str) -> int:
+        if self._counts is None:
+            return 1 if line in self._first else 0
+        return self._counts.get(line, 0)
+
+    def occ(self, line: str) -> list[int]:
+        """Sorted positions of `line` (empty when absent)."""
+        many = self._many.get(line)
+        if many is not None:
+            return many
+        first = self._first.get(line)
+        return [] if first is None else [first]
 
 
 class FileIndex:
@@ -19,7 +49,7 @@ class FileIndex:
     def __init__(self, lines: list[str], *, markers: bool = True) -> None:
         self.lines = lines
         self._norm: dict[int, list[str]] = {0: lines}
-        self._pos: dict[int, dict[str, list[int]]] = {}
+        self._pos: dict[int, Positions] = {}
         self._conflicts = conflict_blocks(lines) if markers else []
 
     def __len__(self) -> int:
@@ -33,18 +63,16 @@ class FileIndex:
             got = self._norm[level] = [fn(line) for line in self.lines]
         return got
 
-    def positions(self, level: int) -> dict[str, list[int]]:
+    def positions(self, level: int) -> Positions:
         got = self._pos.get(level)
         if got is None:
-            got = {}
-            for i, line in enumerate(self.norm(level)):
-                slot = got.get(line)
-                if slot is None:
-                    got[line] = [i]
-                else:
-                    slot.append(i)
-            self._pos[level] = got
+            got = self._pos[level] = Positions(self.norm(level))
         return got
+
+    def holds(self, image: Sequence[str], at: int) -> bool:
+        """True when the exact lines `image` are at `at` (no index needed)."""
+        return 0 <= at and at + len(image) <= len(self.lines) and all(
+            self.lines[at + j] == line for j, line in enumerate(image))
 
     def in_conflict(self, start: int, end: int) -> bool:
         """True when lines [start, end) touch a conflict block (or a stray marker line)."""
@@ -62,14 +90,14 @@ class FileIndex:
         pos = self.positions(level)
         n, m = len(lines), len(image)
         # Anchor the search on the image's rarest line.
-        best_i, best_occ = 0, None
+        best_i, best_count = 0, 0
         for i, line in enumerate(image):
-            occ = pos.get(line)
-            if occ is None:
+            count = pos.count(line)
+            if not count:
                 return None
-            if best_occ is None or len(occ) < len(best_occ):
-                best_i, best_occ = i, occ
-        assert best_occ is not None
+            if not best_count or count < best_count:
+                best_i, best_count = i, count
+        best_occ = pos.occ(image[best_i])
         fallback: int | None = None
         for verified, start in enumerate(_outward(best_occ, best_i, expected)):
             if verified > MAX_VERIFY:
@@ -99,44 +127,29 @@ def _outward(occ: list[int], shift: int, expected: int) -> Iterator[int]:
             hi += 1
 
 
-class AnchorMap:
-    """Maps line numbers of a reference text (the PR's head or base) to the target through lines
-    unique in both, kept in a common order (patience-diff anchors)."""
+class Anchors:
+    """Maps line numbers of a reference text (the PR's head or base) to the target through the
+    nearest lines before them that occur exactly once in the target (median of their shifts)."""
 
-    def __init__(self, ref: Sequence[str], target: Sequence[str]) -> None:
-        cr, ct = Counter(ref), Counter(target)
-        where = {line: i for i, line in enumerate(target) if ct[line] == 1}
-        pairs = [(i, where[line]) for i, line in enumerate(ref) if cr[line] == 1 and line in where]
-        self._ref, self._tgt = _increasing(pairs)
+    LOOK_BACK = 400
+    VOTES = 5
 
-    def __call__(self, line0: int) -> int:
-        """The target position expected for 0-based reference position `line0`."""
-        k = bisect.bisect_right(self._ref, line0) - 1
-        if k < 0:
-            if self._ref:
-                return max(0, self._tgt[0] - (self._ref[0] - line0))
-            return line0
-        return self._tgt[k] + (line0 - self._ref[k])
+    def __init__(self, ref: Sequence[str], target: FileIndex) -> None:
+        self._ref = ref
+        self._target = target
 
-
-def _increasing(pairs: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """Longest subsequence of `pairs` (sorted by first) whose second items increase."""
-    tails: list[int] = []
-    tail_idx: list[int] = []
-    prev: list[int] = [-1] * len(pairs)
-    for k, (_, t) in enumerate(pairs):
-        j = bisect.bisect_left(tails, t)
-        if j == len(tails):
-            tails.append(t)
-            tail_idx.append(k)
-        else:
-            tails[j] = t
-            tail_idx[j] = k
-        prev[k] = tail_idx[j - 1] if j else -1
-    out: list[tuple[int, int]] = []
-    k = tail_idx[-1] if tail_idx else -1
-    while k >= 0:
-        out.append(pairs[k])
-        k = prev[k]
-    out.reverse()
-    return [r for r, _ in out], [t for _, t in out]
+    def __call__(self, line0: int) -> int | None:
+        """The target position expected for 0-based reference position `line0`, if anchored."""
+        pos = self._target.positions(0)
+        shifts: list[int] = []
+        stop = max(-1, line0 - self.LOOK_BACK)
+        for h in range(min(line0, len(self._ref)) - 1, stop, -1):
+            line = self._ref[h]
+            if pos.count(line) == 1 and not trivial(line):
+                shifts.append(pos.occ(line)[0] - h)
+                if len(shifts) == self.VOTES:
+                    break
+        if not shifts:
+            return None
+        shifts.sort()
+        return line0 + shifts[len(shifts) // 2]

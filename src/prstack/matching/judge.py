@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -80,8 +81,17 @@ class Verdict:
     """Where the matched image itself starts (start minus context dropped by fuzz)."""
 
 
-def judge(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
-    """Decide what `idx` holds for the hunk `sh`, expected to start near line `expected`."""
+def judge(
+    idx: FileIndex, sh: Shape, guess: int, min_start: int,
+    refine: Callable[[], int | None] | None = None,
+) -> Verdict:
+    """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`;
+    `refine` gives a better-anchored expectation, asked only when the guess is not a hit."""
+    direct = _direct(idx, sh, guess, min_start)
+    if direct is not None:
+        return direct
+    anchored = refine() if refine is not None else None
+    expected = guess if anchored is None else anchored
     found = _search_images(idx, sh, expected, min_start, 0, 0)
     if found is None and sh.wrap:
         found = _search_wrapped(idx, sh, expected, min_start)
@@ -95,6 +105,18 @@ def judge(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
     if found is not None:
         return found
     return _region(idx, sh, expected, min_start)
+
+
+def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | None:
+    """Exactly one image, verbatim, exactly where expected: the common case, no index needed."""
+    if at < min_start or not sh.old or not sh.new or all(trivial(x) for x in sh.new):
+        return None
+    for kind, image in ((0, sh.old), (1, sh.new)):
+        if idx.holds(image, at) and not idx.in_conflict(at, at + len(image)):
+            status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
+            note = None if kind else "the pre-change lines are still there"
+            return Verdict(status, at, at + len(image), 0, None, note=note)
+    return None
 
 
 def _search_images(
