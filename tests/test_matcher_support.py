@@ -29,21 +29,43 @@ def make_hunks(old: str, new: str, *, path: str = PATH, pr: int = 1, context: in
     return parse_diff(diff, pr)
 
 
-def apply_some(old: str, new: str, chosen: Sequence[bool], *, context: int = 3) -> str:
-    """`old` with only the chosen hunks of old -> new applied (truth by construction)."""
+def hunk_spans(old: str, new: str, *, context: int = 3) -> list[tuple[int, int]]:
+    """[start, end) of each hunk in `old` (0-based, context included), as difflib groups them."""
+    a, b = lines_of(old), lines_of(new)
+    groups = difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context)
+    return [(g[0][1], g[-1][2]) for g in groups]
+
+
+def apply_some(
+    old: str, new: str, chosen: Sequence[bool], *, context: int = 3,
+    inserts: dict[int, list[str]] | None = None,
+) -> str:
+    """`old` with only the chosen hunks of old -> new applied (truth by construction), and
+    `inserts[i]` (unrelated lines) put before old line i, which must lie outside every hunk."""
     a, b = lines_of(old), lines_of(new)
     groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context))
     assert len(groups) == len(chosen)
+    inserts = inserts or {}
+    for i in inserts:
+        assert not any(g[0][1] < i < g[-1][2] for g in groups), "insert inside a hunk"
     out: list[str] = []
     pos = 0
+
+    def copy(upto: int) -> None:
+        nonlocal pos
+        for i in range(pos, upto):
+            out.extend(f"{x}\n" for x in inserts.get(i, ()))
+            out.append(a[i])
+        pos = upto
+
     for group, take in zip(groups, chosen, strict=True):
+        copy(group[0][1])
+        out.extend(f"{x}\n" for x in inserts.get(group[0][1], ()))
         for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                continue
-            out.extend(a[pos:i1])
-            out.extend(b[j1:j2] if take else a[i1:i2])
-            pos = i2
-    out.extend(a[pos:])
+            out.extend(a[i1:i2] if tag == "equal" or not take else b[j1:j2])
+        pos = group[-1][2]
+    copy(len(a))
+    out.extend(f"{x}\n" for x in inserts.get(len(a), ()))
     return "".join(out)
 
 

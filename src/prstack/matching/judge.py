@@ -111,12 +111,15 @@ def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | Non
     """Exactly one image, verbatim, exactly where expected: the common case, no index needed."""
     if at < min_start or not sh.old or not sh.new or all(trivial(x) for x in sh.new):
         return None
-    for kind, image in ((0, sh.old), (1, sh.new)):
-        if idx.holds(image, at) and not idx.in_conflict(at, at + len(image)):
-            status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
-            note = None if kind else "the pre-change lines are still there"
-            return Verdict(status, at, at + len(image), 0, None, note=note)
-    return None
+    # When both hold (one image extends the other, at the end of the file), the longer one says more.
+    held = [(len(image), -kind, kind, image) for kind, image in ((0, sh.old), (1, sh.new))
+            if idx.holds(image, at) and not idx.in_conflict(at, at + len(image))]
+    if not held:
+        return None
+    _, _, kind, image = max(held)
+    status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
+    note = None if kind else "the pre-change lines are still there"
+    return Verdict(status, at, at + len(image), 0, None, note=note)
 
 
 def _search_images(
@@ -127,7 +130,7 @@ def _search_images(
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
-        best: tuple[tuple[bool, int, int, int], int, int, int] | None = None
+        best: tuple[tuple[bool, int, int, int, int], int, int, int] | None = None
         for level in sh.levels:
             fn = LEVELS[level][1]
             for kind, image in ((0, sh.old), (1, sh.new)):
@@ -146,7 +149,8 @@ def _search_images(
                 if s is None:
                     continue
                 s -= fl
-                key = (s < min_start, abs(s - expected), kind, level)
+                # nearest; then the longer image (it extends the other); then old: not-applied
+                key = (s < min_start, abs(s - expected), -len(img), kind, level)
                 if best is None or key < best[0]:
                     best = (key, s, kind, level)
             if level == 0 and best is not None and best[0][:2] == (False, 0):

@@ -1,0 +1,85 @@
+"""Property tests: for random files and random edits, the matcher says exactly what was applied."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from test_matcher_support import apply_some, hunk_spans, judge, make_hunks
+
+from prstack.matching.text import trivial
+from prstack.models import HunkStatus
+
+POOL = [f"stmt_{k}(x)" for k in range(120)] + ["", "    pass", ")", "    return x"] * 6
+LINE = st.sampled_from(POOL)
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[str, str]:
+    """A random file and a random edit of it (replacements, deletions, insertions)."""
+    old = draw(st.lists(LINE, min_size=1, max_size=80))
+    ops = draw(st.lists(st.sampled_from("kkkkkkkrdi"), min_size=len(old), max_size=len(old)))
+    new: list[str] = []
+    for line, op in zip(old, ops, strict=True):
+        if op == "k":
+            new.append(line)
+        elif op == "r":
+            new.append(draw(LINE.filter(lambda x, line=line: x != line)))
+        elif op == "i":
+            new += [line, draw(LINE)]
+    if new == old or not new:
+        new.append("stmt_final(x)")
+    return "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
+
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(edited())
+def test_patched_file_is_all_applied(case: tuple[str, str]) -> None:
+    old, new = case
+    assert {r.status for r in judge(old, new, new)} == {HunkStatus.APPLIED}
+
+
+@SETTINGS
+@given(edited())
+def test_unpatched_file_is_all_missing(case: tuple[str, str]) -> None:
+    old, new = case
+    assert {r.status for r in judge(old, new, old)} == {HunkStatus.MISSING}
+
+
+@SETTINGS
+@given(edited(), st.data())
+def test_random_subset_is_exactly_that_subset(case: tuple[str, str], data: st.DataObject) -> None:
+    old, new = case
+    n = len(make_hunks(old, new))
+    chosen = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    results = judge(old, new, apply_some(old, new, chosen))
+    assert [r.status for r in results] == [
+        HunkStatus.APPLIED if c else HunkStatus.MISSING for c in chosen
+    ]
+
+
+@SETTINGS
+@given(edited(), st.data())
+def test_unrelated_lines_only_shift_offsets(case: tuple[str, str], data: st.DataObject) -> None:
+    old, new = case
+    # Lines like blank, `pass`, `)` are no evidence of where a hunk is: a hunk made only of them
+    # cannot be placed once the lines around it moved (the matcher then never says applied).
+    assume(all(any(not trivial(x) for x in image)
+               for h in make_hunks(old, new) for image in (h.old_image, h.new_image)))
+    spans = hunk_spans(old, new)
+    n_old = old.count("\n")
+    chosen = data.draw(st.lists(st.booleans(), min_size=len(spans), max_size=len(spans)))
+    free = [i for i in range(n_old + 1) if not any(s < i < e for s, e in spans)]
+    where = data.draw(st.lists(st.sampled_from(free), max_size=6))
+    inserts: dict[int, list[str]] = {}
+    for k, i in enumerate(where):
+        inserts.setdefault(i, []).extend(f"unrelated_{k}_{j} = {j}" for j in range(1 + k * 3))
+    plain = judge(old, new, apply_some(old, new, chosen))
+    shifted = judge(old, new, apply_some(old, new, chosen, inserts=inserts))
+    assert [r.status for r in shifted] == [r.status for r in plain]
+    for (s, _), p, q in zip(spans, plain, shifted, strict=True):
+        added = sum(len(v) for i, v in inserts.items() if i <= s)
+        if p.offset is not None and q.offset is not None:
+            assert q.offset - p.offset == added
