@@ -6,7 +6,7 @@ import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from prstack.matching.text import LEVELS, conflict_blocks, trivial
+from prstack.matching.text import conflict_blocks, normalise_all, trivial
 
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
@@ -59,8 +59,7 @@ class FileIndex:
         """The file's lines under normalisation `level` (index into LEVELS)."""
         got = self._norm.get(level)
         if got is None:
-            fn = LEVELS[level][1]
-            got = self._norm[level] = [fn(line) for line in self.lines]
+            got = self._norm[level] = normalise_all(self.lines, level)
         return got
 
     def positions(self, level: int) -> Positions:

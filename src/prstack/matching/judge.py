@@ -95,12 +95,20 @@ def judge(
     found = _search_images(idx, sh, expected, min_start, 0, 0)
     if found is None and sh.wrap:
         found = _search_wrapped(idx, sh, expected, min_start)
+    far = found is None or (
+        anchored is not None and found.start is not None and abs(found.start - expected) > WEAK
+    )
+    if not far:
+        return found  # type: ignore[return-value]
+    # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
+    # With an anchored expectation this also beats an image found farther away: a hunk of
+    # generic lines can match where another hunk did the same edit, but it is judged here.
+    span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
+    if span is not None and (found is None or found.start is None
+                             or abs(span[0] - expected) < abs(found.start - expected)):
+        return _classify(idx, sh, span)
     if found is not None:
         return found
-    # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
-    span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
-    if span is not None:
-        return _classify(idx, sh, span)
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
     if found is not None:
         return found

@@ -45,15 +45,35 @@ def _identity(line: str) -> str:
 
 
 def _trailing(line: str) -> str:
-    return line.rstrip()
+    return line.rstrip()  # same as _TRAILING on the joined text (lines hold no newline)
+
+
+_NO_WS: Final = str.maketrans("", "", " \t\f\v\r")
+_NO_WS_QUOTES: Final = str.maketrans({" ": None, "\t": None, "\f": None, "\v": None, "\r": None,
+                                      "'": '"'})
 
 
 def _whitespace(line: str) -> str:
-    return _WS.sub("", line)
+    return line.translate(_NO_WS)
 
 
 def _quotes(line: str) -> str:
-    return _WS.sub("", line).replace("'", '"')
+    return line.translate(_NO_WS_QUOTES)
+
+
+def normalise_all(lines: list[str], level: int) -> list[str]:
+    """`LEVELS[level]` applied to every line at once (one pass over the joined text, C speed)."""
+    if level == 0 or not lines:
+        return lines
+    text = "\n".join(lines)
+    if level == 1:
+        text = _TRAILING.sub("", text)
+    else:
+        text = text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES)
+    return text.split("\n")
+
+
+_TRAILING: Final = re.compile(r"[^\S\n]+(?=\n|\Z)")
 
 
 LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (
@@ -77,11 +97,13 @@ _DECORATOR: Final = re.compile(r"@[\w.]+(\(\))?")
 def trivial(line: str) -> bool:
     """True for lines that say nothing on their own: blank, `pass`, `)`, `return`, a lone decorator."""
     s = line.strip()
+    if len(s) > 12:
+        return s[0] == "@" and _DECORATOR.fullmatch(s) is not None
     return (
         s in _TRIVIAL_WORDS
         or _PUNCT_ONLY.fullmatch(s) is not None
         or _DECORATOR.fullmatch(s) is not None
-        or (s.startswith("#") and len(s) < 12)
+        or s.startswith("#")
     )
 
 
