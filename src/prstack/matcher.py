@@ -78,7 +78,8 @@ def match_file(
         refine = None
         if anchors is not None:
             ref_line = exp_new if head is not None else _start0(h.old_start, h.old_lines)
-            refine = partial(anchors, ref_line)
+            ref_len = h.new_lines if head is not None else h.old_lines
+            refine = partial(anchors.window, ref_line, ref_line + ref_len)
         verdict = judge(idx, Shape.of(h), exp_new + carry, min_start, refine)
         if verdict.start is not None and verdict.end is not None:
             carry = verdict.end - (exp_new + h.new_lines)

@@ -137,18 +137,23 @@ class Anchors:
         self._ref = ref
         self._target = target
 
-    def __call__(self, line0: int) -> int | None:
-        """The target position expected for 0-based reference position `line0`, if anchored."""
+    def window(self, line0: int, end0: int) -> tuple[int, int] | None:
+        """Where the target should hold reference lines [line0, end0): the start as implied by
+        the unique lines just before them and by those just after them (low, high)."""
         pos = self._target.positions(0)
-        shifts: list[int] = []
-        stop = max(-1, line0 - self.LOOK_BACK)
-        for h in range(min(line0, len(self._ref)) - 1, stop, -1):
-            line = self._ref[h]
-            if pos.count(line) == 1 and not trivial(line):
-                shifts.append(pos.occ(line)[0] - h)
-                if len(shifts) == self.VOTES:
-                    break
-        if not shifts:
+        guesses = []
+        for lines_range in (range(min(line0, len(self._ref)) - 1, max(-1, line0 - self.LOOK_BACK), -1),
+                            range(max(0, end0), min(len(self._ref), end0 + self.LOOK_BACK))):
+            shifts: list[int] = []
+            for h in lines_range:
+                line = self._ref[h]
+                if pos.count(line) == 1 and not trivial(line):
+                    shifts.append(pos.occ(line)[0] - h)
+                    if len(shifts) == self.VOTES:
+                        break
+            if shifts:
+                shifts.sort()
+                guesses.append(line0 + shifts[len(shifts) // 2])
+        if not guesses:
             return None
-        shifts.sort()
-        return line0 + shifts[len(shifts) // 2]
+        return min(guesses), max(guesses)

@@ -83,34 +83,42 @@ class Verdict:
 
 def judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
-    refine: Callable[[], int | None] | None = None,
+    refine: Callable[[], tuple[int, int] | None] | None = None,
 ) -> Verdict:
-    """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`;
-    `refine` gives a better-anchored expectation, asked only when the guess is not a hit."""
+    """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`.
+
+    `refine` gives, from unique lines around the hunk in the PR's head (or base), the window
+    where the hunk must start; asked only when the guess is not a direct hit. An image found
+    outside that window does not count when the hunk's own context is found inside it: a hunk
+    of generic lines can match where another hunk made the same edit, but is judged at its place.
+    """
     direct = _direct(idx, sh, guess, min_start)
     if direct is not None:
         return direct
-    anchored = refine() if refine is not None else None
-    expected = guess if anchored is None else anchored
+    window = refine() if refine is not None else None
+    expected = guess if window is None else window[0]
+
+    def off(at: int | None) -> int:
+        if at is None:
+            return 1 << 30
+        if window is None:
+            return abs(at - expected)
+        return max(0, window[0] - at, at - window[1])
+
     found = _search_images(idx, sh, expected, min_start, 0, 0)
     if found is None and sh.wrap:
         found = _search_wrapped(idx, sh, expected, min_start)
-    far = found is None or (
-        anchored is not None and found.start is not None and abs(found.start - expected) > WEAK
-    )
-    if not far:
-        return found  # type: ignore[return-value]
+    if found is not None and (window is None or off(found.start) <= WEAK):
+        return found
     # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
-    # With an anchored expectation this also beats an image found farther away: a hunk of
-    # generic lines can match where another hunk did the same edit, but it is judged here.
     span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
-    if span is not None and (found is None or found.start is None
-                             or abs(span[0] - expected) < abs(found.start - expected)):
+    if span is not None and off(span[0]) < off(found.start if found else None) and (
+            window is None or off(span[0]) <= WEAK):
         return _classify(idx, sh, span)
     if found is not None:
         return found
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
-    if found is not None:
+    if found is not None and (window is None or off(found.start) <= WEAK):
         return found
     return _region(idx, sh, expected, min_start)
 
