@@ -261,6 +261,16 @@ def _mutate(rng: random.Random, case: Case, base: dict[str, list[str]],
             for h in hs:
                 truth[key(h)] = Truth(HunkStatus.FILE_MISSING, "file-missing")
             continue
+        if path != case.big_file and roll > 0.97:
+            # the module moved (renamed) in the target: hunks that add lines are found there;
+            # a pure deletion leaves no block to find anywhere, so its file is simply missing
+            target.pop(path, None)
+            target[path.replace("/mod_", "/moved_")] = list(heads_text[path])
+            for h in hs:
+                moved = h.added and h.change is FileChange.MODIFIED
+                truth[key(h)] = Truth(HunkStatus.RELOCATED if moved else HunkStatus.FILE_MISSING,
+                                      "moved-file" if moved else "moved-file-deletion")
+            continue
         file_crlf = path != case.big_file and roll < 0.10
         if file_crlf:
             crlf.add(path)
@@ -289,8 +299,9 @@ def _options(h: Hunk, simple: bool) -> list[tuple[str, float]]:
     if simple:
         return [("applied", 1), ("missing", 1)]
     added = h.added
-    opts = [("applied", 3.0), ("missing", 2.0), ("offset", 1.5), ("whitespace", 1.0),
-            ("diverged", 1.6), ("conflict", 1.4)]
+    opts = [("applied", 3.0), ("missing", 2.0), ("offset", 1.2), ("whitespace", 1.0),
+            ("diverged", 1.6), ("conflict", 1.4), ("fuzz", 0.8), ("offset+whitespace", 0.6),
+            ("missing+offset", 0.6)]
     if any("'" in t for t in h.new_image):
         opts.append(("quotes", 1.0))
     if any("bias=" in t for t in added):
@@ -348,6 +359,24 @@ def m_rewrapped(rng: random.Random, lines: list[str], h: Hunk,
                                 "            bias=" + lines[i].split("bias=")[1][:-1] + ",",
                                 "        )"]
             return
+
+
+def m_fuzz(rng: random.Random, lines: list[str], h: Hunk, regions: list[tuple[int, int]]) -> None:
+    """An unrelated edit to the hunk's first context line (patch needs fuzz 1)."""
+    s, _ = _span(h)
+    lines[s] = lines[s] + "  # touched later" if lines[s].strip() else "# touched later"
+
+
+def m_offset_ws(rng: random.Random, lines: list[str], h: Hunk,
+                regions: list[tuple[int, int]]) -> None:
+    m_whitespace(rng, lines, h, regions)
+    m_offset(rng, lines, h, regions)
+
+
+def m_missing_offset(rng: random.Random, lines: list[str], h: Hunk,
+                     regions: list[tuple[int, int]]) -> None:
+    m_missing(rng, lines, h, regions)
+    m_offset(rng, lines, h, regions)
 
 
 def _changed_segment(h: Hunk) -> tuple[int, int]:
@@ -445,4 +474,7 @@ MUTATIONS: dict[str, tuple[HunkStatus, Mutator]] = {
     "relocated": (HunkStatus.RELOCATED, m_relocated),
     "partial": (HunkStatus.PARTIAL, m_partial),
     "repeat-decoy": (HunkStatus.MISSING, m_decoy),
+    "fuzz": (HunkStatus.APPLIED, m_fuzz),
+    "offset+whitespace": (HunkStatus.APPLIED, m_offset_ws),
+    "missing+offset": (HunkStatus.MISSING, m_missing_offset),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from difflib import SequenceMatcher
 
 from prstack.matching.index import FileIndex
@@ -20,34 +21,38 @@ MAX_ALIGN = 4000
 """Regions longer than this are compared as multisets instead of aligned."""
 
 
-@dataclass(frozen=True)
 class Shape:
-    """A hunk pre-digested for matching: images, context counts, usable normalisations."""
+    """A hunk pre-digested for matching: images, context counts, usable normalisations
+    (computed on first use: most hunks are settled by a direct look where they are expected)."""
 
-    lines: tuple[tuple[str, str], ...]
-    old: tuple[str, ...]
-    new: tuple[str, ...]
-    lead: int
-    trail: int
-    levels: tuple[int, ...]
-    wrap: bool
-    new_file: bool
+    def __init__(self, hunk: Hunk) -> None:
+        lines = tuple((line.kind, clean(line.text)) for line in hunk.lines)
+        self.lines = lines
+        self.old = tuple(t for k, t in lines if k != "+")
+        self.new = tuple(t for k, t in lines if k != "-")
+        self.lead = next((i for i, (k, _) in enumerate(lines) if k != " "), len(lines))
+        self.trail = 0
+        if self.lead < len(lines):
+            self.trail = next(i for i, (k, _) in enumerate(reversed(lines)) if k != " ")
+        self.new_file = hunk.old_start == 0 and hunk.old_lines == 0
 
     @classmethod
     def of(cls, hunk: Hunk) -> Shape:
-        lines = tuple((line.kind, clean(line.text)) for line in hunk.lines)
-        old = tuple(t for k, t in lines if k != "+")
-        new = tuple(t for k, t in lines if k != "-")
-        lead = next((i for i, (k, _) in enumerate(lines) if k != " "), len(lines))
-        trail = 0
-        if lead < len(lines):
-            trail = next(i for i, (k, _) in enumerate(reversed(lines)) if k != " ")
-        added = [t for k, t in lines if k == "+"]
-        removed = [t for k, t in lines if k == "-"]
-        levels = tuple(lv for lv in range(len(LEVELS)) if _usable(lv, old, new, added, removed))
-        wrap = LOOSEST in levels and "".join(wrap_pieces(old)) != "".join(wrap_pieces(new))
-        new_file = hunk.old_start == 0 and hunk.old_lines == 0
-        return cls(lines, old, new, lead, trail, levels, wrap, new_file)
+        return cls(hunk)
+
+    @cached_property
+    def levels(self) -> tuple[int, ...]:
+        """Normalisation levels that keep every changed line distinguishable."""
+        added = [t for k, t in self.lines if k == "+"]
+        removed = [t for k, t in self.lines if k == "-"]
+        return tuple(lv for lv in range(len(LEVELS))
+                     if _usable(lv, self.old, self.new, added, removed))
+
+    @cached_property
+    def wrap(self) -> bool:
+        """Whether comparing with lines joined (re-wrap insensitive) still tells old from new."""
+        return LOOSEST in self.levels and (
+            "".join(wrap_pieces(self.old)) != "".join(wrap_pieces(self.new)))
 
 
 def _usable(level: int, old: tuple[str, ...], new: tuple[str, ...], added: list[str],

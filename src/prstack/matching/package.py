@@ -25,8 +25,8 @@ class PackageIndex:
         self._files: dict[str, list[str]] | None = None
         self._keys: dict[str, tuple[list[str], dict[str, int]]] | None = None
         self._firsts: list[tuple[str, dict[str, int]]] = []
-        self._anywhere: dict[str, str] = {}
-        """Every loose key of the package -> some file holding it (fast rejection)."""
+        self._anywhere: set[str] = set()
+        """Every loose key of the package (fast rejection)."""
         self._holders: dict[str, list[str]] = {}
         """Loose key -> the files holding it, computed for the keys asked about."""
 
@@ -53,7 +53,7 @@ class PackageIndex:
                 first = dict(zip(reversed(norms), range(len(norms) - 1, -1, -1), strict=True))
                 keys[path] = (norms, first)
                 self._firsts.append((path, first))
-                self._anywhere.update(dict.fromkeys(first, path))
+                self._anywhere.update(first)
             self._keys = keys
         return self._keys
 
