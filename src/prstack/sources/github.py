@@ -1,0 +1,365 @@
+"""PR metadata from GitHub's REST API, cached and revalidated; the only PyGithub user."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from github import Auth, Github, GithubException
+from github.PullRequest import PullRequest as GhPullRequest
+from urllib3.util.retry import Retry
+
+from prstack.errors import InputError, SourceError
+from prstack.sources.cache import Cache
+from prstack.sources.repo_id import RepoId
+
+DEFAULT_API_URL = "https://api.github.com"
+TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
+_STACK_MARKER = re.compile(
+    r"(?:depends\s+on|stacked\s+on(?:\s+top\s+of)?|based\s+on|requires)\s*:?\s*#(\d+)",
+    re.IGNORECASE,
+)
+_RAW_FIELDS = (
+    "url",
+    "html_url",
+    "number",
+    "title",
+    "body",
+    "state",
+    "merged",
+    "merged_at",
+    "merge_commit_sha",
+)
+
+
+@dataclass(frozen=True)
+class PRMeta:
+    """What GitHub says about one pull request (mutable, so revalidated on each online run)."""
+
+    number: int
+    title: str
+    body: str
+    state: str
+    """'open', 'closed' or 'merged'."""
+    merged: bool
+    merge_commit_sha: str | None
+    base_ref: str
+    """The branch the PR targets (a parent PR's head branch for a stacked PR)."""
+    base_sha: str
+    head_ref: str
+    head_sha: str
+    head_repo: str | None
+    """OWNER/NAME the head branch lives in (a fork's, or None when the fork was deleted)."""
+    default_branch: str
+    clone_url: str
+    """Where the git transport fetches refs/pull/N/head from."""
+    html_url: str
+
+    @classmethod
+    def from_raw(cls, raw: Mapping[str, Any]) -> PRMeta:
+        """Parse GitHub's pull-request JSON (as stored in the cache)."""
+        base, head = raw["base"], raw["head"]
+        merged = bool(raw.get("merged") or raw.get("merged_at"))
+        return cls(
+            number=int(raw["number"]),
+            title=str(raw.get("title") or ""),
+            body=str(raw.get("body") or ""),
+            state="merged" if merged else str(raw.get("state") or "open"),
+            merged=merged,
+            merge_commit_sha=raw.get("merge_commit_sha") or None,
+            base_ref=str(base["ref"]),
+            base_sha=str(base["sha"]),
+            head_ref=str(head["ref"]),
+            head_sha=str(head["sha"]),
+            head_repo=(head.get("repo") or {}).get("full_name"),
+            default_branch=str(base["repo"]["default_branch"]),
+            clone_url=str(base["repo"]["clone_url"]),
+            html_url=str(raw.get("html_url") or ""),
+        )
+
+    def named_parents(self) -> list[int]:
+        """PRs the body names as what this one builds on ("depends on #12", "stacked on #12")."""
+        return [int(n) for n in _STACK_MARKER.findall(self.body) if int(n) != self.number]
+
+
+def _slim(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a PR's JSON prstack keeps (no user objects, nothing secret)."""
+
+    def side(s: Mapping[str, Any]) -> dict[str, Any]:
+        repo = s.get("repo") or None
+        kept = (
+            {k: repo.get(k) for k in ("full_name", "default_branch", "clone_url")} if repo else None
+        )
+        return {"ref": s.get("ref"), "sha": s.get("sha"), "repo": kept}
+
+    slim = {k: raw.get(k) for k in _RAW_FIELDS}
+    slim["base"], slim["head"] = side(raw["base"]), side(raw["head"])
+    return slim
+
+
+def find_token(
+    env: Mapping[str, str] | None = None, host: str = "github.com", use_gh: bool = True
+) -> str | None:
+    """GITHUB_TOKEN, GH_TOKEN, else `gh auth token` where gh is installed; else None."""
+    env = os.environ if env is None else env
+    for name in TOKEN_ENVS:
+        if env.get(name, "").strip():
+            return env[name].strip()
+    gh = shutil.which("gh") if use_gh else None
+    if gh is None:
+        return None
+    try:
+        done = subprocess.run(
+            [gh, "auth", "token", "--hostname", host],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    token = done.stdout.strip()
+    return token if done.returncode == 0 and token else None
+
+
+def api_host(api_url: str) -> str:
+    """The host PRs are cached under: github.com for the public API, else the Enterprise host."""
+    host = urlsplit(api_url).netloc.lower()
+    return "github.com" if host == "api.github.com" else host
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How hard to retry 5xx answers: `retries` more tries, sleeping factor * 2**n seconds."""
+
+    retries: int = 3
+    factor: float = 0.5
+
+
+class GitHub:
+    """One repository's pull requests: cached, revalidated by conditional requests."""
+
+    def __init__(
+        self,
+        repo: RepoId,
+        cache: Cache,
+        *,
+        api_url: str | None = None,
+        token: str | None = None,
+        offline: bool = False,
+        backoff: Backoff = Backoff(),
+        timeout: float = 15.0,
+    ) -> None:
+        self.repo = repo
+        self.cache = cache
+        self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
+        self.host = api_host(self.api_url)
+        self.offline = offline
+        self.authenticated = token is not None
+        self.timeout = timeout
+        self.backoff = backoff
+        self._pulls: dict[int, PRMeta] = {}
+        self._ns = f"github/{self.host}/{repo.owner}/{repo.name}"
+        retry = Retry(
+            total=backoff.retries,
+            connect=0,
+            read=0,
+            status=backoff.retries,
+            backoff_factor=backoff.factor,
+            status_forcelist=(500, 502, 503, 504),
+            allowed_methods=frozenset({"GET"}),
+            raise_on_status=False,
+            respect_retry_after_header=False,
+        )
+        self._gh = Github(
+            auth=Auth.Token(token) if token else None,
+            base_url=self.api_url,
+            timeout=int(max(1, timeout)),
+            retry=retry,
+            per_page=100,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            user_agent="prstack",
+        )
+
+    # -- pull requests -----------------------------------------------------
+
+    def pull(self, number: int) -> PRMeta:
+        """A PR's metadata: from the cache when GitHub says it is unchanged (304), else fetched."""
+        if number in self._pulls:
+            return self._pulls[number]
+        entry = self.cache.get(f"{self._ns}/pulls", str(number))
+        if self.offline:
+            if entry is None:
+                raise SourceError(
+                    f"PR #{number} of {self.repo} is not in the cache and --offline forbids "
+                    f"asking GitHub; run `prstack fetch {number} --repo {self.repo}` while online, "
+                    "or give --git PATH."
+                )
+            meta = PRMeta.from_raw(entry["raw"])
+        else:
+            with self._errors(f"PR #{number}"):
+                if entry is not None:
+                    obj = self._gh.create_from_raw_data(
+                        GhPullRequest,
+                        entry["raw"],
+                        {
+                            "etag": entry.get("etag") or "",
+                            "last-modified": entry.get("last_modified") or "",
+                        },
+                    )
+                    changed = obj.update()
+                else:
+                    obj = self._gh.get_repo(self.repo.full_name, lazy=True).get_pull(number)
+                    changed = True
+            if changed:
+                headers = obj.raw_headers
+                entry = {
+                    "raw": _slim(obj.raw_data),
+                    "etag": headers.get("etag"),
+                    "last_modified": headers.get("last-modified"),
+                }
+                self.cache.put(f"{self._ns}/pulls", str(number), entry)
+            assert entry is not None
+            meta = PRMeta.from_raw(entry["raw"])
+        self._pulls[number] = meta
+        return meta
+
+    def pull_of_branch(self, branch: str) -> int | None:
+        """The PR whose head is `branch` of this repository (an open one first), or None."""
+        cached = self.cache.get(f"{self._ns}/branches", branch)
+        if cached is not None:
+            meta = self.pull(int(cached["number"]))
+            if meta.head_ref == branch and meta.head_repo in (None, self.repo.full_name):
+                return meta.number
+        if self.offline:
+            return None
+        with self._errors(f"the PR of branch {branch!r}"):
+            repo = self._gh.get_repo(self.repo.full_name, lazy=True)
+            found = [
+                (p.state != "open", -p.number, p.number)
+                for p in repo.get_pulls(state="all", head=f"{self.repo.owner}:{branch}")
+            ]
+        if not found:
+            return None
+        number = min(found)[2]
+        self.cache.put(f"{self._ns}/branches", branch, {"number": number})
+        return number
+
+    def parents(self, meta: PRMeta) -> list[int]:
+        """PRs `meta` builds on: the PR whose head branch is its base, and PRs its body names."""
+        found = []
+        if meta.base_ref != meta.default_branch:
+            parent = self.pull_of_branch(meta.base_ref)
+            if parent is not None and parent != meta.number:
+                found.append(parent)
+        return found + [n for n in meta.named_parents() if n not in found]
+
+    def stack(self, numbers: Sequence[int]) -> dict[int, PRMeta]:
+        """The PRs asked for and every PR they build on (by base branch or by name)."""
+        metas: dict[int, PRMeta] = {}
+        asked = set(numbers)
+        todo = list(dict.fromkeys(numbers))
+        while todo:
+            number = todo.pop(0)
+            if number in metas:
+                continue
+            try:
+                metas[number] = self.pull(number)
+            except InputError:
+                if number in asked:
+                    raise
+                continue  # a "depends on #N" that is an issue, not a PR
+            todo += [n for n in self.parents(metas[number]) if n not in metas]
+        return metas
+
+    # -- errors ------------------------------------------------------------
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """GitHub's and the network's failures as one-line prstack errors saying what to do."""
+        try:
+            yield
+        except GithubException as exc:
+            raise self._github_error(exc, what) from None
+        except requests.Timeout:
+            raise SourceError(
+                f"GitHub ({self.api_url}) did not answer within {self.timeout:g} s "
+                f"while fetching {what}; "
+                "try again, or work offline with --offline (after `prstack fetch`) or --git PATH."
+            ) from None
+        except requests.RequestException:
+            raise SourceError(
+                f"cannot reach GitHub at {self.api_url} (no network?) while fetching {what}; "
+                "check the connection, or work offline with --offline (after `prstack fetch`) "
+                "or --git PATH with a local clone."
+            ) from None
+
+    def _github_error(self, exc: GithubException, what: str) -> SourceError | InputError:
+        status = exc.status
+        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = str(data.get("message") or "").strip()
+        token_hint = "set GITHUB_TOKEN (or GH_TOKEN, or `gh auth login`)"
+        if status == 401:
+            return SourceError(
+                f"GitHub refused the token (401 {message or 'bad credentials'}); "
+                "it is wrong or expired: "
+                "fix GITHUB_TOKEN / GH_TOKEN, or run `gh auth login`."
+            )
+        if status == 429 or (
+            status == 403
+            and (headers.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower())
+        ):
+            return SourceError(self._rate_limit_message(headers, what, token_hint))
+        if status == 404:
+            hint = "" if self.authenticated else f"; if the repository is private, {token_hint}"
+            return InputError(
+                f"{what} of {self.repo} not found on {self.host} (404): check the number and "
+                f"--repo OWNER/NAME{hint}."
+            )
+        if status == 403:
+            return SourceError(
+                f"GitHub denied access to {what} of {self.repo} (403 {message}); "
+                + ("check the token's scopes." if self.authenticated else f"{token_hint}.")
+            )
+        if status >= 500:
+            return SourceError(
+                f"GitHub failed ({status}) for {what} after {self.backoff.retries + 1} tries; "
+                "try again later, or work offline with --offline (after `prstack fetch`) "
+                "or --git PATH."
+            )
+        return SourceError(f"GitHub answered {status} for {what}: {message or 'no message'}.")
+
+    def _rate_limit_message(self, headers: Mapping[str, str], what: str, token_hint: str) -> str:
+        limit = headers.get("x-ratelimit-limit")
+        reset = headers.get("x-ratelimit-reset")
+        when = ""
+        if reset and reset.isdigit():
+            at = dt.datetime.fromtimestamp(int(reset), dt.UTC)
+            minutes = max(0, round((at - dt.datetime.now(dt.UTC)).total_seconds() / 60))
+            when = f"; it resets at {at:%H:%M} UTC (in {minutes} min)"
+        elif headers.get("retry-after"):
+            when = f"; retry after {headers['retry-after']} s"
+        who = "this token" if self.authenticated else "unauthenticated use"
+        quota = f" ({limit} requests/hour for {who})" if limit else f" (for {who})"
+        advice = (
+            "wait, or use --offline with the cache or --git PATH."
+            if self.authenticated
+            else f"{token_hint} for 5,000/hour, or use --offline with the cache or --git PATH."
+        )
+        return f"GitHub's API rate limit is exhausted{quota} while fetching {what}{when}; {advice}"
+
+
+def meta_as_dict(meta: PRMeta) -> dict[str, Any]:
+    """A PRMeta as plain JSON-able values."""
+    return asdict(meta)
