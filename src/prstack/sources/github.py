@@ -145,6 +145,9 @@ class Backoff:
     factor: float = 0.5
 
 
+DEFAULT_BACKOFF = Backoff()
+
+
 class GitHub:
     """One repository's pull requests: cached, revalidated by conditional requests."""
 
@@ -156,7 +159,7 @@ class GitHub:
         api_url: str | None = None,
         token: str | None = None,
         offline: bool = False,
-        backoff: Backoff = Backoff(),
+        backoff: Backoff = DEFAULT_BACKOFF,
         timeout: float = 15.0,
     ) -> None:
         self.repo = repo
@@ -164,6 +167,8 @@ class GitHub:
         self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
         self.host = api_host(self.api_url)
         self.offline = offline
+        self.token = token
+        """Kept in memory only: never printed, logged or cached."""
         self.authenticated = token is not None
         self.timeout = timeout
         self.backoff = backoff
