@@ -16,7 +16,8 @@ from prstack.audit import audit_stack
 from prstack.errors import InputError, PrstackError
 from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
-from prstack.sources.git import GitSource
+from prstack.sources.cache import Cache
+from prstack.sources.remote import Via, open_source
 from prstack.targets import TargetSpec
 
 app = typer.Typer(
@@ -30,6 +31,13 @@ app = typer.Typer(
 GitOpt = Annotated[Path | None, typer.Option("--git", help="Local clone holding refs/pull/N/head.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table, json or markdown.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too.")]
+RepoOpt = Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")]
+ApiUrlOpt = Annotated[
+    str | None,
+    typer.Option("--api-url", help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3."),
+]
+ViaOpt = Annotated[Via, typer.Option("--via", help="git (blobless fetch) or api.")]
+OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
 
 
 def _target_spec(
@@ -74,7 +82,9 @@ def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: boo
 def audit(
     prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is audited too).")],
     git: GitOpt = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    via: ViaOpt = Via.GIT,
     installed: Annotated[bool, typer.Option("--installed", help="Audit this interpreter's environment.")] = False,
     python: Annotated[str | None, typer.Option("--python", help="Audit that interpreter's environment.")] = None,
     site_packages: Annotated[Path | None, typer.Option("--site-packages", help="Audit a site-packages directory.")] = None,
@@ -83,17 +93,15 @@ def audit(
     dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
     base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
     fmt: FormatOpt = OutputFormat.TABLE,
-    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+    offline: OfflineOpt = False,
     verbose: VerboseOpt = False,
 ) -> int:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     spec = _target_spec(installed, python, site_packages, wheel, tree, dist)
-    if git is None:
-        raise InputError(
-            "no PR source: give a local clone with --git PATH "
-            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
-        )
-    report = audit_stack(GitSource(git), prs, spec, base)
+    source = open_source(
+        prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
+    )
+    report = audit_stack(source.git, prs, spec, base)
     return _emit(Console(), report, fmt, verbose)
 
 
@@ -121,6 +129,55 @@ def demo(
             console.print(f"\n{result.verdict()}", highlight=False, markup=False)
             console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
     return code
+
+
+@app.command()
+def fetch(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them too).")],
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    via: ViaOpt = Via.GIT,
+) -> int:
+    """Fill the local cache for a stack so later runs work with --offline."""
+    from prstack.sources.loader import load_stack
+
+    console = Console()
+    with console.status(f"fetching {', '.join(f'#{n}' for n in prs)} and the PRs under them"):
+        source = open_source(prs, repo=repo, api_url=api_url, via=via)
+        changes = load_stack(source.git, prs)  # reads every blob an audit needs, fetching it once
+    for pr in changes.prs:
+        meta = source.meta.get(pr.number)
+        title = meta.title if meta else ""
+        line = f"#{pr.number}  {pr.head_sha[:12]}  {len(pr.commits)} commits  {title}"
+        console.print(line.rstrip(), markup=False, highlight=False)
+    console.print(f"cached under {Cache().root}", markup=False, highlight=False)
+    return 0
+
+
+cache_app = typer.Typer(help="What the local cache holds; clearing it.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info() -> int:
+    """Where the cache is and what it holds."""
+    info = Cache().info()
+    lines = [f"cache: {info.root}", f"metadata entries: {info.entries}",
+             f"git repositories: {len(info.repos)}", *(f"  {name}" for name in info.repos),
+             f"size: {info.size / 1e6:.1f} MB"]
+    Console().print("\n".join(lines), markup=False, highlight=False)
+    return 0
+
+
+@cache_app.command("clear")
+def cache_clear() -> int:
+    """Remove everything prstack cached (metadata and git repositories)."""
+    info = Cache().clear()
+    Console().print(
+        f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "
+        f"from {info.root}", markup=False, highlight=False,
+    )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
