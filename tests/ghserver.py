@@ -395,3 +395,61 @@ class GitHubServer:
             {"Content-Type": "text/plain; charset=utf-8"},
             self._git("diff", base, head).encode(),
         )
+
+
+# -- a two-PR stack of 10 commits, and fixtures serving it -------------------------------------
+
+CORE = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(12))
+
+
+def build_stack(repo: Any) -> dict[str, str]:
+    """On `repo` (a conftest.GitRepo): main, PR #1 (branch feature-a, 4 commits) and PR #2
+    (branch feature-b on top of feature-a, 6 commits), refs/pull/N/head, then main moves on."""
+    repo.commit(
+        "initial",
+        {
+            "src/widget/__init__.py": "",
+            "src/widget/core.py": CORE,
+            "tests/test_core.py": "def test():\n    pass\n",
+            "README.md": "w\n",
+        },
+    )
+    repo.branch("feature-a")
+    core = CORE
+    for i in range(4):
+        core = core.replace(f"return x + {i}\n", f"return x + {i} + 1  # fixed {i}\n")
+        repo.commit(f"fix f{i}", {"src/widget/core.py": core})
+    a = repo.pr_ref(1)
+    repo.branch("feature-b")
+    for i in range(4, 9):
+        core = core.replace(f"return x + {i}\n", f"return x * {i}\n")
+        repo.commit(f"scale f{i}", {"src/widget/core.py": core})
+    b = repo.commit(
+        "add extra",
+        {"src/widget/extra.py": "VALUE = 42\n", "tests/test_extra.py": "def test():\n    pass\n"},
+    )
+    repo.pr_ref(2)
+    repo.branch("main")
+    repo.commit("changelog", {"CHANGELOG.md": "0.1\n"})
+    repo.git("config", "uploadpack.allowFilter", "true")
+    repo.git("config", "uploadpack.allowAnySHA1InWant", "true")
+    return {"a": a, "b": b}
+
+
+def serve_stack(repo: Any) -> GitHubServer:
+    """A started server for build_stack's repository, PRs #1 and #2 as GitHub would list them."""
+    build_stack(repo)
+    server = GitHubServer(repo.path)
+    server.add_pr(1, "feature-a", "main", title="Fix the offsets", body="Fixes #9.")
+    server.add_pr(2, "feature-b", "feature-a", title="Scale [bold]and[/] extra", body="")
+    return server.start()
+
+
+def export_tree(repo: Any, rev: str, dest: Path) -> Path:
+    """The repository's files at `rev`, written to `dest` (a --tree target)."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "-C", str(repo.path), "archive", rev], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest

@@ -20,7 +20,7 @@ _NAME = r"[A-Za-z0-9_.-]+"
 _PLAIN = re.compile(rf"^({_NAME})/({_NAME}?)(?:\.git)?/?$")
 _URL = re.compile(
     rf"^(?:git\+)?(?:(?:https?|ssh|git)://(?:[^@/]+@)?([^/:]+)(?::\d+)?/|[^@/]+@([^:/]+):/?)"
-    rf"({_NAME})/({_NAME}?)(?:\.git)?(?:[/#?].*)?$"
+    rf"({_NAME})/({_NAME}?)(?:\.git)?(?:[/#?@].*)?$"
 )
 
 
