@@ -91,7 +91,7 @@ class GitHubServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -436,10 +436,9 @@ def build_stack(repo: Any) -> dict[str, str]:
     return {"a": a, "b": b}
 
 
-def serve_stack(repo: Any) -> GitHubServer:
-    """A started server for build_stack's repository, PRs #1 and #2 as GitHub would list them."""
-    build_stack(repo)
-    server = GitHubServer(repo.path)
+def serve_stack(path: Path) -> GitHubServer:
+    """A started server for a build_stack repository, PRs #1 and #2 as GitHub would list them."""
+    server = GitHubServer(path)
     server.add_pr(1, "feature-a", "main", title="Fix the offsets", body="Fixes #9.")
     server.add_pr(2, "feature-b", "feature-a", title="Scale [bold]and[/] extra", body="")
     return server.start()

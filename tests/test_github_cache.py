@@ -19,7 +19,9 @@ def test_round_trip_and_location(tmp_path: Path) -> None:
 
 def test_env_override(tmp_path: Path) -> None:
     assert default_cache_root({CACHE_ENV: str(tmp_path)}) == tmp_path
-    assert default_cache_root({}).name.lower() == "prstack" or "prstack" in str(default_cache_root({}))
+    assert default_cache_root({}).name.lower() == "prstack" or "prstack" in str(
+        default_cache_root({})
+    )
 
 
 def test_keys_cannot_leave_the_cache(tmp_path: Path) -> None:
@@ -57,8 +59,9 @@ def test_entry_encoding_checks_the_payload() -> None:
         decode_entry(data + b" ")
 
 
-def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                   ) -> None:
+def test_write_is_atomic_and_leaves_no_temp_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache = Cache(tmp_path)
     cache.put("ns", "k", {"v": 1})
 

@@ -71,7 +71,9 @@ def test_from_git_remote(git_repo: GitRepo) -> None:
 def test_inference_order(tmp_path: Path) -> None:
     one = [("kvserve", frozenset({RepoId("acme", "kvserve")}))]
     assert infer_repo(explicit="a/b", dists=one, env={"PRSTACK_REPO": "c/d"}) == RepoId("a", "b")
-    assert infer_repo(dists=one, env={"PRSTACK_REPO": "c/d"}, cwd=tmp_path) == RepoId("acme", "kvserve")
+    assert infer_repo(dists=one, env={"PRSTACK_REPO": "c/d"}, cwd=tmp_path) == RepoId(
+        "acme", "kvserve"
+    )
     assert infer_repo(env={"PRSTACK_REPO": "c/d"}, cwd=tmp_path) == RepoId("c", "d")
     (tmp_path / "pyproject.toml").write_text('[tool.prstack]\nrepo = "e/f"\n')
     assert infer_repo(env={}, cwd=tmp_path) == RepoId("e", "f")

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GhPullRequest
 from urllib3.util.retry import Retry
@@ -194,6 +195,7 @@ class GitHub:
             seconds_between_requests=None,
             seconds_between_writes=None,
             user_agent="prstack",
+            lazy=True,
         )
 
     # -- pull requests -----------------------------------------------------
@@ -224,12 +226,13 @@ class GitHub:
                     )
                     changed = obj.update()
                 else:
-                    obj = self._gh.get_repo(self.repo.full_name, lazy=True).get_pull(number)
+                    obj = self._gh.get_repo(self.repo.full_name).get_pull(number)
                     changed = True
+                if changed:  # (a lazy object asks GitHub here, so inside _errors)
+                    raw, headers = obj.raw_data, obj.raw_headers
             if changed:
-                headers = obj.raw_headers
                 entry = {
-                    "raw": _slim(obj.raw_data),
+                    "raw": _slim(raw),
                     "etag": headers.get("etag"),
                     "last_modified": headers.get("last-modified"),
                 }
@@ -249,7 +252,7 @@ class GitHub:
         if self.offline:
             return None
         with self._errors(f"the PR of branch {branch!r}"):
-            repo = self._gh.get_repo(self.repo.full_name, lazy=True)
+            repo = self._gh.get_repo(self.repo.full_name)
             found = [
                 (p.state != "open", -p.number, p.number)
                 for p in repo.get_pulls(state="all", head=f"{self.repo.owner}:{branch}")
@@ -296,17 +299,17 @@ class GitHub:
             yield
         except GithubException as exc:
             raise self._github_error(exc, what) from None
-        except requests.Timeout:
+        except requests.RequestException as exc:
+            if not _timed_out(exc):
+                raise SourceError(
+                    f"cannot reach GitHub at {self.api_url} (no network?) while fetching {what}; "
+                    "check the connection, or work offline with --offline (after `prstack fetch`) "
+                    "or --git PATH with a local clone."
+                ) from None
             raise SourceError(
                 f"GitHub ({self.api_url}) did not answer within {self.timeout:g} s "
                 f"while fetching {what}; "
                 "try again, or work offline with --offline (after `prstack fetch`) or --git PATH."
-            ) from None
-        except requests.RequestException:
-            raise SourceError(
-                f"cannot reach GitHub at {self.api_url} (no network?) while fetching {what}; "
-                "check the connection, or work offline with --offline (after `prstack fetch`) "
-                "or --git PATH with a local clone."
             ) from None
 
     def _github_error(self, exc: GithubException, what: str) -> SourceError | InputError:
@@ -363,6 +366,16 @@ class GitHub:
             else f"{token_hint} for 5,000/hour, or use --offline with the cache or --git PATH."
         )
         return f"GitHub's API rate limit is exhausted{quota} while fetching {what}{when}; {advice}"
+
+
+def _timed_out(exc: requests.RequestException) -> bool:
+    """True when a request failed by a timeout (requests wraps urllib3's in ConnectionError)."""
+    if isinstance(exc, requests.Timeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):  # a ConnectTimeoutError subclass
+        return False
+    return isinstance(reason, urllib3.exceptions.TimeoutError)
 
 
 def meta_as_dict(meta: PRMeta) -> dict[str, Any]:
