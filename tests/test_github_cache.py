@@ -1,4 +1,4 @@
-"""The on-disk cache: round trips, atomic writes, corruption detected and dropped, info and clear."""
+"""The on-disk cache: round trips, atomic writes, corruption dropped, info and clear."""
 
 from __future__ import annotations
 

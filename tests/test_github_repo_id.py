@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GitRepo
 
+from conftest import GitRepo
 from prstack.errors import InputError
 from prstack.sources.repo_id import (
     RepoId,
@@ -83,5 +83,5 @@ def test_ambiguity_lists_the_candidates(tmp_path: Path) -> None:
     two = [("a", frozenset({RepoId("acme", "a")})), ("b", frozenset({RepoId("acme", "b")}))]
     with pytest.raises(InputError, match=r"acme/a \(a\), acme/b \(b\).*--repo OWNER/NAME"):
         infer_repo(dists=two, env={}, cwd=tmp_path)
-    with pytest.raises(InputError, match="none found.*--repo OWNER/NAME"):
+    with pytest.raises(InputError, match=r"none found.*--repo OWNER/NAME"):
         infer_repo(env={}, cwd=tmp_path)

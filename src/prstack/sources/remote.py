@@ -104,8 +104,8 @@ def open_source(
     """
     if via is Via.API:
         raise InputError(
-            "--via api cannot feed an audit yet: it needs whole files and blame, which only the git "
-            "transport gives; use --via git (the default) or --git PATH."
+            "--via api cannot feed an audit yet: it needs whole files and blame, which only "
+            "the git transport gives; use --via git (the default) or --git PATH."
         )
     cache = cache if cache is not None else Cache()
     if git is not None:
