@@ -429,7 +429,7 @@ def build_stack(repo: Any) -> dict[str, str]:
         {"src/widget/extra.py": "VALUE = 42\n", "tests/test_extra.py": "def test():\n    pass\n"},
     )
     repo.pr_ref(2)
-    repo.branch("main")
+    repo.git("checkout", "--quiet", "main")
     repo.commit("changelog", {"CHANGELOG.md": "0.1\n"})
     repo.git("config", "uploadpack.allowFilter", "true")
     repo.git("config", "uploadpack.allowAnySHA1InWant", "true")
