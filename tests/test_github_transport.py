@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import GitRepo
 from ghserver import build_stack
-
 from prstack.errors import InputError, SourceError
 from prstack.sources.loader import load_stack
 from prstack.sources.transport import CacheRepo, auth_env
