@@ -90,3 +90,14 @@ def test_token_goes_in_the_environment_only_for_https() -> None:
     assert env["GIT_CONFIG_VALUE_0"].startswith("AUTHORIZATION: basic ")
     assert "tok" not in env["GIT_CONFIG_VALUE_0"]  # base64, and never on a command line
     assert auth_env("file:///tmp/x", "tok") == {} and auth_env("https://h/x", None) == {}
+
+
+def test_offline_source_never_fetches_lazily(
+    upstream: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    path, heads = upstream
+    store = CacheRepo(tmp_path / "cache.git", path.as_uri())
+    store.fetch([1, 2], "main")
+    assert store.source(offline=True).file_at(heads["b"], "src/widget/extra.py") is None
+    assert store.source().file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
+    assert store.source(offline=True).file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"

@@ -136,7 +136,7 @@ def open_source(
     if stale:
         store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
-    return PRSource(store.source(), metas, repo_id, tuple(stale))
+    return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
 
 
 def _github(

@@ -140,9 +140,16 @@ class CacheRepo:
             )
         return SourceError(f"git fetch from {self.url} failed: {_last_line(stderr)}.")
 
-    def source(self) -> GitSource:
-        """The repository as a git source, read exactly as a --git clone would be."""
-        return GitSource(self.path)
+    def source(self, token: str | None = None, offline: bool = False) -> GitSource:
+        """The repository as a git source, read exactly as a --git clone would be. Blobs it lacks
+        are fetched lazily (with the token's header); `offline` forbids that: git may not use
+        any transport, so a missing blob is an error, never a network access."""
+        source = GitSource(self.path)
+        env = {"GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, None if offline else token)}
+        if offline:
+            env["GIT_ALLOW_PROTOCOL"] = "prstack-offline"
+        source.git.update_environment(**env)
+        return source
 
 
 PrstackErrorT = InputError | SourceError
