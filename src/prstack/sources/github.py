@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import shutil
@@ -21,6 +20,7 @@ from urllib3.util.retry import Retry
 
 from prstack.errors import InputError, SourceError
 from prstack.sources.cache import Cache
+from prstack.sources.github_errors import Asking, http_error, network_error
 from prstack.sources.repo_id import RepoId
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -295,77 +295,20 @@ class GitHub:
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         """GitHub's and the network's failures as one-line prstack errors saying what to do."""
+        ctx = Asking(
+            what,
+            self.repo.full_name,
+            self.host,
+            self.api_url,
+            self.authenticated,
+            self.backoff.retries + 1,
+        )
         try:
             yield
         except GithubException as exc:
-            raise self._github_error(exc, what) from None
+            raise http_error(exc.status, exc.headers or {}, exc.data, ctx) from None
         except requests.RequestException as exc:
-            if not _timed_out(exc):
-                raise SourceError(
-                    f"cannot reach GitHub at {self.api_url} (no network?) while fetching {what}; "
-                    "check the connection, or work offline with --offline (after `prstack fetch`) "
-                    "or --git PATH with a local clone."
-                ) from None
-            raise SourceError(
-                f"GitHub ({self.api_url}) did not answer within {self.timeout:g} s "
-                f"while fetching {what}; "
-                "try again, or work offline with --offline (after `prstack fetch`) or --git PATH."
-            ) from None
-
-    def _github_error(self, exc: GithubException, what: str) -> SourceError | InputError:
-        status = exc.status
-        headers = {k.lower(): v for k, v in (exc.headers or {}).items()}
-        data = exc.data if isinstance(exc.data, dict) else {}
-        message = str(data.get("message") or "").strip()
-        token_hint = "set GITHUB_TOKEN (or GH_TOKEN, or `gh auth login`)"
-        if status == 401:
-            return SourceError(
-                f"GitHub refused the token (401 {message or 'bad credentials'}); "
-                "it is wrong or expired: "
-                "fix GITHUB_TOKEN / GH_TOKEN, or run `gh auth login`."
-            )
-        if status == 429 or (
-            status == 403
-            and (headers.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower())
-        ):
-            return SourceError(self._rate_limit_message(headers, what, token_hint))
-        if status == 404:
-            hint = "" if self.authenticated else f"; if the repository is private, {token_hint}"
-            return InputError(
-                f"{what} of {self.repo} not found on {self.host} (404): check the number and "
-                f"--repo OWNER/NAME{hint}."
-            )
-        if status == 403:
-            return SourceError(
-                f"GitHub denied access to {what} of {self.repo} (403 {message}); "
-                + ("check the token's scopes." if self.authenticated else f"{token_hint}.")
-            )
-        if status >= 500:
-            return SourceError(
-                f"GitHub failed ({status}) for {what} after {self.backoff.retries + 1} tries; "
-                "try again later, or work offline with --offline (after `prstack fetch`) "
-                "or --git PATH."
-            )
-        return SourceError(f"GitHub answered {status} for {what}: {message or 'no message'}.")
-
-    def _rate_limit_message(self, headers: Mapping[str, str], what: str, token_hint: str) -> str:
-        limit = headers.get("x-ratelimit-limit")
-        reset = headers.get("x-ratelimit-reset")
-        when = ""
-        if reset and reset.isdigit():
-            at = dt.datetime.fromtimestamp(int(reset), dt.UTC)
-            minutes = max(0, round((at - dt.datetime.now(dt.UTC)).total_seconds() / 60))
-            when = f"; it resets at {at:%H:%M} UTC (in {minutes} min)"
-        elif headers.get("retry-after"):
-            when = f"; retry after {headers['retry-after']} s"
-        who = "this token" if self.authenticated else "unauthenticated use"
-        quota = f" ({limit} requests/hour for {who})" if limit else f" (for {who})"
-        advice = (
-            "wait, or use --offline with the cache or --git PATH."
-            if self.authenticated
-            else f"{token_hint} for 5,000/hour, or use --offline with the cache or --git PATH."
-        )
-        return f"GitHub's API rate limit is exhausted{quota} while fetching {what}{when}; {advice}"
+            raise network_error(ctx, self.timeout if _timed_out(exc) else None) from None
 
 
 def _timed_out(exc: requests.RequestException) -> bool:
