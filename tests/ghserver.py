@@ -356,20 +356,23 @@ class GitHubServer:
 
     def _files(self, pr: FakePR) -> list[dict[str, Any]]:
         base = self._git("merge-base", self._base(pr), self._head(pr)).strip()
-        out = self._git("diff", "--numstat", base, self._head(pr))
+        statuses = {}
+        for line in self._git("diff", "--name-status", base, self._head(pr)).splitlines():
+            code, name = line.split("\t", 1)
+            statuses[name] = {"A": "added", "D": "removed"}.get(code, "modified")
         files = []
-        for line in out.splitlines():
+        for line in self._git("diff", "--numstat", base, self._head(pr)).splitlines():
             add, rem, name = line.split("\t", 2)
             entry: dict[str, Any] = {
                 "filename": name,
-                "status": "modified",
+                "status": statuses[name],
                 "additions": int(add),
                 "deletions": int(rem),
                 "changes": int(add) + int(rem),
             }
             if name not in self.omit_patch:
                 diff = self._git("diff", base, self._head(pr), "--", name)
-                entry["patch"] = diff.split("\n@@", 1)[-1] and "@@" + diff.split("\n@@", 1)[-1]
+                entry["patch"] = "@@" + diff.split("\n@@", 1)[1].rstrip("\n")
             files.append(entry)
         return files
 

@@ -24,6 +24,8 @@ from prstack.sources.github_errors import Asking, http_error, network_error
 from prstack.sources.repo_id import RepoId
 
 DEFAULT_API_URL = "https://api.github.com"
+FILES_API_LIMIT = 3000
+COMMITS_API_LIMIT = 250
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 _STACK_MARKER = re.compile(
     r"(?:depends\s+on|stacked\s+on(?:\s+top\s+of)?|based\s+on|requires)\s*:?\s*#(\d+)",
@@ -136,6 +138,19 @@ def api_host(api_url: str) -> str:
     """The host PRs are cached under: github.com for the public API, else the Enterprise host."""
     host = urlsplit(api_url).netloc.lower()
     return "github.com" if host == "api.github.com" else host
+
+
+@dataclass(frozen=True)
+class ApiDiff:
+    """A PR's changes as the REST API gave them."""
+
+    number: int
+    text: str | None
+    """Unified diff text; None when the API could not give a complete one."""
+    via: str
+    """'pull diff', 'files API', 'per-commit diffs', or 'none'."""
+    reason: str | None
+    """Why the first choice was not used (or why nothing was complete)."""
 
 
 @dataclass(frozen=True)
@@ -290,6 +305,68 @@ class GitHub:
             todo += [n for n in self.parents(metas[number]) if n not in metas]
         return metas
 
+    # -- diffs through the API -----------------------------------------------
+
+    def _diff_text(self, url: str, what: str) -> str | None:
+        """A .diff media-type answer; None when GitHub refuses it as too large (406)."""
+        with self._errors(what):
+            try:
+                _, data = self._gh.requester.requestJsonAndCheck(
+                    "GET", url, headers={"Accept": "application/vnd.github.v3.diff"}
+                )
+            except GithubException as exc:
+                if exc.status == 406:
+                    return None
+                raise
+        return str(data.get("data") or "") if isinstance(data, dict) else ""
+
+    def api_diff(self, meta: PRMeta) -> ApiDiff:
+        """The PR's diff from the REST API, as complete as GitHub gives it: the pull's .diff, else
+        the files API's patches, else per-commit diffs; `text` is None when none is complete
+        (then the git transport has to fetch the commits). Cached by head and base sha."""
+        key = f"{meta.head_sha}-{meta.base_sha}"
+        cached = self.cache.get(f"{self._ns}/diffs", key)
+        if cached is not None:
+            return ApiDiff(meta.number, cached["text"], cached["via"], cached["reason"])
+        if self.offline:
+            return ApiDiff(meta.number, None, "none", "not in the cache (offline)")
+        found = self._api_diff(meta)
+        self.cache.put(f"{self._ns}/diffs", key, asdict(found) | {"number": meta.number})
+        return found
+
+    def _api_diff(self, meta: PRMeta) -> ApiDiff:
+        n = meta.number
+        url = f"{self.api_url}/repos/{self.repo.full_name}/pulls/{n}"
+        text = self._diff_text(url, f"the diff of PR #{n}")
+        if text is not None:
+            return ApiDiff(n, text, "pull diff", None)
+        pull = self._gh.get_repo(self.repo.full_name).get_pull(n)
+        with self._errors(f"the files of PR #{n}"):
+            files = [(f.filename, f.previous_filename, f.status, f.patch) for f in pull.get_files()]
+        omitted = [name for name, _, _, patch in files if patch is None]
+        if not omitted and len(files) < FILES_API_LIMIT:
+            parts = [_file_diff(*f) for f in files]
+            return ApiDiff(n, "".join(parts), "files API", "the pull's .diff is too large (406)")
+        reason = (
+            f"the files API omits the patch of {omitted[0]}"
+            if omitted
+            else f"the files API stops at {FILES_API_LIMIT} files"
+        )
+        with self._errors(f"the commits of PR #{n}"):
+            shas = [c.sha for c in pull.get_commits()]
+        if len(shas) >= COMMITS_API_LIMIT:
+            return ApiDiff(n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits")
+        diffs = []
+        for sha in shas:
+            one = self._diff_text(
+                f"{self.api_url}/repos/{self.repo.full_name}/commits/{sha}",
+                f"the diff of commit {sha[:12]}",
+            )
+            if one is None:
+                return ApiDiff(n, None, "none", f"{reason}; commit {sha[:12]} is too large")
+            diffs.append(one)
+        return ApiDiff(n, "".join(diffs), "per-commit diffs", reason)
+
     # -- errors ------------------------------------------------------------
 
     @contextmanager
@@ -309,6 +386,14 @@ class GitHub:
             raise http_error(exc.status, exc.headers or {}, exc.data, ctx) from None
         except requests.RequestException as exc:
             raise network_error(ctx, self.timeout if _timed_out(exc) else None) from None
+
+
+def _file_diff(name: str, previous: str | None, status: str, patch: str | None) -> str:
+    """One file's entry of the files API as a unified diff."""
+    old = previous or name
+    before = "/dev/null" if status == "added" else f"a/{old}"
+    after = "/dev/null" if status == "removed" else f"b/{name}"
+    return f"diff --git a/{old} b/{name}\n--- {before}\n+++ {after}\n{patch}\n"
 
 
 def _timed_out(exc: requests.RequestException) -> bool:
