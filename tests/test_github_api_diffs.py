@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from conftest import GitRepo
 from ghserver import GitHubServer, build_stack, serve_stack
-
 from prstack.hunks import parse_diff
 from prstack.sources.cache import Cache
 from prstack.sources.github import Backoff, GitHub

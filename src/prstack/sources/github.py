@@ -355,7 +355,9 @@ class GitHub:
         with self._errors(f"the commits of PR #{n}"):
             shas = [c.sha for c in pull.get_commits()]
         if len(shas) >= COMMITS_API_LIMIT:
-            return ApiDiff(n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits")
+            return ApiDiff(
+                n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits"
+            )
         diffs = []
         for sha in shas:
             one = self._diff_text(
