@@ -149,8 +149,8 @@ def fetch(
         meta = source.meta.get(pr.number)
         title = meta.title if meta else ""
         line = f"#{pr.number}  {pr.head_sha[:12]}  {len(pr.commits)} commits  {title}"
-        console.print(line.rstrip(), markup=False, highlight=False)
-    console.print(f"cached under {Cache().root}", markup=False, highlight=False)
+        console.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"cached under {Cache().root}", markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -165,7 +165,7 @@ def cache_info() -> int:
     lines = [f"cache: {info.root}", f"metadata entries: {info.entries}",
              f"git repositories: {len(info.repos)}", *(f"  {name}" for name in info.repos),
              f"size: {info.size / 1e6:.1f} MB"]
-    Console().print("\n".join(lines), markup=False, highlight=False)
+    Console().print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
     return 0
 
 
@@ -175,7 +175,7 @@ def cache_clear() -> int:
     info = Cache().clear()
     Console().print(
         f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "
-        f"from {info.root}", markup=False, highlight=False,
+        f"from {info.root}", markup=False, highlight=False, soft_wrap=True,
     )
     return 0
 
