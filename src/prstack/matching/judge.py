@@ -100,12 +100,13 @@ def judge(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
 def _search_images(
     idx: FileIndex, sh: Shape, expected: int, min_start: int, fuzz_from: int, fuzz_to: int
 ) -> Verdict | None:
-    """Whole old or new image (less up to `fuzz` context lines each end), nearest wins; a tie goes
-    to the old image: on true ambiguity prefer not-applied."""
+    """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
+    place the longer image wins (a pure addition's old image is only its context, which the applied
+    new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied."""
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
-        best: tuple[tuple[bool, int, int, int], int, int, int] | None = None
+        best: tuple[tuple[bool, int, int, int, int], int, int, int] | None = None
         for level in sh.levels:
             fn = LEVELS[level][1]
             for kind, image in ((0, sh.old), (1, sh.new)):
@@ -124,7 +125,7 @@ def _search_images(
                 if s is None:
                     continue
                 s -= fl
-                key = (s < min_start, abs(s - expected), kind, level)
+                key = (s < min_start, abs(s - expected), -len(img), kind, level)
                 if best is None or key < best[0]:
                     best = (key, s, kind, level)
             if level == 0 and best is not None and best[0][:2] == (False, 0):
