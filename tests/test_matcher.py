@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_matcher_support import PATH, apply_some, judge, make_hunks
 
 from prstack.matcher import PackageIndex, decode, match_file
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkStatus
+from test_matcher_support import PATH, apply_some, judge, make_hunks
 
 A = HunkStatus.APPLIED
 M = HunkStatus.MISSING
