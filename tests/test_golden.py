@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
+from conftest import ROOT
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
