@@ -107,9 +107,7 @@ def test_token_is_sent_and_never_cached(server: GitHubServer, tmp_path: Path) ->
     server.token = "s3cr3t-token-value"
     cache = Cache(tmp_path / "cache")
     client(server, cache, token="s3cr3t-token-value").stack([2])
-    assert {s.headers.get("authorization") for s in server.api_requests()} == {
-        "token s3cr3t-token-value"
-    }
+    assert {s.headers.get("authorization") for s in server.api_requests()} == {"token s3cr3t-token-value"}
     for path in (tmp_path / "cache").rglob("*"):
         if path.is_file():
             assert b"s3cr3t" not in path.read_bytes()
@@ -133,16 +131,12 @@ def test_body_names_a_parent(server: GitHubServer, tmp_path: Path) -> None:
 
 
 def test_unknown_pr(server: GitHubServer, tmp_path: Path) -> None:
-    with pytest.raises(
-        InputError, match=r"PR #404 of acme/widget not found .*404.*check the number"
-    ):
+    with pytest.raises(InputError, match=r"PR #404 of acme/widget not found .*404.*check the number"):
         client(server, Cache(tmp_path / "c")).pull(404)
 
 
 def test_unknown_repository(server: GitHubServer, tmp_path: Path) -> None:
-    gh = GitHub(
-        RepoId("acme", "nope"), Cache(tmp_path / "c"), api_url=server.base_url, backoff=FAST
-    )
+    gh = GitHub(RepoId("acme", "nope"), Cache(tmp_path / "c"), api_url=server.base_url, backoff=FAST)
     with pytest.raises(InputError, match=r"acme/nope not found.*private.*GITHUB_TOKEN"):
         gh.pull(1)
 
@@ -191,9 +185,7 @@ def test_5xx_is_retried_then_succeeds(server: GitHubServer, tmp_path: Path) -> N
 
 def test_5xx_gives_up_after_bounded_retries(server: GitHubServer, tmp_path: Path) -> None:
     server.fail("/pulls/1$", 503, times=10)
-    with pytest.raises(
-        SourceError, match=r"GitHub failed \(503\) for PR #1 after 3 tries; try again"
-    ):
+    with pytest.raises(SourceError, match=r"GitHub failed \(503\) for PR #1 after 3 tries; try again"):
         client(server, Cache(tmp_path / "c")).pull(1)
     assert len(server.api_requests()) == 3
 
@@ -202,9 +194,7 @@ def test_no_network(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
-    gh = GitHub(
-        REPO, Cache(tmp_path / "c"), api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST
-    )
+    gh = GitHub(REPO, Cache(tmp_path / "c"), api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST)
     with pytest.raises(SourceError, match=r"cannot reach GitHub .*--offline.*--git PATH"):
         gh.pull(1)
 
@@ -223,3 +213,10 @@ def test_find_token() -> None:
     assert find_token({"GITHUB_TOKEN": "a", "GH_TOKEN": "b"}, use_gh=False) == "a"
     assert find_token({"GH_TOKEN": " b "}, use_gh=False) == "b"
     assert find_token({}, use_gh=False) is None
+
+
+def test_enterprise_api_url_from_the_repository_host(tmp_path: Path) -> None:
+    from prstack.sources.remote import _github
+
+    gh = _github(RepoId("a", "b", "ghe.corp"), Cache(tmp_path), None, "t", True, FAST, 1)
+    assert (gh.api_url, gh.host) == ("https://ghe.corp/api/v3", "ghe.corp")

@@ -56,9 +56,7 @@ def test_cold_warm_offline_request_counts(
     assert [p["number"] for p in report["prs"]] == [1, 2]
     assert {p["status"] for p in report["prs"]} == {"applied"}
     cold = server.api_requests()
-    assert (
-        len(cold) == 3 and server.counted() == 3
-    )  # GET pulls/2, pulls?head=acme:feature-a, pulls/1
+    assert len(cold) == 3 and server.counted() == 3  # GET pulls/2, pulls?head=acme:feature-a, pulls/1
 
     server.log.clear()
     assert main(audit(server, tree)) == 0
@@ -180,4 +178,19 @@ def test_repo_inferred_from_pyproject(
     tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
     (tmp_path / "pyproject.toml").write_text('[tool.prstack]\nrepo = "acme/widget"\n')
     assert main(["audit", "2", "--api-url", server.base_url, "--tree", str(tree)]) == 0
+    capsys.readouterr()
+
+
+def test_git_clone_with_repo_gets_metadata_only(
+    gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, repo = gh
+    tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
+    args = ["audit", "2", "--git", str(repo.path), "--tree", str(tree), "--format", "json"]
+    assert main(args) == 0  # no --repo: the clone alone, no request
+    assert server.log == []
+    assert main([*args, "--repo", "acme/widget", "--api-url", server.base_url]) == 0
+    assert len(server.api_requests()) == 3
+    assert main([*args, "--repo", "acme/widget", "--api-url", server.base_url, "--offline"]) == 0
+    assert len(server.api_requests()) == 3  # offline: the cached metadata, no request
     capsys.readouterr()

@@ -123,9 +123,7 @@ def open_source(
     recorded = cache.get(ns, key) or {}
     wanted = {str(n): [m.head_sha, m.base_sha, m.state] for n, m in metas.items()}
     stale = sorted(
-        n
-        for n, m in metas.items()
-        if recorded.get(str(n)) != wanted[str(n)] or store.head_of(n) != m.head_sha
+        n for n, m in metas.items() if recorded.get(str(n)) != wanted[str(n)] or store.head_of(n) != m.head_sha
     )
     if stale and offline:
         shown = " ".join(str(n) for n in stale)
@@ -148,8 +146,8 @@ def _github(
     backoff: Backoff,
     timeout: float,
 ) -> GitHub:
+    if api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
+        api_url = f"https://{repo.host}/api/v3"
     if token is None and not offline:
         token = find_token(host=api_host(api_url or DEFAULT_API_URL))
-    return GitHub(
-        repo, cache, api_url=api_url, token=token, offline=offline, backoff=backoff, timeout=timeout
-    )
+    return GitHub(repo, cache, api_url=api_url, token=token, offline=offline, backoff=backoff, timeout=timeout)
