@@ -194,3 +194,24 @@ def test_git_clone_with_repo_gets_metadata_only(
     assert main([*args, "--repo", "acme/widget", "--api-url", server.base_url, "--offline"]) == 0
     assert len(server.api_requests()) == 3  # offline: the cached metadata, no request
     capsys.readouterr()
+
+
+def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
+    from prstack.audit import audit_stack
+    from prstack.render import OutputFormat, render_audit
+    from prstack.sources.cache import Cache
+    from prstack.sources.remote import annotate, open_source
+    from prstack.targets import TargetSpec
+
+    server, repo = gh
+    tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
+    spec = TargetSpec("tree", str(tree))
+    source = open_source([2], repo="acme/widget", api_url=server.base_url, spec=spec, cache=Cache(tmp_path / "c"))
+    assert source.titles() == {1: "Fix the offsets", 2: "Scale [bold]and[/] extra"}
+    report = annotate(audit_stack(source.git, [2], spec), source.meta)
+    assert [(r.pr.title, r.pr.base_ref, r.pr.state) for r in report.prs] == [
+        ("Fix the offsets", "main", "open"),
+        ("Scale [bold]and[/] extra", "feature-a", "open"),
+    ]
+    data = render_audit(report, OutputFormat.JSON)
+    assert isinstance(data, str) and '"title": "Scale [bold]and[/] extra"' in data
