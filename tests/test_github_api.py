@@ -220,3 +220,16 @@ def test_enterprise_api_url_from_the_repository_host(tmp_path: Path) -> None:
 
     gh = _github(RepoId("a", "b", "ghe.corp"), Cache(tmp_path), None, "t", True, FAST, 1)
     assert (gh.api_url, gh.host) == ("https://ghe.corp/api/v3", "ghe.corp")
+
+
+def test_cache_entry_of_another_shape_is_refetched(server: GitHubServer, tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "cache")
+    cache.put(f"github/127.0.0.1:{server.port}/acme/widget/pulls", "1", {"raw": {"old": 1}})
+    assert client(server, cache).pull(1).title == "Fix the offsets"
+    assert [s.status for s in server.api_requests()] == [200]
+
+
+def test_answer_that_is_not_a_pull_request(server: GitHubServer, tmp_path: Path) -> None:
+    server.fail("/pulls/1$", 200, body={"message": "hello"})
+    with pytest.raises(SourceError, match="is not a pull request; check --api-url"):
+        client(server, Cache(tmp_path / "c")).pull(1)

@@ -69,7 +69,14 @@ class PRMeta:
 
     @classmethod
     def from_raw(cls, raw: Mapping[str, Any]) -> PRMeta:
-        """Parse GitHub's pull-request JSON (as stored in the cache)."""
+        """Parse GitHub's pull-request JSON (as stored in the cache); ValueError when malformed."""
+        try:
+            return cls._from_raw(raw)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(f"not a pull request: {exc!r}") from None
+
+    @classmethod
+    def _from_raw(cls, raw: Mapping[str, Any]) -> PRMeta:
         base, head = raw["base"], raw["head"]
         merged = bool(raw.get("merged") or raw.get("merged_at"))
         return cls(
@@ -97,21 +104,18 @@ class PRMeta:
 def _slim(raw: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a PR's JSON prstack keeps (no user objects, nothing secret)."""
 
-    def side(s: Mapping[str, Any]) -> dict[str, Any]:
-        repo = s.get("repo") or None
-        kept = (
-            {k: repo.get(k) for k in ("full_name", "default_branch", "clone_url")} if repo else None
-        )
+    def side(s: Any) -> dict[str, Any]:
+        s = s if isinstance(s, dict) else {}
+        repo = s.get("repo") if isinstance(s.get("repo"), dict) else None
+        kept = {k: repo.get(k) for k in ("full_name", "default_branch", "clone_url")} if repo else None
         return {"ref": s.get("ref"), "sha": s.get("sha"), "repo": kept}
 
     slim = {k: raw.get(k) for k in _RAW_FIELDS}
-    slim["base"], slim["head"] = side(raw["base"]), side(raw["head"])
+    slim["base"], slim["head"] = side(raw.get("base")), side(raw.get("head"))
     return slim
 
 
-def find_token(
-    env: Mapping[str, str] | None = None, host: str = "github.com", use_gh: bool = True
-) -> str | None:
+def find_token(env: Mapping[str, str] | None = None, host: str = "github.com", use_gh: bool = True) -> str | None:
     """GITHUB_TOKEN, GH_TOKEN, else `gh auth token` where gh is installed; else None."""
     env = os.environ if env is None else env
     for name in TOKEN_ENVS:
@@ -220,6 +224,8 @@ class GitHub:
         if number in self._pulls:
             return self._pulls[number]
         entry = self.cache.get(f"{self._ns}/pulls", str(number))
+        if entry is not None and not _valid(entry):
+            entry = None  # an entry of another shape (older prstack): refetch it
         if self.offline:
             if entry is None:
                 raise SourceError(
@@ -251,6 +257,10 @@ class GitHub:
                     "etag": headers.get("etag"),
                     "last_modified": headers.get("last-modified"),
                 }
+                if not _valid(entry):
+                    raise SourceError(
+                        f"GitHub's answer for PR #{number} of {self.repo} is not a pull request; check --api-url."
+                    )
                 self.cache.put(f"{self._ns}/pulls", str(number), entry)
             assert entry is not None
             meta = PRMeta.from_raw(entry["raw"])
@@ -260,8 +270,8 @@ class GitHub:
     def pull_of_branch(self, branch: str) -> int | None:
         """The PR whose head is `branch` of this repository (an open one first), or None."""
         cached = self.cache.get(f"{self._ns}/branches", branch)
-        if cached is not None:
-            meta = self.pull(int(cached["number"]))
+        if isinstance(cached, dict) and isinstance(cached.get("number"), int):
+            meta = self.pull(cached["number"])
             if meta.head_ref == branch and meta.head_repo in (None, self.repo.full_name):
                 return meta.number
         if self.offline:
@@ -355,9 +365,7 @@ class GitHub:
         with self._errors(f"the commits of PR #{n}"):
             shas = [c.sha for c in pull.get_commits()]
         if len(shas) >= COMMITS_API_LIMIT:
-            return ApiDiff(
-                n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits"
-            )
+            return ApiDiff(n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits")
         diffs = []
         for sha in shas:
             one = self._diff_text(
@@ -388,6 +396,15 @@ class GitHub:
             raise http_error(exc.status, exc.headers or {}, exc.data, ctx) from None
         except requests.RequestException as exc:
             raise network_error(ctx, self.timeout if _timed_out(exc) else None) from None
+
+
+def _valid(entry: Any) -> bool:
+    """True when a cached pull entry parses."""
+    try:
+        PRMeta.from_raw(entry["raw"])
+    except (ValueError, KeyError, TypeError):
+        return False
+    return True
 
 
 def _file_diff(name: str, previous: str | None, status: str, patch: str | None) -> str:
