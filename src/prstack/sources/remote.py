@@ -135,7 +135,8 @@ def open_source(
     first = metas[numbers[0]]
     store = CacheRepo(cache.git_dir(gh.host, repo_id.owner, repo_id.name), first.clone_url)
     ns, key = f"github/{gh.host}/{repo_id.owner}/{repo_id.name}", "fetched"
-    recorded = cache.get(ns, key) or {}
+    recorded = cache.get(ns, key)
+    recorded = recorded if isinstance(recorded, dict) else {}
     wanted = {str(n): [m.head_sha, m.base_sha, m.state] for n, m in metas.items()}
     stale = sorted(
         n for n, m in metas.items() if recorded.get(str(n)) != wanted[str(n)] or store.head_of(n) != m.head_sha
