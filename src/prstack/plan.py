@@ -448,3 +448,8 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
     note = (f"no build commit in its metadata: its files over {start[:12]}, "
             "and PRs judged present by their hunks")
     return Onto("installed", info.path, sha, tree, start, info, note), present
+
+
+def combined_patch(source: GitSource, plan: Plan) -> bytes:
+    """The combined diff of every clean pick: `git apply` takes it on the onto-point's tree."""
+    return PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)
