@@ -223,8 +223,8 @@ def plan_script(plan: Plan) -> str:
         f'git switch --create "$BRANCH" {o.start}',
     ]
     for p in plan.prs:
-        title = clean(p.pr.title or "").replace("\n", " ")
-        lines.append(f"# PR #{p.pr.number} {title}: {p.status.value} — {clean(p.reason)}")
+        title = f" ({clean(p.pr.title)})".replace("\n", " ") if p.pr.title else ""
+        lines.append(f"# PR #{p.pr.number}{title}: {p.status.value} — {clean(p.reason)}")
         plain = [k.commit for k in p.picks if not k.squash]
         if plain:
             lines.append("git cherry-pick -x " + " ".join(plain))
