@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 from conftest import GitRepo
-
 from prstack.audit import audit_stack
 from prstack.demo.fixture import GIT_ENV
 from prstack.models import AuditReport
