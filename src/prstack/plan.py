@@ -149,8 +149,6 @@ def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -
 
     for number in requested:
         visit(number)
-    for number in parents:
-        visit(number)
     return tuple(order)
 
 
@@ -296,35 +294,53 @@ class Planner:
                 todo += self.prs[n].depends_on
         return seen
 
+    def _conflicting_paths(self, applied: Sequence[int], with_prs: Sequence[int],
+                           picks: Sequence[Pick], plan: Mapping[int, PRPlan]) -> set[str]:
+        """Paths where `picks` conflict on the onto-point plus only `with_prs` (in plan order)."""
+        tree = self.onto.tree
+        for n in applied:
+            if n in with_prs:
+                tree = self._replay(tree, plan[n].picks).tree
+        out = self._replay(tree, picks).conflict
+        return set(out.conflicted) if out else set()
+
     def _conflicts(
         self, pr: PullRequest, state: _State, picks: Sequence[Pick], out: MergeOutcome,
         failed: Pick, plan: Mapping[int, PRPlan],
     ) -> tuple[Conflict, ...]:
-        """Explain a conflict: where, which hunks, and with what (onto-point and/or earlier PRs)."""
+        """Explain a conflict: where, which hunks, and with what. The onto-point is to blame for a
+        path when the PR conflicts there on the onto-point plus only its own parents; an earlier
+        PR when adding just that PR (and its parents) makes it conflict; when no single one does,
+        every earlier PR that changed the path."""
         ancestors = self._ancestors(pr.number)
-        # replay on the onto-point plus only this PR's own parents: does it conflict there too?
-        alone = self.onto.tree
-        for n in state.applied:
-            if n in ancestors:
-                alone = self._replay(alone, plan[n].picks).tree
-        alone_out = self._replay(alone, picks).conflict
-        alone_paths = set(alone_out.conflicted) if alone_out else set()
-        own = [h for h in self.hunks if h.pr == pr.number]
+        applied = state.applied
+        alone_paths = self._conflicting_paths(applied, ancestors, picks, plan)
+        suspects = {
+            n: self._conflicting_paths(applied, [*ancestors, n, *self._ancestors(n)], picks, plan)
+            for n in applied
+            if n not in ancestors and any(_touches(self._own(n), p) for p in out.conflicted)
+        }
         found = []
         for path in out.conflicted:
             before = self.backend.file_at(state.tree, path)
-            mine = [h for h in own if h.path == path or h.old_path == path]
+            mine = [h for h in self._own(pr.number) if h.path == path or h.old_path == path]
             unfit = tuple(h for h in mine if not fits(h, before)) or tuple(mine)
-            others = tuple(
-                n for n in state.applied
-                if n not in ancestors and _touches([h for h in self.hunks if h.pr == n], path)
-            )
+            touching = [n for n in suspects if _touches(self._own(n), path)]
+            culprits = {n for n in touching if path in suspects[n] and path not in alone_paths}
+            # a PR conflicts through its parents when they conflict alone: blame the parent
+            blamed = [n for n in touching
+                      if n in culprits and not culprits.intersection(self._ancestors(n))]
+            with_onto = path in alone_paths or not touching
+            others = tuple(blamed or ([] if with_onto else touching))
             message = next((m for m in out.messages if path in m), None)
             found.append(Conflict(
                 path, failed.commit, conflict_regions(self.backend.file_at(out.tree, path)), unfit,
-                with_onto=path in alone_paths or not others, with_prs=others, message=message,
+                with_onto=with_onto, with_prs=others, message=message,
             ))
         return tuple(found)
+
+    def _own(self, number: int) -> list[Hunk]:
+        return [h for h in self.hunks if h.pr == number]
 
     def run(self, order: Sequence[int]) -> Plan:
         state = _State(self.onto.tree)

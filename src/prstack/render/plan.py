@@ -75,7 +75,7 @@ def _hunk_range(h: Hunk) -> str:
 
 
 def plan_table(plan: Plan) -> RenderableType:
-    table = Table(title=f"Plan {onto_line(plan.onto)}", title_justify="left")
+    table = Table(title=safe(f"Plan {onto_line(plan.onto)}"), title_justify="left")
     for col in ("step", "PR", "title", "on", "status", "picks", "why"):
         table.add_column(col)
     for step, p in enumerate(plan.prs, 1):
