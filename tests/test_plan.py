@@ -184,3 +184,18 @@ def test_installed_files_edited_after_the_build_are_what_is_planned_onto(
     assert statuses(plan) == {1: PlanStatus.CLEAN, 2: PlanStatus.CONFLICT}
     (conflict,) = plan.prs[1].conflicts
     assert conflict.path == CORE and conflict.with_onto
+
+
+def test_pr_holding_a_merge_commit_is_picked_as_one_diff(upstream: Upstream, tmp_path: Path) -> None:
+    up = upstream
+    up.repo.branch("pr13", "v1.0")
+    up.repo.commit("PR 13: value 11", up.edit(CORE, "VALUE_11 = 11\n", "VALUE_11 = 110\n"))
+    up.repo.git("-c", "commit.gpgsign=false", "merge", "--quiet", "--no-edit", "main")
+    up.repo.commit("PR 13: triple", up.edit(UTIL, "2 * x", "3 * x"))
+    up.repo.pr_ref(13)
+    up.repo.git("checkout", "--quiet", "main")
+    plan = plan_stack(GitSource(up.path), [13], onto="v1.1")
+    (p,) = plan.prs
+    assert p.status is PlanStatus.CLEAN
+    assert [k.squash for k in p.picks] == [True]
+    check_emitted(up, plan, [13], tmp_path)

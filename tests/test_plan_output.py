@@ -133,7 +133,7 @@ def test_cli_exit_codes_and_emitted_files(git_repo: GitRepo, tmp_path: Path,
     assert main(["plan", "1", "--git", str(up.path), "--onto", "no-such-tag"]) == 2
     assert "no-such-tag" in capsys.readouterr().err
     assert main(["plan", "1", "--git", str(up.path)]) == 2
-    assert "--installed" in capsys.readouterr().err
+    assert "--onto REF" in capsys.readouterr().err
     assert main(["plan", "1", "--git", str(up.path), "--onto", "v1.1", "--tree", str(tmp_path)]) == 2
     assert main(["plan", "1", "--onto", "v1.1"]) == 2
     # the user's work tree, index and branches are untouched

@@ -160,6 +160,11 @@ def plan(
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     if onto is not None and has_target:
         raise InputError("--onto and a target both name an onto-point; give one of them.")
+    if onto is None and not has_target:
+        raise InputError(
+            "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
+            "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
+        )
     spec = None if onto is not None else _target_spec(installed, python, site_packages, wheel, tree, dist)
     source = GitSource(git)
     result = plan_stack(source, prs, onto=onto, target=spec, base=base)

@@ -105,7 +105,6 @@ class Plan:
     prs: tuple[PRPlan, ...]
     result_tree: str
     """The onto-point's tree with every clean PR picked."""
-    hunks: tuple[Hunk, ...] = field(default=(), repr=False)
 
     @property
     def clean(self) -> bool:
@@ -382,7 +381,7 @@ class Planner:
             if redundant:
                 reason += f"; {len(redundant)} already there are left out"
             plan[number] = PRPlan(pr, PlanStatus.CLEAN, reason, tuple(kept), tuple(redundant))
-        return Plan(self.onto, tuple(plan[n] for n in order), state.tree, self.hunks)
+        return Plan(self.onto, tuple(plan[n] for n in order), state.tree)
 
 
 def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
@@ -432,12 +431,13 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
                    | {h.old_path for h in changes.hunks if h.old_path})
     tgt = open_target(spec, paths, repo_files)
     info = tgt.info
+    unknown = ""
     if info.vcs_commit:
         try:
             sha = source.resolve(info.vcs_commit)
         except InputError:
-            sha = None
-        if sha is not None:
+            unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
+        else:
             return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
                         f"built from {sha[:12]} (from its metadata)"), {}
     report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
@@ -461,8 +461,8 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
                 files[path] = data
     tree = git.overlay(start, files)
     sha = git.commit_tree(tree, [start], "prstack plan: installed files")
-    note = (f"no build commit in its metadata: its files over {start[:12]}, "
-            "and PRs judged present by their hunks")
+    note = unknown or "no build commit in its metadata; "
+    note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
     return Onto("installed", info.path, sha, tree, start, info, note), present
 
 

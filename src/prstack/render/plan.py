@@ -230,6 +230,6 @@ def plan_script(plan: Plan) -> str:
             lines.append("git cherry-pick -x " + " ".join(plain))
         for k in p.picks:
             if k.squash:
-                lines.append(f"git diff --binary {k.parent} {k.commit} | git apply --index")
+                lines.append(f"git diff --binary {k.parent} {k.commit} | git apply --index --3way")
                 lines.append(f"git commit -q -m {q(f'PR #{p.pr.number} (squashed by prstack plan)')}")
     return "\n".join(lines) + "\n"
