@@ -467,5 +467,11 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
 
 
 def combined_patch(source: GitSource, plan: Plan) -> bytes:
-    """The combined diff of every clean pick: `git apply` takes it on the onto-point's tree."""
-    return PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)
+    """The combined diff of every clean pick, under a few lines saying what it holds (which
+    `git apply` skips): `git apply` takes it on the onto-point's tree."""
+    held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"
+    header = f"prstack plan: the changes of {held} onto {plan.onto.name} ({plan.onto.sha[:12]})\n"
+    left = [f"#{p.pr.number} ({p.status.value})" for p in plan.prs if p.status in _STUCK]
+    if left:
+        header += f"left out: {', '.join(left)}\n"
+    return header.encode() + b"\n" + PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)

@@ -12,7 +12,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from prstack.models import Hunk
 from prstack.plan import Conflict, Onto, Plan, PlanStatus, PRPlan
 from prstack.render import OutputFormat
 from prstack.render.text import clean, safe
@@ -67,8 +66,11 @@ def _with(c: Conflict, plan: Plan) -> str:
     return " and ".join(names)
 
 
-def _hunk_range(h: Hunk) -> str:
-    return f"-{h.old_start},{h.old_lines} +{h.new_start},{h.new_lines}"
+def title_of(p: PRPlan) -> str:
+    """The PR's title, or (from a clone, which has none) its first commit's subject."""
+    if p.pr.title:
+        return p.pr.title
+    return p.pr.commits[0].subject if p.pr.commits else ""
 
 
 # -- table ----------------------------------------------------------------------------------
@@ -82,7 +84,7 @@ def plan_table(plan: Plan) -> RenderableType:
         table.add_row(
             str(step),
             f"#{p.pr.number}",
-            safe(p.pr.title or ""),
+            safe(title_of(p)),
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(p.status.value, style=STATUS_STYLE[p.status]),
             str(len(p.picks)),
@@ -128,7 +130,7 @@ def plan_markdown(plan: Plan) -> str:
     ]
     for step, p in enumerate(plan.prs, 1):
         lines.append(
-            f"| {step} | #{p.pr.number} | {_cell(p.pr.title)} | "
+            f"| {step} | #{p.pr.number} | {_cell(title_of(p))} | "
             f"{', '.join(f'#{n}' for n in p.pr.depends_on) or '—'} | **{p.status.value}** | "
             f"{len(p.picks)} | {_cell(p.reason)} |"
         )
@@ -141,7 +143,8 @@ def plan_markdown(plan: Plan) -> str:
                 f"{_cell(_with(c, plan))}, commit `{c.commit[:12]}`",
                 "",
                 "````diff",
-                *(clean(h.diff_text()).replace("````", "` ` ` `") for h in c.hunks),
+                *(clean(line).replace("````", "` ` ` `") for h in c.hunks
+                  for line in h.diff_text().splitlines()),
                 "````",
                 "",
             ]
@@ -223,7 +226,7 @@ def plan_script(plan: Plan) -> str:
         f'git switch --create "$BRANCH" {o.start}',
     ]
     for p in plan.prs:
-        title = f" ({clean(p.pr.title)})".replace("\n", " ") if p.pr.title else ""
+        title = f" ({clean(title_of(p))})".replace("\n", " ") if title_of(p) else ""
         lines.append(f"# PR #{p.pr.number}{title}: {p.status.value} — {clean(p.reason)}")
         plain = [k.commit for k in p.picks if not k.squash]
         if plain:
