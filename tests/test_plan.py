@@ -69,6 +69,20 @@ def test_pr_already_merged_upstream_by_squash(upstream: Upstream, tmp_path: Path
     check_emitted(up, plan, [4], tmp_path)
 
 
+def test_stack_squashed_as_one_commit_is_present(upstream: Upstream) -> None:
+    up = upstream
+    up.pr(14, [(CORE, "VALUE_17 = 17\n", "VALUE_17 = 170\n")])
+    up.pr(15, [(UTIL, "2 * x", "2 * x  # doubled")], start="pr14")
+    up.repo.git("checkout", "--quiet", "main")
+    up.repo.git("merge", "--squash", "--quiet", "pr15")
+    up.repo.commit("Value 17 and a comment (#14, #15)", {})
+    plan = plan_stack(GitSource(up.path), [15], onto="main")
+    assert statuses(plan) == {14: PlanStatus.PRESENT, 15: PlanStatus.PRESENT}
+    assert "reverse-applies" in plan.prs[0].reason
+    assert "with the PRs under it" in plan.prs[1].reason
+    assert plan.clean and not plan.picks
+
+
 def test_rebased_pr_is_present_by_patch_ids(upstream: Upstream) -> None:
     up = upstream
     up.pr(5, [(CORE, "VALUE_03 = 3\n", "VALUE_03 = 30\n"), (CORE, "VALUE_04 = 4\n", "VALUE_04 = 40\n")])

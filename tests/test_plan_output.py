@@ -118,6 +118,7 @@ def test_cli_exit_codes_and_emitted_files(git_repo: GitRepo, tmp_path: Path,
     up = Upstream(git_repo)
     up.pr(1, [(CORE, "VALUE_05 = 5\n", "VALUE_05 = 50\n")])
     up.pr(2, [(CORE, "VALUE_05 = 5\n", "VALUE_05 = 5000\n")])
+    refs_before = up.repo.git("for-each-ref")
     script, patch = tmp_path / "apply.sh", tmp_path / "combined.patch"
     args = ["plan", "1", "--git", str(up.path), "--onto", "v1.1"]
     assert main([*args, "--emit-script", str(script), "--emit-patch", str(patch), "--format", "json"]) == 0
@@ -139,7 +140,7 @@ def test_cli_exit_codes_and_emitted_files(git_repo: GitRepo, tmp_path: Path,
     # the user's work tree, index and branches are untouched
     assert up.repo.git("status", "--porcelain") == ""
     assert up.repo.git("rev-parse", "--abbrev-ref", "HEAD") == "main"
-    assert up.repo.git("branch", "--list", "prstack*") == ""
+    assert up.repo.git("for-each-ref") == refs_before
 
 
 # -- the demo repository with a conflicting third PR ------------------------------------------

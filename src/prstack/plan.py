@@ -124,7 +124,7 @@ class PlanBackend(Protocol):
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
     def merge_base(self, a: str, b: str) -> str | None: ...
     def patch_id(self, base: str, head: str) -> str | None: ...
-    def patch_ids(self, base: str, tip: str) -> dict[str, str]: ...
+    def patch_ids(self, base: str, tip: str, paths: Sequence[str] = ()) -> dict[str, str]: ...
     def reverse_applies(self, treeish: str, base: str, head: str) -> bool: ...
     def file_at(self, treeish: str, path: str) -> bytes | None: ...
 
@@ -231,14 +231,18 @@ class Planner:
         self.prs = {pr.number: pr for pr in prs}
         self.hunks = tuple(hunks)
         self.present = dict(present or {})
-        self._ids: dict[str, dict[str, str]] = {}
+        self._ids: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
         self._chain_base: dict[int, str] = {}
 
-    def _onto_ids(self, head: str) -> dict[str, str]:
-        base = self.backend.merge_base(head, self.onto.sha) or self.onto.sha
-        if base not in self._ids:
-            self._ids[base] = self.backend.patch_ids(base, self.onto.sha)
-        return self._ids[base]
+    def _onto_ids(self, pr: PullRequest) -> dict[str, str]:
+        """Patch ids of the onto-point's commits since it forked from the PR, among those that
+        touch the PR's files (a commit equal to the PR or to one of its commits must)."""
+        base = self.backend.merge_base(pr.head_sha, self.onto.sha) or self.onto.sha
+        paths = tuple(sorted({p for h in self._own(pr.number) for p in (h.path, h.old_path) if p}))
+        key = (base, paths)
+        if key not in self._ids:
+            self._ids[key] = self.backend.patch_ids(base, self.onto.sha, paths)
+        return self._ids[key]
 
     def already_in(self, pr: PullRequest) -> str | None:
         """Why the PR is already in the onto-point, or None."""
@@ -247,7 +251,7 @@ class Planner:
             return self.present[pr.number]
         if b.is_ancestor(pr.head_sha, onto.sha):
             return f"its head {pr.head_sha[:10]} is in the history of {onto.name}"
-        ids = self._onto_ids(pr.head_sha)
+        ids = self._onto_ids(pr)
         own = b.patch_id(pr.base_sha, pr.head_sha)
         if own is None:
             return "it changes nothing"
