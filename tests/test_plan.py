@@ -9,6 +9,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.demo.fixture import export_tree
+from prstack.demo.run import DemoBuild
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import PRStatus
 from prstack.plan import Plan, PlanStatus, combined_patch, plan_stack
@@ -213,3 +214,26 @@ def test_pr_holding_a_merge_commit_is_picked_as_one_diff(upstream: Upstream, tmp
     assert p.status is PlanStatus.CLEAN
     assert [k.squash for k in p.picks] == [True]
     check_emitted(up, plan, [13], tmp_path)
+
+
+def test_installed_build_that_dropped_a_hunk_gets_it_picked_again(
+    demo_build: DemoBuild, tmp_path: Path
+) -> None:
+    """The demo's fork build descends from #40898's head but lost #40727's runner hunk: history
+    alone would call #40727 present; the audit of the installed files overrules it."""
+    repo = demo_build.repo
+    src = GitSource(repo.path)
+    plan = plan_stack(src, [40898], target=TargetSpec("site-packages", str(demo_build.site_packages)))
+    assert plan.onto.sha == repo.fork_build
+    assert statuses(plan) == {40727: PlanStatus.CLEAN, 40898: PlanStatus.PRESENT}
+    # its whole commits would conflict (in docs and tests, which #40898 changed after them):
+    # just the file holding the missing hunk is picked again
+    (fix,) = plan.prs[0].picks
+    assert fix.paths == ("src/kvserve/runner.py",) and fix.commit == repo.heads[40727]
+    assert "lacks 1 of its shipped hunk(s), in src/kvserve/runner.py" in plan.prs[0].reason
+    for tree in (
+        run_script(repo.path, plan_script(plan), tmp_path / "by-script" / "clone"),
+        apply_patch(repo.path, plan.onto.start, combined_patch(src, plan), tmp_path / "by-patch" / "clone"),
+    ):
+        report = audit_tree(repo.path, [40898], tree)
+        assert report.all_present, [(r.hunk.pr, r.hunk.path, r.status) for r in report.results]

@@ -60,7 +60,22 @@ class Pick:
     commit: str
     subject: str = ""
     squash: bool = False
-    """True when the whole PR is picked as one diff (it holds merge commits)."""
+    """True when the PR's change is picked as one diff (it holds merge commits, or `paths`)."""
+    paths: tuple[str, ...] = ()
+    """When set, only these files' changes: re-applying what an installed target lacks."""
+
+
+@dataclass(frozen=True)
+class Lack:
+    """What the audit of an installed target found missing of one PR."""
+
+    hunks: int
+    """How many shipped hunks are not there."""
+    paths: tuple[str, ...]
+    """The repository files holding them (old paths of renames included)."""
+
+    def __str__(self) -> str:
+        return f"the target lacks {self.hunks} of its shipped hunk(s), in {', '.join(self.paths)}"
 
 
 @dataclass(frozen=True)
@@ -126,6 +141,7 @@ class PlanBackend(Protocol):
     def patch_id(self, base: str, head: str) -> str | None: ...
     def patch_ids(self, base: str, tip: str, paths: Sequence[str] = ()) -> dict[str, str]: ...
     def reverse_applies(self, treeish: str, base: str, head: str) -> bool: ...
+    def restrict(self, base: str, head: str, paths: Sequence[str]) -> str: ...
     def file_at(self, treeish: str, path: str) -> bytes | None: ...
 
 
@@ -225,12 +241,14 @@ class Planner:
     """Decides each PR's fate in order, replaying picks through a backend."""
 
     def __init__(self, backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest],
-                 hunks: Sequence[Hunk], present: Mapping[int, str] | None = None) -> None:
+                 hunks: Sequence[Hunk], present: Mapping[int, str] | None = None,
+                 lacking: Mapping[int, Lack] | None = None) -> None:
         self.backend = backend
         self.onto = onto
         self.prs = {pr.number: pr for pr in prs}
         self.hunks = tuple(hunks)
         self.present = dict(present or {})
+        self.lacking = dict(lacking or {})
         self._ids: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
         self._chain_base: dict[int, str] = {}
 
@@ -277,7 +295,10 @@ class Planner:
         kept: list[Pick] = []
         redundant: list[str] = []
         for pick in picks:
-            out = self.backend.pick(tree, pick.parent, pick.commit)
+            commit = pick.commit
+            if pick.paths:
+                commit = self.backend.restrict(pick.parent, pick.commit, pick.paths)
+            out = self.backend.pick(tree, pick.parent, commit)
             if out.conflicted:
                 return _Replay(tree, tuple(kept), tuple(redundant), out, pick)
             if out.tree == tree:
@@ -361,12 +382,19 @@ class Planner:
                 plan[number] = PRPlan(pr, PlanStatus.BLOCKED,
                                       f"it builds on {names}, which cannot go on", blocked_by=stuck)
                 continue
-            why = self.already_in(pr)
+            # a target found to lack some of the PR's hunks overrules what its history says
+            why = None if number in self.lacking else self.already_in(pr)
             if why is not None:
                 plan[number] = PRPlan(pr, PlanStatus.PRESENT, why)
                 continue
             picks = _picks_of(pr)
             done = self._replay(state.tree, picks)
+            lack = self.lacking.get(number)
+            if done.conflict is not None and lack is not None:
+                # its whole commits do not go on: re-apply just the files the target lacks
+                picks = [Pick(pr.base_sha, pr.head_sha, f"PR #{number}: what the target lacks",
+                              squash=True, paths=lack.paths)]
+                done = self._replay(state.tree, picks)
             kept, redundant = done.kept, done.redundant
             if done.conflict is not None and done.failed is not None:
                 conflicts = self._conflicts(pr, state, picks, done.conflict, done.failed, plan)
@@ -382,6 +410,9 @@ class Planner:
             state.tree = done.tree
             state.applied.append(number)
             reason = f"{len(kept)} commit(s) pick cleanly"
+            if lack is not None:
+                reason = f"{lack}; " + (
+                    "re-applying those files picks cleanly" if kept[0].paths else reason)
             if redundant:
                 reason += f"; {len(redundant)} already there are left out"
             plan[number] = PRPlan(pr, PlanStatus.CLEAN, reason, tuple(kept), tuple(redundant))
@@ -399,9 +430,11 @@ def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
 
 
 def make_plan(backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest], hunks: Sequence[Hunk],
-              order: Sequence[int], present: Mapping[int, str] | None = None) -> Plan:
-    """Plan `prs` (in `order`) onto `onto`; `present` names PRs known to be in it, with why."""
-    return Planner(backend, onto, prs, hunks, present).run(order)
+              order: Sequence[int], present: Mapping[int, str] | None = None,
+              lacking: Mapping[int, Lack] | None = None) -> Plan:
+    """Plan `prs` (in `order`) onto `onto`. `present` names PRs known to be in it and `lacking`
+    PRs known to be missing from it (whatever its history says), each with why."""
+    return Planner(backend, onto, prs, hunks, present, lacking).run(order)
 
 
 # -- from a clone and an onto-point to a plan -------------------------------------------------
@@ -414,27 +447,42 @@ def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = 
     order = plan_order(numbers, changes.stack.parents)
     git = PlanGit(source)
     present: dict[int, str] = {}
+    lacking: dict[int, Lack] = {}
     if onto is not None:
         sha = source.resolve(onto)
         start = Onto("ref", onto, sha, git.tree_of(sha), sha)
     elif target is not None:
-        start, present = _installed_onto(source, git, changes, order, target)
+        start, present, lacking = _installed_onto(source, git, changes, order, target)
     else:
         raise InputError("no onto-point: give --onto REF, or a target (--installed, "
                          "--site-packages, --wheel, --tree) to plan onto what is installed.")
-    return make_plan(git, start, changes.prs, changes.hunks, order, present)
+    return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
 
 
 def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, order: Sequence[int],
-                    spec: TargetSpec) -> tuple[Onto, dict[int, str]]:
-    """The onto-point of an installed target: its build commit when the clone has it; otherwise
-    its files (those the PRs touch) over the commit the present PRs reach, and the PRs whose every
-    shipped hunk the audit found applied."""
+                    spec: TargetSpec) -> tuple[Onto, dict[int, str], dict[int, Lack]]:
+    """The onto-point of an installed target: its build commit when the clone has it, otherwise
+    its files (those the PRs touch) over the commit the present PRs reach. With it, from an audit
+    of the target: PRs whose every shipped hunk is applied (present, when there is no build
+    commit), and PRs with shipped hunks missing (never present, whatever the history says)."""
     repo_files = source.tree_paths(changes.top_sha)
     paths = sorted({h.path for h in changes.hunks}
                    | {h.old_path for h in changes.hunks if h.old_path})
     tgt = open_target(spec, paths, repo_files)
     info = tgt.info
+    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
+    present = {
+        r.pr.number: "every shipped hunk is applied in the target"
+        for r in report.prs if r.status is PRStatus.APPLIED
+    }
+    missing = [r.hunk for r in report.results if r.status.shipped and not r.status.present]
+    lacking = {
+        number: Lack(
+            sum(h.pr == number for h in missing),
+            tuple(sorted({p for h in missing if h.pr == number for p in (h.path, h.old_path) if p})),
+        )
+        for number in sorted({h.pr for h in missing})
+    }
     unknown = ""
     if info.vcs_commit:
         try:
@@ -443,12 +491,7 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
             unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
         else:
             return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
-                        f"built from {sha[:12]} (from its metadata)"), {}
-    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
-    present = {
-        r.pr.number: "every shipped hunk is applied in the target"
-        for r in report.prs if r.status is PRStatus.APPLIED
-    }
+                        f"built from {sha[:12]} (from its metadata)"), {}, lacking
     by_number = {pr.number: pr for pr in changes.prs}
     start = by_number[order[0]].base_sha
     for number in order:
@@ -467,7 +510,7 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
     sha = git.commit_tree(tree, [start], "prstack plan: installed files")
     note = unknown or "no build commit in its metadata; "
     note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
-    return Onto("installed", info.path, sha, tree, start, info, note), present
+    return Onto("installed", info.path, sha, tree, start, info, note), present, lacking
 
 
 def combined_patch(source: GitSource, plan: Plan) -> bytes:

@@ -233,6 +233,8 @@ def plan_script(plan: Plan) -> str:
             lines.append("git cherry-pick -x " + " ".join(plain))
         for k in p.picks:
             if k.squash:
-                lines.append(f"git diff --binary {k.parent} {k.commit} | git apply --index --3way")
-                lines.append(f"git commit -q -m {q(f'PR #{p.pr.number} (squashed by prstack plan)')}")
+                only = (" -- " + " ".join(q(path) for path in k.paths)) if k.paths else ""
+                what = "what the target lacks" if k.paths else "squashed by prstack plan"
+                lines.append(f"git diff --binary {k.parent} {k.commit}{only} | git apply --index --3way")
+                lines.append(f"git commit -q -m {q(f'PR #{p.pr.number} ({what})')}")
     return "\n".join(lines) + "\n"

@@ -170,6 +170,21 @@ class PlanGit:
                 self._git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
             return self._out("write-tree", env=env)
 
+    def restrict(self, base: str, head: str, paths: Sequence[str]) -> str:
+        """A throw-away commit on `base` holding only `paths` as they are at `head`: the change
+        base..head limited to those files."""
+        with self._index(base) as env:
+            for path in paths:
+                entry = self._out("--literal-pathspecs", "ls-tree", head, "--", path)
+                if entry:
+                    mode, _kind, rest = entry.split(" ", 2)
+                    blob = rest.split("\t", 1)[0]
+                    self._git("update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}", env=env)
+                else:
+                    self._git("update-index", "--force-remove", "--", path, env=env)
+            tree = self._out("write-tree", env=env)
+        return self.commit_tree(tree, [base], "prstack plan: restricted change")
+
     def diff_trees(self, old: str, new: str) -> bytes:
         """A patch from `old` to `new` that `git apply` accepts (binary and renames included)."""
         return self._git(
