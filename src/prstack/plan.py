@@ -51,6 +51,13 @@ class Onto:
     target: TargetInfo | None = None
     note: str | None = None
 
+    @property
+    def label(self) -> str:
+        """How reasons name it: the ref, the build commit, or the installed files."""
+        if self.kind == "ref":
+            return self.name
+        return f"the build commit {self.sha[:12]}" if self.sha == self.start else "the installed files"
+
 
 @dataclass(frozen=True)
 class Pick:
@@ -268,7 +275,7 @@ class Planner:
         if pr.number in self.present:
             return self.present[pr.number]
         if b.is_ancestor(pr.head_sha, onto.sha):
-            return f"its head {pr.head_sha[:10]} is in the history of {onto.name}"
+            return f"its head {pr.head_sha[:10]} is in the history of {onto.label}"
         ids = self._onto_ids(pr)
         own = b.patch_id(pr.base_sha, pr.head_sha)
         if own is None:
@@ -284,9 +291,9 @@ class Planner:
             commit_ids = [b.patch_id(c.parents[0], c.sha) for c in singles]
             if all(i is None or i in ids for i in commit_ids):
                 return (f"rebased in: all {len(singles)} commit(s) have a patch-id-equal commit "
-                        f"in {onto.name}")
+                        f"in {onto.label}")
         if b.reverse_applies(onto.tree, pr.base_sha, pr.head_sha):
-            return f"its whole change reverse-applies cleanly on {onto.name}"
+            return f"its whole change reverse-applies cleanly on {onto.label}"
         return None
 
     def _replay(self, tree: str, picks: Sequence[Pick]) -> _Replay:
@@ -424,7 +431,7 @@ def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
     for c in conflicts:
         with_what = [f"#{n}" for n in c.with_prs]
         if c.with_onto:
-            with_what.insert(0, onto.name)
+            with_what.insert(0, onto.label)
         parts.append(f"{c.path} (with {' and '.join(with_what)})")
     return "conflicts in " + ", ".join(parts)
 

@@ -62,7 +62,7 @@ def conflict_where(c: Conflict) -> str:
 def _with(c: Conflict, plan: Plan) -> str:
     names = [f"#{n}" for n in c.with_prs]
     if c.with_onto:
-        names.insert(0, plan.onto.name if plan.onto.kind == "ref" else "the installed files")
+        names.insert(0, plan.onto.label)
     return " and ".join(names)
 
 
@@ -172,8 +172,8 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
                 "depends_on": list(p.pr.depends_on),
                 "status": p.status.value,
                 "reason": p.reason,
-                "picks": [{"commit": k.commit, "parent": k.parent, "squash": k.squash}
-                          for k in p.picks],
+                "picks": [{"commit": k.commit, "parent": k.parent, "squash": k.squash,
+                           "paths": list(k.paths)} for k in p.picks],
                 "redundant": list(p.redundant),
                 "blocked_by": list(p.blocked_by),
                 "conflicts": [
