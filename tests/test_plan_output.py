@@ -8,6 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.console import Console
 
 from conftest import GitRepo
@@ -40,6 +42,38 @@ def test_order_is_stack_order_then_the_order_given() -> None:
     assert plan_order([3, 2], parents) == (1, 2, 3)
     # a cycle (contradictory evidence) does not loop forever
     assert set(plan_order([1], {1: (2,), 2: (1,)})) == {1, 2}
+
+
+@given(st.data())
+def test_order_puts_parents_first_and_keeps_the_given_order(data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, 8))
+    numbers = list(range(100, 100 + n))
+    # a random forest: each PR's parent is an earlier one (or none)
+    parents = {num: (() if i == 0 or data.draw(st.booleans()) else
+                     (numbers[data.draw(st.integers(0, i - 1))],))
+               for i, num in enumerate(numbers)}
+    requested = data.draw(st.permutations(numbers))
+    order = plan_order(requested, parents)
+    assert sorted(order) == numbers
+    for child, above in parents.items():
+        assert all(order.index(p) < order.index(child) for p in above)
+    # PRs that stand alone (no parent, no child) keep the order given
+    alone = [r for r in requested if not parents[r] and all(r not in ps for ps in parents.values())]
+    assert [r for r in order if r in alone] == alone
+    # and the first PR given goes on right after what it builds on
+    first = requested[0]
+    assert order.index(first) == len({first, *_closure(first, parents)}) - 1
+
+
+def _closure(number: int, parents: dict[int, tuple[int, ...]]) -> set[int]:
+    seen: set[int] = set()
+    todo = list(parents[number])
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += parents[n]
+    return seen
 
 
 def test_conflict_regions_are_the_marker_lines() -> None:

@@ -1,4 +1,19 @@
-"""The plan as a rich table, Markdown, JSON (prstack.plan/1) and a script of git commands."""
+"""The plan as a rich table, Markdown, JSON (prstack.plan/1) and a script of git commands.
+
+JSON, schema "prstack.plan/1":
+    {"schema", "clean": bool,
+     "onto": {"kind": "ref|installed", "name", "sha", "start", "note", "distribution", "version"},
+     "prs": [{"number", "head_sha", "base_sha", "depends_on": [int],
+              "status": "present|clean|conflict|blocked", "reason": str,
+              "picks": [{"commit", "parent", "squash": bool, "paths": [str]}],
+              "redundant": [sha], "blocked_by": [int],
+              "conflicts": [{"path", "commit", "regions": [[first, last]], "with_onto": bool,
+                             "with_prs": [int], "hunks": [{"old_start", "old_lines",
+                                                           "new_start", "new_lines"}]}]}]}
+PRs are in plan order; `start` is the commit a script starts from (differs from `sha` only for an
+installed target without a build commit); `regions` are line ranges of conflict markers in the
+merged file.
+"""
 
 from __future__ import annotations
 
