@@ -147,6 +147,8 @@ def plan(
     emit_patch: Annotated[Path | None, typer.Option("--emit-patch", help="Write the combined patch here.")] = None,
     emit_script: Annotated[Path | None, typer.Option("--emit-script", help="Write the git commands here.")] = None,
     fmt: FormatOpt = OutputFormat.TABLE,
+    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan import combined_patch, plan_stack
