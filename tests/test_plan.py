@@ -237,3 +237,14 @@ def test_installed_build_that_dropped_a_hunk_gets_it_picked_again(
     ):
         report = audit_tree(repo.path, [40898], tree)
         assert report.all_present, [(r.hunk.pr, r.hunk.path, r.status) for r in report.results]
+
+
+def test_file_deleted_upstream_is_a_conflict_without_markers(upstream: Upstream) -> None:
+    up = upstream
+    up.pr(16, [(UTIL, "2 * x", "2 * x + 0")])
+    up.repo.git("checkout", "--quiet", "main")
+    up.repo.commit("Drop util", {UTIL: None})
+    plan = plan_stack(GitSource(up.path), [16], onto="main")
+    (conflict,) = plan.prs[0].conflicts
+    assert conflict.path == UTIL and conflict.with_onto and conflict.regions == ()
+    assert conflict.message is not None and "modify/delete" in conflict.message

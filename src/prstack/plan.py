@@ -231,9 +231,9 @@ class _Replay:
 @dataclass
 class _State:
     tree: str
+    """The onto-point's tree with the clean PRs so far picked."""
     applied: list[int] = field(default_factory=list)
-    trees: dict[int, str] = field(default_factory=dict)
-    """PR -> the state's tree before the PR was picked."""
+    """Those PRs, in plan order."""
 
 
 def _picks_of(pr: PullRequest) -> list[Pick]:
@@ -413,7 +413,6 @@ class Planner:
                 plan[number] = PRPlan(pr, PlanStatus.PRESENT, "picking its commits changes nothing",
                                       redundant=tuple(redundant))
                 continue
-            state.trees[number] = state.tree
             state.tree = done.tree
             state.applied.append(number)
             reason = f"{len(kept)} commit(s) pick cleanly"
