@@ -167,17 +167,25 @@ def _install(up: Upstream, rev: str, version: str, where: Path) -> Path:
     return site
 
 
-@pytest.mark.parametrize("with_commit", [True, False], ids=["build-commit", "hunks-only"])
+@pytest.mark.parametrize(("kind", "with_commit"), [
+    ("site-packages", True), ("site-packages", False), ("wheel", True), ("wheel", False),
+    ("tree", False),
+])
 def test_installed_target_holding_part_of_the_stack(
-    upstream: Upstream, tmp_path: Path, with_commit: bool
+    upstream: Upstream, tmp_path: Path, kind: str, with_commit: bool
 ) -> None:
     up = upstream
     stack_1_2(up)
     pr1 = up.repo.git("rev-parse", "pr1")
     version = f"1.0+g{pr1[:9]}" if with_commit else "1.0"
     site = _install(up, pr1, version, tmp_path / "built")
+    where = {
+        "site-packages": site,
+        "wheel": tmp_path / "built" / "dist" / f"kvlite-{version}-py3-none-any.whl",
+        "tree": tmp_path / "built" / "tree",
+    }[kind]
     src = GitSource(up.path)
-    plan = plan_stack(src, [2], target=TargetSpec("site-packages", str(site)))
+    plan = plan_stack(src, [2], target=TargetSpec(kind, str(where)))
     assert statuses(plan) == {1: PlanStatus.PRESENT, 2: PlanStatus.CLEAN}
     assert plan.onto.kind == "installed" and plan.onto.start == pr1
     if with_commit:
