@@ -17,6 +17,7 @@ from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
 from prstack.render.text import clean
 from prstack.sources.cache import Cache
+from prstack.sources.git import GitSource
 from prstack.sources.remote import Via, open_source
 from prstack.targets import TargetSpec
 
@@ -136,6 +137,66 @@ def demo(
             console.print(f"\n{result.verdict()}", highlight=False, markup=False)
             console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
     raise typer.Exit(code)
+
+
+@app.command()
+def plan(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is planned too).")],
+    git: GitOpt = None,
+    onto: Annotated[str | None, typer.Option("--onto", help="Ref, tag or sha to plan onto.")] = None,
+    installed: Annotated[bool, typer.Option("--installed", help="Plan onto this interpreter's environment.")] = False,
+    python: Annotated[str | None, typer.Option("--python", help="Plan onto that interpreter's environment.")] = None,
+    site_packages: Annotated[
+        Path | None, typer.Option("--site-packages", help="Plan onto a site-packages directory.")
+    ] = None,
+    wheel: Annotated[Path | None, typer.Option("--wheel", help="Plan onto a wheel.")] = None,
+    tree: Annotated[Path | None, typer.Option("--tree", help="Plan onto a plain source tree.")] = None,
+    dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
+    base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
+    emit_patch: Annotated[Path | None, typer.Option("--emit-patch", help="Write the combined patch here.")] = None,
+    emit_script: Annotated[Path | None, typer.Option("--emit-script", help="Write the git commands here.")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE,
+    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+) -> None:
+    """Before installing: the order, what is already in, and what will conflict."""
+    from prstack.plan import combined_patch, plan_stack
+    from prstack.render.plan import plan_script, render_plan
+
+    if git is None:
+        raise InputError(
+            "no PR source: give a local clone with --git PATH "
+            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+        )
+    has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
+    if onto is not None and has_target:
+        raise InputError("--onto and a target both name an onto-point; give one of them.")
+    if onto is None and not has_target:
+        raise InputError(
+            "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
+            "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
+        )
+    spec = None if onto is not None else _target_spec(installed, python, site_packages, wheel, tree, dist)
+    source = GitSource(git)
+    result = plan_stack(source, prs, onto=onto, target=spec, base=base)
+    if emit_script is not None:
+        _write(emit_script, plan_script(result).encode())
+    if emit_patch is not None:
+        _write(emit_patch, combined_patch(source, result))
+    rendered = render_plan(result, fmt)
+    console = _console()
+    if isinstance(rendered, str):
+        console.out(rendered, end="", highlight=False)
+    else:
+        console.print(rendered)
+    raise typer.Exit(0 if result.clean else 1)
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}; give a writable path.") from None
 
 
 @app.command()
