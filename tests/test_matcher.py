@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_matcher_support import PATH, apply_some, judge, make_hunks
 
 from prstack.matcher import PackageIndex, decode, match_file
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkStatus
+from test_matcher_support import PATH, apply_some, judge, make_hunks
 
 A = HunkStatus.APPLIED
 M = HunkStatus.MISSING
@@ -335,3 +335,13 @@ def test_fifty_megabyte_file_is_fast() -> None:
         elapsed = time.perf_counter() - started
         assert statuses(results) == want
         assert elapsed < 15, elapsed
+
+
+def test_addition_at_end_of_file_stays_applied_when_more_is_appended() -> None:
+    """A hunk that appends at the end of a file (no trailing context) is applied when a later PR
+    appends more after it: the longer new image wins over the bare context at the same place."""
+    base = "def test_one():\n    run()\n    assert a == 1\n    assert b == 1\n"
+    head = base + "\n\ndef test_two():\n    assert keys == [1, 2]\n"
+    later = head + "\n\ndef test_three():\n    assert window == 2\n"
+    assert statuses(judge(base, head, later)) == [A]
+    assert statuses(judge(base, head, base + "\n\ndef test_three():\n    assert window == 2\n")) == [M]

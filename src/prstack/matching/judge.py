@@ -146,8 +146,9 @@ def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | Non
 def _search_images(
     idx: FileIndex, sh: Shape, expected: int, min_start: int, fuzz_from: int, fuzz_to: int
 ) -> Verdict | None:
-    """Whole old or new image (less up to `fuzz` context lines each end), nearest wins; a tie goes
-    to the old image: on true ambiguity prefer not-applied."""
+    """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
+    place the longer image wins (a pure addition's old image is only its context, which the applied
+    new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied."""
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
@@ -170,7 +171,6 @@ def _search_images(
                 if s is None:
                     continue
                 s -= fl
-                # nearest; then the longer image (it extends the other); then old: not-applied
                 key = (s < min_start, abs(s - expected), -len(img), kind, level)
                 if best is None or key < best[0]:
                     best = (key, s, kind, level)
