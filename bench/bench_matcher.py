@@ -21,8 +21,8 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "src")]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_matcher_support import apply_some, hunk_spans, judge, make_hunks
 
 from prstack.matching.text import trivial
 from prstack.models import HunkStatus
+from test_matcher_support import apply_some, hunk_spans, judge, make_hunks
 
 POOL = [f"stmt_{k}(x)" for k in range(120)] + ["", "    pass", ")", "    return x"] * 6
 LINE = st.sampled_from(POOL)

@@ -70,7 +70,7 @@ class FileIndex:
 
     def holds(self, image: Sequence[str], at: int) -> bool:
         """True when the exact lines `image` are at `at` (no index needed)."""
-        return 0 <= at and at + len(image) <= len(self.lines) and all(
+        return at >= 0 and at + len(image) <= len(self.lines) and all(
             self.lines[at + j] == line for j, line in enumerate(image))
 
     def in_conflict(self, start: int, end: int) -> bool:

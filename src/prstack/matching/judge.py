@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from difflib import SequenceMatcher
+from functools import cached_property
 
 from prstack.matching.index import FileIndex
 from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, clean, trivial, wrap_pieces
