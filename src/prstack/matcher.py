@@ -54,11 +54,14 @@ def match_file(
         return [_file_level(h, target, installed_path) or _at_head(h, installed_path) for h in hunks]
     if base is not None and same_text(target, base):
         note = "file identical to the PR's base"
-        return [
-            _file_level(h, target, installed_path)
-            or HunkResult(h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
-            for h in hunks
-        ]
+        out = []
+        for h in hunks:
+            result = _file_level(h, target, installed_path) or HunkResult(
+                h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
+            if result.status is HunkStatus.MISSING and package is not None:
+                result = _relocated(result, package, installed_path) or result
+            out.append(result)
+        return out
     lines = decode(target)
     idx = FileIndex(lines, markers=has_markers(target))
     ref = head if head is not None else base
