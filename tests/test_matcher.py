@@ -345,3 +345,18 @@ def test_addition_at_end_of_file_stays_applied_when_more_is_appended() -> None:
     later = head + "\n\ndef test_three():\n    assert window == 2\n"
     assert statuses(judge(base, head, later)) == [A]
     assert statuses(judge(base, head, base + "\n\ndef test_three():\n    assert window == 2\n")) == [M]
+
+
+def test_twin_function_does_not_stand_in_for_the_place() -> None:
+    """Two identical functions; the PR edits the second. The target rewrote the second and made
+    the edit in the first: the second place decides (diverged), with or without head/base."""
+    twin = "def {name}():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n    return a\n\n"
+    base = "x = 0\n\n" + twin.format(name="f") + "\n".join(f"# spacer {i}" for i in range(20)) \
+        + "\n\n" + twin.format(name="f")
+    head = base[: base.rindex("    c = 3")] + "    c = 30\n" + base[base.rindex("    d = 4"):]
+    target = (base.replace("    c = 3\n", "    c = 30\n", 1)[: base.rindex("    c = 3") + 1]
+              + "    c = compute()\n" + base[base.rindex("    d = 4"):])
+    assert target.count("c = 30") == 1
+    assert target.count("c = compute()") == 1
+    for sides in (False, True):
+        assert statuses(judge(base, head, target, with_sides=sides)) == [D], sides

@@ -65,7 +65,7 @@ def match_file(
     lines = decode(target)
     idx = FileIndex(lines, markers=has_markers(target))
     ref = head if head is not None else base
-    anchors = Anchors(decode(ref), idx) if ref is not None else None
+    anchors = Anchors(ref, idx) if ref is not None else None
     results: list[HunkResult] = []
     carry = 0
     min_start = 0

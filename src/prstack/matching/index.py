@@ -6,7 +6,7 @@ import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from prstack.matching.text import conflict_blocks, normalise_all, trivial
+from prstack.matching.text import conflict_blocks, decode, normalise_all, trivial
 
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
@@ -133,9 +133,17 @@ class Anchors:
     LOOK_BACK = 400
     VOTES = 5
 
-    def __init__(self, ref: Sequence[str], target: FileIndex) -> None:
-        self._ref = ref
+    def __init__(self, ref: bytes, target: FileIndex) -> None:
+        self._data = ref
+        self._lines: list[str] | None = None
         self._target = target
+
+    @property
+    def _ref(self) -> list[str]:
+        """The reference text's lines, decoded on first need (most files never need them)."""
+        if self._lines is None:
+            self._lines = decode(self._data)
+        return self._lines
 
     def window(self, line0: int, end0: int) -> tuple[int, int] | None:
         """Where the target should hold reference lines [line0, end0): the start as implied by

@@ -113,12 +113,13 @@ def judge(
     found = _search_images(idx, sh, expected, min_start, 0, 0)
     if found is None and sh.wrap:
         found = _search_wrapped(idx, sh, expected, min_start)
-    if found is not None and (window is None or off(found.start) <= WEAK):
+    if found is not None and off(found.start) <= WEAK:
         return found
     # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
+    # An image found farther away loses to the hunk's whole context found where it belongs.
     span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
-    if span is not None and off(span[0]) < off(found.start if found else None) and (
-            window is None or off(span[0]) <= WEAK):
+    if span is not None and (found is None or (off(span[0]) <= WEAK
+                                               and off(span[0]) < off(found.start))):
         return _classify(idx, sh, span)
     if found is not None:
         return found
