@@ -118,8 +118,9 @@ def judge(
     # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
     # An image found farther away loses to the hunk's whole context found where it belongs.
     span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
-    if span is not None and (found is None or (off(span[0]) <= WEAK
-                                               and off(span[0]) < off(found.start))):
+    at_place = span is not None and (window is None or off(span[0]) <= WEAK)
+    if span is not None and at_place and (found is None or (
+            sh.lead > 0 and off(span[0]) <= WEAK and off(span[0]) < off(found.start))):
         return _classify(idx, sh, span)
     if found is not None:
         return found
