@@ -173,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
             dict(modules=2000, units=13, prs=60, files_per_pr=8, edits_per_file=5, big_mb=20))
     if args.big_mb is not None:
         size["big_mb"] = args.big_mb
+    if args.keep and args.keep.exists():
+        ap.error(f"--keep {args.keep}: already exists; give a new directory")
     root = args.keep or Path(tempfile.mkdtemp(prefix="prstack-bench-"))
     started = time.perf_counter()
     case = build(root, **size)

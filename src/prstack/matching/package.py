@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import bisect
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from prstack.matching.text import LEVELS, LOOSEST, decode, normalise_all, trivial
 
 _loose = LEVELS[LOOSEST][1]
+INDEX_MAX_BYTES = 8_000_000
+"""Files larger than this (generated tables, vendored data) are not searched for moved blocks:
+moved code lands in code modules, and indexing them would double the cost of the whole index."""
 
 
 class PackageIndex:
@@ -23,12 +28,13 @@ class PackageIndex:
         self._load = load
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
-        self._keys: dict[str, tuple[list[str], dict[str, int]]] | None = None
-        self._firsts: list[tuple[str, dict[str, int]]] = []
-        self._anywhere: set[str] = set()
-        """Every loose key of the package (fast rejection)."""
-        self._holders: dict[str, list[str]] = {}
-        """Loose key -> the files holding it, computed for the keys asked about."""
+        self._keys: list[str] = []
+        """Every line of every file (sorted by path), loosely normalised, end to end."""
+        self._starts: list[int] = []
+        self._paths: list[str] = []
+        self._first: dict[str, int] | None = None
+        """Loose key -> its first position in `_keys`."""
+        self._count: Counter[str] = Counter()
 
     @property
     def data(self) -> Mapping[str, bytes]:
@@ -44,18 +50,19 @@ class PackageIndex:
             self._files = {path: decode(data) for path, data in self.data.items()}
         return self._files
 
-    def _index(self) -> dict[str, tuple[list[str], dict[str, int]]]:
-        """Per file: its lines' loose keys, and each key's first position."""
-        if self._keys is None:
-            keys: dict[str, tuple[list[str], dict[str, int]]] = {}
+    def _index(self) -> dict[str, int]:
+        if self._first is None:
             for path in sorted(self.data):
-                norms = normalise_all(decode(self.data[path]), LOOSEST)
-                first = dict(zip(reversed(norms), range(len(norms) - 1, -1, -1), strict=True))
-                keys[path] = (norms, first)
-                self._firsts.append((path, first))
-                self._anywhere.update(first)
-            self._keys = keys
-        return self._keys
+                if len(self.data[path]) > INDEX_MAX_BYTES:
+                    continue
+                self._starts.append(len(self._keys))
+                self._paths.append(path)
+                self._keys += normalise_all(decode(self.data[path]), LOOSEST)
+            self._starts.append(len(self._keys))
+            keys = self._keys
+            self._first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
+            self._count = Counter(keys)
+        return self._first
 
     def find_block(
         self, block: Sequence[str], *, exclude: str | None = None
@@ -65,56 +72,43 @@ class PackageIndex:
         wanted = [_loose(line) for line in block if not trivial(line)]
         if not wanted:
             return None
-        index = self._index()
-        if any(key not in self._anywhere for key in wanted):
+        first = self._index()
+        if any(key not in first for key in wanted):
             return None
-        # look for the block where its rarest line is (longest lines first: usually rarest)
-        probe, fewest = 0, -1
-        for i in sorted(range(len(wanted)), key=lambda i: -len(wanted[i])):
-            n = len(self._holding(wanted[i]))
-            if fewest < 0 or n < fewest:
-                probe, fewest = i, n
-            if n <= 2:
-                break
-        for path in self._holding(wanted[probe]):
-            if path == exclude:
-                continue
-            norms, first = index[path]
-            at = first.get(wanted[probe])
-            while at is not None:
-                start = _walk(norms, at, wanted, probe)
+        # look for the block where its rarest line is
+        probe = min(range(len(wanted)), key=lambda i: self._count[wanted[i]])
+        keys = self._keys
+        at: int | None = first[wanted[probe]]
+        while at is not None:
+            f = bisect.bisect_right(self._starts, at) - 1
+            path = self._paths[f]
+            if path != exclude:
+                start = _walk(keys, at, wanted, probe, self._starts[f], self._starts[f + 1])
                 if start is not None:
-                    return path, start + 1
-                try:
-                    at = norms.index(wanted[probe], at + 1)
-                except ValueError:
-                    at = None
+                    return path, start - self._starts[f] + 1
+            try:
+                at = keys.index(wanted[probe], at + 1)
+            except ValueError:
+                at = None
         return None
 
 
-    def _holding(self, key: str) -> list[str]:
-        got = self._holders.get(key)
-        if got is None:
-            got = self._holders[key] = [path for path, first in self._firsts if key in first]
-        return got
-
-
-def _walk(norms: list[str], at: int, wanted: list[str], probe: int) -> int | None:
-    """With wanted[probe] at norms[at], the position of wanted[0] if all of `wanted` is there,
-    in order, with only trivial lines between; else None."""
+def _walk(keys: list[str], at: int, wanted: list[str], probe: int, lo: int, hi: int) -> int | None:
+    """With wanted[probe] at keys[at], the position of wanted[0] if all of `wanted` is there, in
+    order, with only trivial lines between, inside [lo, hi); else None."""
     i = at
     for k in range(probe - 1, -1, -1):
         i -= 1
-        while i >= 0 and norms[i] != wanted[k] and trivial(norms[i]):
+        while i >= lo and keys[i] != wanted[k] and trivial(keys[i]):
             i -= 1
-        if i < 0 or norms[i] != wanted[k]:
+        if i < lo or keys[i] != wanted[k]:
             return None
     start = i
     i = at
     for k in range(probe + 1, len(wanted)):
         i += 1
-        while i < len(norms) and norms[i] != wanted[k] and trivial(norms[i]):
+        while i < hi and keys[i] != wanted[k] and trivial(keys[i]):
             i += 1
-        if i >= len(norms) or norms[i] != wanted[k]:
+        if i >= hi or keys[i] != wanted[k]:
             return None
     return start
