@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     size = (dict(modules=60, units=13, prs=6, files_per_pr=4, edits_per_file=4, big_mb=2)
             if args.small else
-            dict(modules=2000, units=13, prs=60, files_per_pr=8, edits_per_file=5, big_mb=20))
+            dict(modules=2000, units=13, prs=60, files_per_pr=8, edits_per_file=5, big_mb=50))
     if args.big_mb is not None:
         size["big_mb"] = args.big_mb
     if args.keep and args.keep.exists():
@@ -180,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     case = build(root, **size)
     built = time.perf_counter() - started
     mutations = Counter(t.mutation for t in case.truth.values())
-    print(f"case: {case.modules} modules, {case.lines_total:,} lines, {len(case.numbers)} PRs, "
-          f"{len(case.hunks)} hunks, big module {size['big_mb']} MB; built in {built:.1f}s at {root}")
+    print(f"case: {case.modules} modules, {case.lines_total:,} lines (the {size['big_mb']} MB module "
+          f"included), {len(case.numbers)} PRs, {len(case.hunks)} hunks; built in {built:.1f}s "
+          f"at {root}")
     print("mutations: " + ", ".join(f"{m} {n}" for m, n in sorted(mutations.items())))
 
     walls, matchings, rss, got_prstack = [], [], 0.0, {}
