@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -215,3 +216,75 @@ class GitSource:
 
     def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: self.pr_head(n) for n in numbers}
+
+    # -- stack detection (issue 4) ----------------------------------------------
+
+    def _pipe(self, args: Sequence[str], data: bytes) -> bytes:
+        """Run git with `data` on stdin; its stdout."""
+        done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True)
+        if done.returncode != 0:
+            stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
+            raise SourceError(f"git {' '.join(args[:2])} failed in {self.path}: {stderr}")
+        return done.stdout
+
+    def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
+        """Commit sha -> `git patch-id --stable` of its change (merges and empty commits: none)."""
+        if not shas:
+            return {}
+        diffs = self._pipe(
+            ["diff-tree", "--stdin", "-p", "-r", "--root", "--no-color", "--no-ext-diff",
+             "--no-renames"],
+            ("\n".join(shas) + "\n").encode(),
+        )
+        out = self._pipe(["patch-id", "--stable"], diffs).decode()
+        pairs = (line.split() for line in out.splitlines() if line.strip())
+        return {sha: pid for pid, sha in pairs}
+
+    def diff_patch_id(self, base: str, head: str) -> str | None:
+        """The patch-id of the whole change base..head (what a squash merge of it would have)."""
+        diff = self._run_bytes("diff", "--no-color", "--no-ext-diff", "--no-renames", base, head)
+        out = self._pipe(["patch-id", "--stable"], diff).decode().split()
+        return out[0] if out else None
+
+    def changed_paths(self, base: str, head: str) -> list[str]:
+        out = self._run_bytes("diff", "--name-only", "-z", "--no-renames", base, head)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def commits_touching(self, base: str, head: str, paths: Sequence[str]) -> list[str]:
+        """Non-merge commits of base..head touching any of `paths`, oldest first."""
+        if not paths:
+            return []
+        out = self._run("log", "--reverse", "--no-merges", "--format=%H", f"{base}..{head}",
+                        "--", *paths)
+        return out.split()
+
+    def _pr_refs(self, *filters: str) -> dict[int, str]:
+        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
+                        "refs/pull/", "refs/remotes/")
+        found: dict[int, str] = {}
+        for line in out.splitlines():
+            ref, _, sha = line.partition(" ")
+            number = pr_number_of_ref(ref)
+            if number is not None and (number not in found or ref.startswith("refs/pull/")):
+                found[number] = sha
+        return found
+
+    def prs_pointing_at(self, sha: str) -> dict[int, str]:
+        """PRs whose head is exactly `sha`."""
+        return self._pr_refs(f"--points-at={sha}")
+
+    def prs_containing(self, sha: str) -> dict[int, str]:
+        """PRs whose head has `sha` in its history: number -> head sha."""
+        return self._pr_refs(f"--contains={sha}")
+
+    def pr_head_subjects(self) -> dict[str, list[int]]:
+        """Subject of each PR ref's head commit -> the PRs with that head subject (one git call)."""
+        out = self._run("for-each-ref", "--format=%(refname)%00%(subject)",
+                        "refs/pull/", "refs/remotes/")
+        index: dict[str, list[int]] = {}
+        for line in out.splitlines():
+            ref, _, subject = line.partition("\0")
+            number = pr_number_of_ref(ref)
+            if number is not None and number not in index.get(subject, []):
+                index.setdefault(subject, []).append(number)
+        return index

@@ -1,16 +1,30 @@
-"""Load a stack of PRs from a git-backed source: heads, parents, fork points, net hunks, provenance."""
+"""Load a stack of PRs from a git clone: heads, parents with evidence, fork points, net hunks."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
+from prstack.markers import Marker, named_prs
 from prstack.models import Hunk, PullRequest
 from prstack.sources.git import GitSource
-from prstack.stack import Stack, build_stack
+from prstack.stack import (
+    MissingParent,
+    PRFacts,
+    PRState,
+    Stack,
+    StackEdge,
+    Unconfirmed,
+    build_stack,
+    relate,
+)
+
+SUBJECT_NOISE = 5
+"""A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
 
 
 @dataclass(frozen=True)
@@ -44,60 +58,288 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
     base = src.merge_base(head, default)
     if base is None:
         raise InputError(
-            f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF."
+            f"the head {head[:12]} shares no history with {default}; "
+            "give the fork point with --base REF."
         )
     return base
 
 
-def load_stack(src: GitSource, numbers: Sequence[int], base: str | None = None) -> StackChanges:
-    """The PRs asked for and every unmerged PR they stack on, with each PR's own net hunks."""
-    default = src.default_ref
-    heads = {n: src.pr_head(n)[1] for n in numbers}
-    ancestors: dict[int, set[int]] = {}
-    todo = list(dict.fromkeys(numbers))
+def fetch_command(src: GitSource, number: int) -> str:
+    return f"git -C {src.path} fetch origin '+refs/pull/{number}/head:refs/pull/{number}/head'"
+
+
+@dataclass
+class _Reader:
+    """One stack detection run: caches what git said about each PR."""
+
+    src: GitSource
+    metadata: Mapping[int, PullRequest]
+    default: str = ""
+    heads: dict[int, str] = field(default_factory=dict)
+    ancestors: dict[int, dict[int, str]] = field(default_factory=dict)
+    facts: dict[int, PRFacts] = field(default_factory=dict)
+    unloadable: set[int] = field(default_factory=set)
+    _subjects: dict[str, list[int]] | None = None
+
+    def head(self, number: int) -> str | None:
+        if number not in self.heads:
+            try:
+                self.heads[number] = self.src.pr_head(number)[1]
+            except InputError:
+                return None
+        return self.heads[number]
+
+    def load(self, number: int) -> PRFacts | None:
+        """The PR's facts (None when its history cannot be placed against the default branch)."""
+        if number in self.facts or number in self.unloadable:
+            return self.facts.get(number)
+        head = self.head(number)
+        if head is None:
+            self.unloadable.add(number)
+            return None
+        below = {
+            n: sha
+            for n, sha in self.src.pr_refs_between(head, self.default).items()
+            if n != number and sha != head
+        }
+        self.ancestors[number] = below
+        for n, sha in below.items():
+            self.heads.setdefault(n, sha)
+        try:
+            fork = fork_point(self.src, head, self.default)
+        except InputError:
+            self.unloadable.add(number)
+            return None
+        commits = self.src.commits(fork, head)
+        shas = [c.sha for c in commits]
+        cut = max((shas.index(sha) + 1 for sha in below.values() if sha in shas), default=0)
+        meta = self.metadata.get(number)
+        facts = PRFacts(
+            number=number,
+            head=head,
+            fork_point=fork,
+            commits=commits,
+            own=commits[cut:],
+            patch_ids=self.src.patch_ids([c.sha for c in commits if len(c.parents) == 1]),
+            ref=f"refs/pull/{number}/head",
+            title=meta.title if meta else None,
+            body=meta.body if meta else None,
+            head_branch=meta.head_ref if meta else None,
+            base_branch=meta.base_ref if meta else None,
+        )
+        self.facts[number] = facts
+        return facts
+
+    def mark_merged(self, number: int) -> PRFacts | None:
+        """Fill in how the PR is in the default branch: ancestry, rebase or squash (by patch-id)."""
+        f = self.load(number)
+        if f is None or f.merged is not None:
+            return f
+        how: str | None = None
+        if self.src.is_ancestor(f.head, self.default):
+            how = "ancestry"
+        elif f.own:
+            paths = self.src.changed_paths(f.fork_point, f.head)
+            landed = self.src.commits_touching(f.fork_point, self.default, paths)
+            if landed:
+                pids = set(self.src.patch_ids(landed).values())
+                own_pids = [f.patch_ids.get(c.sha) for c in f.own]
+                own_base = f.own[0].parents[0] if f.own[0].parents else f.fork_point
+                if own_pids and all(p is not None and p in pids for p in own_pids):
+                    how = "rebase"
+                elif self.src.diff_patch_id(own_base, f.head) in pids:
+                    how = "squash"
+        if how is not None:
+            f = replace(f, merged=how)
+            self.facts[number] = f
+        return f
+
+    def subject_hints(self, child: PRFacts) -> set[int]:
+        if self._subjects is None:
+            self._subjects = self.src.pr_head_subjects()
+        hints: set[int] = set()
+        for c in child.commits:
+            prs = self._subjects.get(c.subject, [])
+            if len(prs) <= SUBJECT_NOISE:
+                hints.update(prs)
+        return hints
+
+    def merged_parents_at(self, child: PRFacts) -> set[int]:
+        """PRs merged with a merge commit whose head is exactly where the child forks."""
+        found = set()
+        for n, sha in self.src.prs_pointing_at(child.fork_point).items():
+            merge = self.src.merge_commit_bringing(sha, self.default)
+            if n != child.number and merge and not self.src.is_ancestor(sha, f"{merge}^1"):
+                self.heads.setdefault(n, sha)
+                found.add(n)
+        return found
+
+
+def read_graph(
+    src: GitSource, numbers: Sequence[int], metadata: Mapping[int, PullRequest] | None = None
+) -> Stack:
+    """The stack under `numbers`: every PR they build on, with the evidence on each edge, stale and
+    merged states, unconfirmed markers, missing parent refs and cycles.
+
+    `metadata` (PR number -> PullRequest from the GitHub source) adds titles, bodies and base/head
+    branch names: a body's markers and "base branch = the parent's head branch" become evidence."""
+    reader = _Reader(src, metadata or {}, src.default_ref)
+    requested = list(dict.fromkeys(numbers))
+    for n in requested:
+        reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
+    edges: dict[tuple[int, int], StackEdge] = {}
+    unconfirmed: list[Unconfirmed] = []
+    missing: dict[tuple[int, int], MissingParent] = {}
+    todo, seen = list(requested), set()
     while todo:
-        number = todo.pop()
-        below = src.pr_refs_between(heads[number], default)
-        ancestors[number] = {n for n, sha in below.items() if n != number and sha != heads[number]}
-        for n in ancestors[number]:
-            if n not in heads:
-                heads[n] = below[n]
-                todo.append(n)
-    stack = build_stack(list(numbers), ancestors)
+        number = todo.pop(0)
+        if number in seen:
+            continue
+        seen.add(number)
+        child = reader.mark_merged(number)
+        if child is None:
+            if number in requested:
+                fork_point(
+                    src, reader.heads[number], reader.default
+                )  # raises the user-facing error
+            continue
+        markers = named_prs([child.body, *(c.message for c in child.commits)], number)
+        claimed = named_prs([child.body, *(c.message for c in child.own)], number)
+        by_branch = {
+            n
+            for n, meta in reader.metadata.items()
+            if n != number and child.base_branch and meta.head_ref == child.base_branch
+        }
+        ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
+        candidates = set(markers) | by_branch | set(requested) | reader.subject_hints(child)
+        if child.commits:
+            below_head = set(src.prs_containing(child.head))
+            candidates |= set(src.prs_containing(child.commits[0].sha)) - below_head
+        candidates -= ancestry | {number}
+        for parent_number in sorted(ancestry | candidates):
+            texts = tuple(m.text for m in markers.get(parent_number, []))
+            parent = reader.load(parent_number)
+            if parent is None:
+                if parent_number in claimed or parent_number in by_branch:
+                    _note_missing(reader, src, missing, unconfirmed, parent_number, number, texts)
+                continue
+            edge = relate(
+                parent,
+                child,
+                ancestry=parent_number in ancestry,
+                markers=texts,
+                base_branch=parent_number in by_branch,
+            )
+            if edge is not None:
+                edges[(parent_number, number)] = edge
+                todo.append(parent_number)
+            elif parent_number in claimed or parent_number in by_branch:
+                unconfirmed.append(
+                    Unconfirmed(parent_number, number, texts, _why_not(parent, child))
+                )
+    facts = {n: f for n in seen if (f := reader.facts.get(n)) is not None}
+    return build_stack(requested, facts, edges.values(), unconfirmed, missing.values())
+
+
+def _note_missing(
+    reader: _Reader,
+    src: GitSource,
+    missing: dict[tuple[int, int], MissingParent],
+    unconfirmed: list[Unconfirmed],
+    parent: int,
+    child: int,
+    texts: tuple[str, ...],
+) -> None:
+    if reader.head(parent) is None:
+        missing[(parent, child)] = MissingParent(parent, child, texts, fetch_command(src, parent))
+    else:
+        unconfirmed.append(
+            Unconfirmed(
+                parent,
+                child,
+                texts,
+                f"#{parent}'s history cannot be placed against {reader.default}",
+            )
+        )
+
+
+def _why_not(parent: PRFacts, child: PRFacts) -> str:
+    if parent.merged:
+        how = parent.merged
+        return f"#{parent.number} is merged ({how}) and #{child.number} holds none of its commits"
+    return f"#{child.number} holds neither #{parent.number}'s head nor copies of its commits"
+
+
+def markers_of(stack: Stack, number: int) -> list[Marker]:
+    """Every marker in a PR's body and commit messages (for reports)."""
+    f = stack.facts.get(number)
+    if f is None:
+        return []
+    return [
+        m
+        for ms in named_prs([f.body, *(c.message for c in f.commits)], number).values()
+        for m in ms
+    ]
+
+
+def load_stack(
+    src: GitSource,
+    numbers: Sequence[int],
+    base: str | None = None,
+    metadata: Mapping[int, PullRequest] | None = None,
+) -> StackChanges:
+    """The PRs asked for and every PR they stack on, with each PR's own net hunks.
+
+    A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
+    parent's — possibly stale — copy), else at its fork point (or `base` when given)."""
+    stack = read_graph(src, numbers, metadata)
     base_sha = src.resolve(base) if base else None
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
+    meta = metadata or {}
     for number in stack.order:
-        head = heads[number]
-        parents = stack.parents[number]
-        merged = src.is_ancestor(head, default)
-        if parents:
-            start = heads[parents[-1]]
-        else:
-            start = base_sha or fork_point(src, head, default)
+        f = stack.facts[number]
+        head = f.head
+        start = stack.base_of(number) or base_sha or f.fork_point
         commits = src.commits(start, head)
         own = parse_diff(src.diff(start, head), number)
         blame = _blame(src, start, head, own)
         own = with_provenance(
-            own, blame, [c.sha for c in commits], lambda path, s=start, h=head: src.log_touching(s, h, path)
+            own,
+            blame,
+            [c.sha for c in commits],
+            partial(_touching, src, start, head),
         )
         hunks += own
+        merged = stack.states[number] is PRState.MERGED
+        m = meta.get(number)
         prs.append(
             PullRequest(
                 number=number,
                 head_sha=head,
                 base_sha=start,
+                title=m.title if m else None,
+                body=m.body if m else None,
                 state="merged" if merged else "open",
-                head_ref=f"refs/pull/{number}/head",
-                depends_on=parents,
+                head_ref=f.ref,
+                base_ref=m.base_ref if m else None,
+                depends_on=stack.parents[number],
                 merged=merged,
                 commits=commits,
             )
         )
-    return StackChanges(tuple(prs), tuple(hunks), stack, default, heads[stack.order[-1]])
+    return StackChanges(
+        tuple(prs), tuple(hunks), stack, src.default_ref, stack.facts[stack.order[-1]].head
+    )
 
 
-def _blame(src: GitSource, base: str, head: str, hunks: Sequence[Hunk]) -> dict[str, dict[int, str]]:
+def _touching(src: GitSource, base: str, head: str, path: str) -> list[str]:
+    return src.log_touching(base, head, path)
+
+
+def _blame(
+    src: GitSource, base: str, head: str, hunks: Sequence[Hunk]
+) -> dict[str, dict[int, str]]:
     ranges: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for hunk in hunks:
         numbers = added_line_numbers(hunk)
