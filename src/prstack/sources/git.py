@@ -269,13 +269,19 @@ class GitSource:
                 found[number] = sha
         return found
 
+    @cached_property
+    def pr_refs(self) -> dict[int, str]:
+        """Every PR ref of the clone: number -> head sha (read once)."""
+        return self._pr_refs()
+
     def prs_pointing_at(self, sha: str) -> dict[int, str]:
         """PRs whose head is exactly `sha`."""
-        return self._pr_refs(f"--points-at={sha}")
+        return {n: head for n, head in self.pr_refs.items() if head == sha}
 
-    def prs_containing(self, sha: str) -> dict[int, str]:
-        """PRs whose head has `sha` in its history: number -> head sha."""
-        return self._pr_refs(f"--contains={sha}")
+    def prs_containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]:
+        """PRs whose head has `sha` in its history (and not `not_containing`): number -> head."""
+        extra = (f"--no-contains={not_containing}",) if not_containing else ()
+        return self._pr_refs(f"--contains={sha}", *extra)
 
     def pr_head_subjects(self) -> dict[str, list[int]]:
         """Subject of each PR ref's head commit -> the PRs with that head subject (one git call)."""
@@ -288,3 +294,9 @@ class GitSource:
             if number is not None and number not in index.get(subject, []):
                 index.setdefault(subject, []).append(number)
         return index
+
+    def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
+        """Like pr_refs_between, but walks only head's commits not in `default` (fast with many
+        PR refs): PRs whose head is one of them, number -> sha."""
+        in_range = set(self._run("rev-list", head, f"^{default}").split())
+        return {n: sha for n, sha in self.pr_refs.items() if sha in in_range}

@@ -99,7 +99,7 @@ class _Reader:
             return None
         below = {
             n: sha
-            for n, sha in self.src.pr_refs_between(head, self.default).items()
+            for n, sha in self.src.pr_heads_in_range(head, self.default).items()
             if n != number and sha != head
         }
         self.ancestors[number] = below
@@ -213,8 +213,8 @@ def read_graph(
         ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
         candidates = set(markers) | by_branch | set(requested) | reader.subject_hints(child)
         if child.commits:
-            below_head = set(src.prs_containing(child.head))
-            candidates |= set(src.prs_containing(child.commits[0].sha)) - below_head
+            first = child.commits[0].sha
+            candidates |= set(src.prs_containing(first, not_containing=child.head))
         candidates -= ancestry | {number}
         for parent_number in sorted(ancestry | candidates):
             texts = tuple(m.text for m in markers.get(parent_number, []))
