@@ -10,13 +10,16 @@ from typing import Annotated
 
 import click
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from prstack.audit import audit_stack
 from prstack.errors import InputError, PrstackError
 from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
+from prstack.render.graph import GraphFormat, render_graph
+from prstack.render.hunks import HunksFormat, render_hunks
 from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack, read_graph
 from prstack.targets import TargetSpec
 
 app = typer.Typer(
@@ -95,6 +98,54 @@ def audit(
         )
     report = audit_stack(GitSource(git), prs, spec, base)
     return _emit(Console(), report, fmt, verbose)
+
+
+def _git_source(git: Path | None) -> GitSource:
+    if git is None:
+        raise InputError(
+            "no PR source: give a local clone with --git PATH (fetch the PR refs into it with "
+            "git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+        )
+    return GitSource(git)
+
+
+def _print(console: Console, rendered: RenderableType) -> None:
+    if isinstance(rendered, str):
+        console.out(rendered, end="", highlight=False)
+    else:
+        console.print(rendered)
+
+
+@app.command()
+def graph(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is drawn).")],
+    git: GitOpt = None,
+    fmt: Annotated[
+        GraphFormat, typer.Option("--format", help="table, json, dot or mermaid.")
+    ] = GraphFormat.TABLE,
+) -> int:
+    """The stack: which PR builds on which, why, and which parents are merged or stale.
+
+    Exit 1 when a parent is stale, a parent ref is missing or markers form a cycle."""
+    stack = read_graph(_git_source(git), prs)
+    _print(Console(), render_graph(stack, fmt))
+    troubled = stack.missing or stack.cycles or any(e.stale for e in stack.edges)
+    return 1 if troubled else 0
+
+
+@app.command()
+def hunks(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is listed).")],
+    git: GitOpt = None,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Fork point override for the bottom PR.")
+    ] = None,
+    fmt: Annotated[HunksFormat, typer.Option("--format", help="table or json.")] = HunksFormat.TABLE,
+) -> int:
+    """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
+    changes = load_stack(_git_source(git), prs, base)
+    _print(Console(), render_hunks(changes.prs, changes.hunks, fmt))
+    return 0
 
 
 @app.command()
