@@ -140,7 +140,9 @@ def hunks(
     base: Annotated[
         str | None, typer.Option("--base", help="Fork point override for the bottom PR.")
     ] = None,
-    fmt: Annotated[HunksFormat, typer.Option("--format", help="table or json.")] = HunksFormat.TABLE,
+    fmt: Annotated[
+        HunksFormat, typer.Option("--format", help="table or json.")
+    ] = HunksFormat.TABLE,
 ) -> int:
     """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
     changes = load_stack(_git_source(git), prs, base)

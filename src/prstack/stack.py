@@ -156,6 +156,11 @@ class Stack:
     def children(self, number: int) -> tuple[int, ...]:
         return tuple(e.child for e in self.edges if e.parent == number)
 
+    def own_commits(self, number: int) -> tuple[str, ...]:
+        """The PR's own commits (beyond its parents' tips), oldest first."""
+        f = self.facts.get(number)
+        return tuple(c.sha for c in f.commits if self.owner(c.sha) == number) if f else ()
+
     def owner(self, sha: str) -> int | None:
         """The PR whose own commits hold `sha`."""
         if sha not in self.commit_graph:

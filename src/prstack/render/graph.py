@@ -89,7 +89,7 @@ def _node_label(stack: Stack, number: int, edge: StackEdge | None) -> Text:
 
 
 def _own_count(stack: Stack, number: int) -> int:
-    return sum(1 for _, pr in stack.commit_graph.nodes(data="pr") if pr == number)
+    return len(stack.own_commits(number))
 
 
 def _stale_lines(stack: Stack, edge: StackEdge) -> list[Text]:
@@ -162,9 +162,7 @@ def graph_dict(stack: Stack) -> dict[str, Any]:
                     {
                         "sha": c.sha,
                         "subject": c.subject,
-                        "pr": stack.commit_graph.nodes[c.sha].get("pr")
-                        if c.sha in stack.commit_graph
-                        else None,
+                        "pr": stack.owner(c.sha),
                     }
                     for c in (f.commits if f else ())
                 ],
