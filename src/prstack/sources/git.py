@@ -283,20 +283,30 @@ class GitSource:
         extra = (f"--no-contains={not_containing}",) if not_containing else ()
         return self._pr_refs(f"--contains={sha}", *extra)
 
-    def pr_head_subjects(self) -> dict[str, list[int]]:
-        """Subject of each PR ref's head commit -> the PRs with that head subject (one git call)."""
-        out = self._run("for-each-ref", "--format=%(refname)%00%(subject)",
-                        "refs/pull/", "refs/remotes/")
-        index: dict[str, list[int]] = {}
-        for line in out.splitlines():
-            ref, _, subject = line.partition("\0")
-            number = pr_number_of_ref(ref)
-            if number is not None and number not in index.get(subject, []):
-                index.setdefault(subject, []).append(number)
-        return index
-
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
         """Like pr_refs_between, but walks only head's commits not in `default` (fast with many
         PR refs): PRs whose head is one of them, number -> sha."""
         in_range = set(self._run("rev-list", head, f"^{default}").split())
         return {n: sha for n, sha in self.pr_refs.items() if sha in in_range}
+
+    def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """Of every PR ref's head commit, in one git call: subject -> PRs, and commit-id /
+        Change-Id trailer value -> PRs (spr and Gerrit-style stacks keep these across rebases)."""
+        out = self._run(
+            "for-each-ref",
+            "--format=%(refname)%00%(subject)%00"
+            "%(trailers:key=commit-id,key=Change-Id,valueonly,separator=%x2C)",
+            "refs/pull/", "refs/remotes/",
+        )
+        subjects: dict[str, list[int]] = {}
+        ids: dict[str, list[int]] = {}
+        for line in out.splitlines():
+            ref, _, rest = line.partition("\0")
+            subject, _, trailers = rest.partition("\0")
+            number = pr_number_of_ref(ref)
+            if number is None:
+                continue
+            for index, key in [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]:
+                if key and number not in index.get(key, []):
+                    index.setdefault(key, []).append(number)
+        return subjects, ids

@@ -9,7 +9,7 @@ from functools import partial
 
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
-from prstack.markers import Marker, named_prs
+from prstack.markers import Marker, commit_id, named_prs
 from prstack.models import Hunk, PullRequest
 from prstack.sources.git import GitSource
 from prstack.stack import (
@@ -79,7 +79,7 @@ class _Reader:
     ancestors: dict[int, dict[int, str]] = field(default_factory=dict)
     facts: dict[int, PRFacts] = field(default_factory=dict)
     unloadable: set[int] = field(default_factory=set)
-    _subjects: dict[str, list[int]] | None = None
+    _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
 
     def head(self, number: int) -> str | None:
         if number not in self.heads:
@@ -154,14 +154,20 @@ class _Reader:
             self.facts[number] = f
         return f
 
-    def subject_hints(self, child: PRFacts) -> set[int]:
-        if self._subjects is None:
-            self._subjects = self.src.pr_head_subjects()
+    def head_hints(self, child: PRFacts) -> set[int]:
+        """PRs whose head commit has the subject or the commit-id of one of the child's commits."""
+        if self._hints is None:
+            self._hints = self.src.pr_head_hints()
+        subjects, ids = self._hints
         hints: set[int] = set()
         for c in child.commits:
-            prs = self._subjects.get(c.subject, [])
-            if len(prs) <= SUBJECT_NOISE:
-                hints.update(prs)
+            keys = [(subjects, c.subject)]
+            if (cid := commit_id(c.message)) is not None:
+                keys.append((ids, cid))
+            for index, key in keys:
+                prs = index.get(key, [])
+                if len(prs) <= SUBJECT_NOISE:
+                    hints.update(prs)
         return hints
 
     def merged_parents_at(self, child: PRFacts) -> set[int]:
@@ -211,7 +217,7 @@ def read_graph(
             if n != number and child.base_branch and meta.head_ref == child.base_branch
         }
         ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
-        candidates = set(markers) | by_branch | set(requested) | reader.subject_hints(child)
+        candidates = set(markers) | by_branch | set(requested) | reader.head_hints(child)
         if child.commits:
             first = child.commits[0].sha
             candidates |= set(src.prs_containing(first, not_containing=child.head))
