@@ -1,13 +1,13 @@
-"""Stack detection on real repositories: every scenario of issue 4, each built with git in tmp_path."""
+"""Stack detection on real repositories: every scenario of issue 4, built with git in tmp_path."""
 
 from __future__ import annotations
 
 import pytest
-from conftest import GitRepo
 
+from conftest import GitRepo
 from prstack.models import PullRequest
 from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack, read_graph
+from prstack.sources.loader import StackChanges, load_stack, read_graph
 from prstack.stack import Evidence, PRState, Stack
 
 
@@ -30,11 +30,8 @@ def base_repo(repo: GitRepo) -> str:
     return repo.commit("base", {"a.py": A0, "b.py": A0, "c.py": A0})
 
 
-def paths_of(changes_hunks: object, pr: int) -> set[str]:
-    from prstack.sources.loader import StackChanges
-
-    assert isinstance(changes_hunks, StackChanges)
-    return {h.path for h in changes_hunks.hunks_of(pr)}
+def paths_of(changes: StackChanges, pr: int) -> set[str]:
+    return {h.path for h in changes.hunks_of(pr)}
 
 
 def evidence(stack: Stack, parent: int, child: int) -> tuple[Evidence, ...]:

@@ -306,7 +306,8 @@ class GitSource:
             number = pr_number_of_ref(ref)
             if number is None:
                 continue
-            for index, key in [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]:
+            keys = [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]
+            for index, key in keys:
                 if key and number not in index.get(key, []):
                     index.setdefault(key, []).append(number)
         return subjects, ids
