@@ -267,16 +267,16 @@ def graph_mermaid(stack: Stack) -> str:
         if state is not PRState.OPEN:
             lines.append(f"  class pr{number} {state.value}")
     for e in stack.edges:
-        label = ", ".join(ev.value for ev in e.evidence) + (" (stale)" if e.stale else "")
-        lines.append(f"  pr{e.parent} -->|{label}| pr{e.child}")
+        label = ", ".join(ev.value for ev in e.evidence) + (", stale" if e.stale else "")
+        lines.append(f'  pr{e.parent} -->|"{label}"| pr{e.child}')
     for u in stack.unconfirmed:
         for n in (u.parent, u.child):
             if n not in stack.order:
                 lines.append(f'  pr{n}["#35;{n}"]')
-        lines.append(f"  pr{u.parent} -.->|unconfirmed marker| pr{u.child}")
+        lines.append(f'  pr{u.parent} -.->|"unconfirmed marker"| pr{u.child}')
     for m in stack.missing:
         lines.append(f'  pr{m.number}["#35;{m.number} · missing ref"]')
-        lines.append(f"  pr{m.number} -.->|marker| pr{m.child}")
+        lines.append(f'  pr{m.number} -.->|"marker"| pr{m.child}')
     lines.append("  classDef merged fill:#dbeafe;")
     lines.append("  classDef stale fill:#fef9c3;")
     return "\n".join(lines) + "\n"
