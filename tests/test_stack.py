@@ -388,3 +388,40 @@ def test_commit_graph_under_the_stack(git_repo: GitRepo) -> None:
     b_head = stack.facts[2].head
     assert stack.own_commits(2) == (b_head,)
     assert stack.owner(shas["a2"]) is None  # the stale copy belongs to no PR's own part
+
+
+def test_marker_to_a_parent_squash_merged_before_the_child_was_rebased(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    git_repo.commit("A1", {"a.py": edit(A0, 5, "a1")})
+    git_repo.commit("A2", {"a.py": edit(edit(A0, 5, "a1"), 40, "a2")})
+    git_repo.pr_ref(1)
+    git_repo.branch("main", "main")
+    git_repo.git("merge", "--squash", "--quiet", "a")
+    git_repo.git("commit", "--quiet", "-m", "A (#1)")
+    git_repo.branch("b")  # rebased onto main after #1 landed: holds none of #1's commits
+    git_repo.commit("B\n\nDepends on #1", {"b.py": edit(A0, 5, "b")})
+    git_repo.pr_ref(2)
+    src = GitSource(git_repo.path)
+    stack = read_graph(src, [2])
+    assert stack.order == (1, 2)
+    assert evidence(stack, 1, 2) == (Evidence.MARKER,)
+    assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "squash"
+    assert stack.unconfirmed == ()
+    changes = load_stack(src, [2])
+    assert paths_of(changes, 1) == {"a.py"}
+    assert paths_of(changes, 2) == {"b.py"}
+
+
+def test_fast_forward_merged_pr_needs_base(git_repo: GitRepo) -> None:
+    from prstack.errors import InputError
+
+    first = base_repo(git_repo)
+    git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)  # its head is on main itself: merged by fast-forward
+    src = GitSource(git_repo.path)
+    with pytest.raises(InputError, match="--base"):
+        read_graph(src, [1])
+    changes = load_stack(src, [1], base=first)
+    assert paths_of(changes, 1) == {"a.py"}
+    assert changes.stack.states[1] is PRState.MERGED

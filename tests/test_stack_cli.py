@@ -1,4 +1,4 @@
-"""`prstack graph` and `prstack hunks` end to end on the demo; `prstack audit` still reports the same."""
+"""`prstack graph` and `prstack hunks` on the demo; `prstack audit` still reports the same."""
 
 from __future__ import annotations
 

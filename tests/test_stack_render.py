@@ -1,4 +1,4 @@
-"""The graph and hunks renderers: every format, on a stack with stale, merged, missing and unconfirmed."""
+"""Graph and hunks renderers, every format, on a stack with stale, merged, missing, unconfirmed."""
 
 from __future__ import annotations
 

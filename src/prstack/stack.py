@@ -61,6 +61,8 @@ class PRFacts:
     """Commit sha -> `git patch-id --stable` (merge commits have none)."""
     merged: str | None = None
     """How it is in the default branch: 'ancestry', 'rebase', 'squash'; None when it is not."""
+    landed: str | None = None
+    """For a merged PR: the default-branch commit that carries it (its head, or the copy)."""
     ref: str | None = None
     title: str | None = None
     body: str | None = None

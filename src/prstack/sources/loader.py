@@ -13,6 +13,7 @@ from prstack.markers import Marker, commit_id, named_prs
 from prstack.models import Hunk, PullRequest
 from prstack.sources.git import GitSource
 from prstack.stack import (
+    Evidence,
     MissingParent,
     PRFacts,
     PRState,
@@ -79,6 +80,8 @@ class _Reader:
     ancestors: dict[int, dict[int, str]] = field(default_factory=dict)
     facts: dict[int, PRFacts] = field(default_factory=dict)
     unloadable: set[int] = field(default_factory=set)
+    base: str | None = None
+    """Fork point for PRs whose own cannot be found (fast-forward merged): the --base override."""
     _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
 
     def head(self, number: int) -> str | None:
@@ -108,8 +111,10 @@ class _Reader:
         try:
             fork = fork_point(self.src, head, self.default)
         except InputError:
-            self.unloadable.add(number)
-            return None
+            if self.base is None:
+                self.unloadable.add(number)
+                return None
+            fork = self.base
         commits = self.src.commits(fork, head)
         shas = [c.sha for c in commits]
         cut = max((shas.index(sha) + 1 for sha in below.values() if sha in shas), default=0)
@@ -136,21 +141,23 @@ class _Reader:
         if f is None or f.merged is not None:
             return f
         how: str | None = None
+        landed: str | None = f.head
         if self.src.is_ancestor(f.head, self.default):
             how = "ancestry"
         elif f.own:
             paths = self.src.changed_paths(f.fork_point, f.head)
-            landed = self.src.commits_touching(f.fork_point, self.default, paths)
-            if landed:
-                pids = set(self.src.patch_ids(landed).values())
+            touching = self.src.commits_touching(f.fork_point, self.default, paths)
+            if touching:
+                by_pid = {pid: sha for sha, pid in self.src.patch_ids(touching).items()}
                 own_pids = [f.patch_ids.get(c.sha) for c in f.own]
                 own_base = f.own[0].parents[0] if f.own[0].parents else f.fork_point
-                if own_pids and all(p is not None and p in pids for p in own_pids):
-                    how = "rebase"
-                elif self.src.diff_patch_id(own_base, f.head) in pids:
-                    how = "squash"
+                squash = self.src.diff_patch_id(own_base, f.head)
+                if own_pids and all(p is not None and p in by_pid for p in own_pids):
+                    how, landed = "rebase", by_pid[own_pids[-1] or ""]
+                elif squash in by_pid:
+                    how, landed = "squash", by_pid[squash or ""]
         if how is not None:
-            f = replace(f, merged=how)
+            f = replace(f, merged=how, landed=landed)
             self.facts[number] = f
         return f
 
@@ -182,14 +189,18 @@ class _Reader:
 
 
 def read_graph(
-    src: GitSource, numbers: Sequence[int], metadata: Mapping[int, PullRequest] | None = None
+    src: GitSource,
+    numbers: Sequence[int],
+    metadata: Mapping[int, PullRequest] | None = None,
+    base: str | None = None,
 ) -> Stack:
     """The stack under `numbers`: every PR they build on, with the evidence on each edge, stale and
     merged states, unconfirmed markers, missing parent refs and cycles.
 
     `metadata` (PR number -> PullRequest from the GitHub source) adds titles, bodies and base/head
-    branch names: a body's markers and "base branch = the parent's head branch" become evidence."""
-    reader = _Reader(src, metadata or {}, src.default_ref)
+    branch names: a body's markers and "base branch = the parent's head branch" become evidence.
+    `base` (a sha) is the fork point of PRs whose own cannot be found (fast-forward merged)."""
+    reader = _Reader(src, metadata or {}, src.default_ref, base=base)
     requested = list(dict.fromkeys(numbers))
     for n in requested:
         reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
@@ -239,12 +250,31 @@ def read_graph(
             if edge is not None:
                 edges[(parent_number, number)] = edge
                 todo.append(parent_number)
+            elif (parent_number in claimed or parent_number in by_branch) and (
+                merged := _merged_below(reader, parent_number, child, texts)
+            ):
+                edges[(parent_number, number)] = merged
+                todo.append(parent_number)
             elif parent_number in claimed or parent_number in by_branch:
                 unconfirmed.append(
                     Unconfirmed(parent_number, number, texts, _why_not(parent, child))
                 )
     facts = {n: f for n in seen if (f := reader.facts.get(n)) is not None}
     return build_stack(requested, facts, edges.values(), unconfirmed, missing.values())
+
+
+def _merged_below(
+    reader: _Reader, number: int, child: PRFacts, texts: tuple[str, ...]
+) -> StackEdge | None:
+    """A named parent already merged into the default branch below the child's fork point (the
+    child was rebased after the parent landed): the marker holds, the content agrees."""
+    parent = reader.mark_merged(number)
+    if parent is None or parent.landed is None or not parent.merged:
+        return None
+    if not reader.src.is_ancestor(parent.landed, child.fork_point):
+        return None
+    evidence = (Evidence.MARKER,) if texts else (Evidence.BASE_BRANCH,)
+    return StackEdge(number, child.number, evidence, child.fork_point, texts)
 
 
 def _note_missing(
@@ -298,8 +328,8 @@ def load_stack(
 
     A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
     parent's — possibly stale — copy), else at its fork point (or `base` when given)."""
-    stack = read_graph(src, numbers, metadata)
     base_sha = src.resolve(base) if base else None
+    stack = read_graph(src, numbers, metadata, base_sha)
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
     meta = metadata or {}
