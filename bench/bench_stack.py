@@ -18,12 +18,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from prstack.sources.git import GitSource  # noqa: E402
-from prstack.sources.loader import load_stack, read_graph  # noqa: E402
+from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack, read_graph
 
 ENV = {
     **os.environ,
@@ -43,7 +44,11 @@ class Stream:
     def commit(self, ref: str, parent: int | None, message: str, files: dict[str, str]) -> int:
         self.mark += 1
         msg = message.encode()
-        out = [f"commit {ref}\nmark :{self.mark}\ncommitter {WHO}\ndata {len(msg)}\n".encode(), msg, b"\n"]
+        out = [
+            f"commit {ref}\nmark :{self.mark}\ncommitter {WHO}\ndata {len(msg)}\n".encode(),
+            msg,
+            b"\n",
+        ]
         if parent is not None:
             out.append(f"from :{parent}\n".encode())
         for path, text in files.items():
@@ -57,17 +62,27 @@ class Stream:
 
 
 def module(i: int, change: str = "") -> str:
-    return "".join(f"def f{j}():\n    return {j}{change if j == i % 40 else ''}\n\n" for j in range(40))
+    return "".join(
+        f"def f{j}():\n    return {j}{change if j == i % 40 else ''}\n\n" for j in range(40)
+    )
 
 
 def build(dest: Path, prs: int) -> Path:
     rnd = random.Random(4)
-    subprocess.run(["git", "init", "--quiet", "--initial-branch=main", str(dest)], check=True, env=ENV)
+    subprocess.run(
+        ["git", "init", "--quiet", "--initial-branch=main", str(dest)], check=True, env=ENV
+    )
     s = Stream()
     main: list[int] = []
     for i in range(300):
-        main.append(s.commit("refs/heads/main", main[-1] if main else None, f"main {i}",
-                             {f"pkg/m{i % 50}.py": module(i, f" + {i}")}))
+        main.append(
+            s.commit(
+                "refs/heads/main",
+                main[-1] if main else None,
+                f"main {i}",
+                {f"pkg/m{i % 50}.py": module(i, f" + {i}")},
+            )
+        )
     heads: list[int] = []
     for n in range(10, prs + 10):
         parent = main[rnd.randrange(len(main) - 1)]
@@ -75,8 +90,12 @@ def build(dest: Path, prs: int) -> Path:
             parent = heads[rnd.randrange(len(heads))]  # stacked on another PR
         mark = parent
         for k in range(rnd.randint(1, 3)):
-            mark = s.commit(f"refs/pull/{n}/head", mark, f"PR {n} part {k}",
-                            {f"pkg/p{n % 400}.py": module(n + k, f" * {n}")})
+            mark = s.commit(
+                f"refs/pull/{n}/head",
+                mark,
+                f"PR {n} part {k}",
+                {f"pkg/p{n % 400}.py": module(n + k, f" * {n}")},
+            )
         s.reset(f"refs/pull/{n}/head", mark)
         heads.append(mark)
     # the measured stack, on the tip of main
@@ -87,19 +106,27 @@ def build(dest: Path, prs: int) -> Path:
     c = s.commit("refs/pull/3/head", main[-2], "Fix A\n\nrebased", {"pkg/a.py": module(1, " - 1")})
     c = s.commit("refs/pull/3/head", c, "Fix A more", {"pkg/a2.py": module(2, " - 2")})
     c = s.commit("refs/pull/3/head", c, "Feature B", {"pkg/b.py": module(3, " - 3")})
-    c = s.commit("refs/pull/3/head", c, "Feature C\n\nDepends on #2", {"pkg/c.py": module(4, " - 4")})
+    c = s.commit(
+        "refs/pull/3/head", c, "Feature C\n\nDepends on #2", {"pkg/c.py": module(4, " - 4")}
+    )
     s.reset("refs/pull/1/head", a2)
     s.reset("refs/pull/2/head", b1)
     s.reset("refs/pull/3/head", c)
     s.reset("refs/heads/main", main[-1])
-    subprocess.run(["git", "-C", str(dest), "fast-import", "--quiet"], input=b"".join(s.parts),
-                   check=True, env=ENV)
+    subprocess.run(
+        ["git", "-C", str(dest), "fast-import", "--quiet"],
+        input=b"".join(s.parts),
+        check=True,
+        env=ENV,
+    )
     subprocess.run(["git", "-C", str(dest), "gc", "--quiet"], check=True, env=ENV)
     return dest
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--prs", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keep", type=Path)
@@ -110,19 +137,25 @@ def main() -> int:
             started = time.perf_counter()
             build(repo, args.prs)
             print(f"built {args.prs} PR refs in {time.perf_counter() - started:.1f} s: {repo}")
-        for name, run in (("graph (read_graph)", lambda: read_graph(GitSource(repo), [3])),
-                          ("graph + hunks (load_stack)", lambda: load_stack(GitSource(repo), [3]))):
+        runs: list[tuple[str, Callable[[], object]]] = [
+            ("graph (read_graph)", lambda: read_graph(GitSource(repo), [3])),
+            ("graph + hunks (load_stack)", lambda: load_stack(GitSource(repo), [3])),
+        ]
+        for name, run in runs:
             times = []
             for _ in range(args.runs):
                 started = time.perf_counter()
-                result = run()
+                run()
                 times.append(time.perf_counter() - started)
             median = statistics.median(times)
             print(f"{name}: median {median:.3f} s over {args.runs} runs (max {max(times):.3f} s)")
         graph = read_graph(GitSource(repo), [3])
-        print("stack of #3:", " <- ".join(f"#{n}" for n in graph.order),
-              "|", "; ".join(f"#{e.parent}->#{e.child}: {', '.join(e.evidence)}" for e in graph.edges))
-        del result
+        print(
+            "stack of #3:",
+            " <- ".join(f"#{n}" for n in graph.order),
+            "|",
+            "; ".join(f"#{e.parent}->#{e.child}: {', '.join(e.evidence)}" for e in graph.edges),
+        )
     return 0
 
 
