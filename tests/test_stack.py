@@ -425,3 +425,37 @@ def test_fast_forward_merged_pr_needs_base(git_repo: GitRepo) -> None:
     changes = load_stack(src, [1], base=first)
     assert paths_of(changes, 1) == {"a.py"}
     assert changes.stack.states[1] is PRState.MERGED
+
+
+def test_amended_single_commit_parent_is_an_edited_copy(git_repo: GitRepo) -> None:
+    """The parent's only commit was amended after the child was built: no sha or patch-id in
+    common, same subject and author; the child is stale and its own change excludes the copy."""
+    base_repo(git_repo)
+    git_repo.branch("a")
+    old = git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v1")})
+    git_repo.branch("b")
+    git_repo.commit("Feature", {"b.py": edit(A0, 5, "b")})
+    git_repo.pr_ref(2)
+    git_repo.branch("a", "main")
+    new = git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v2")})
+    git_repo.pr_ref(1)
+    src = GitSource(git_repo.path)
+    stack = read_graph(src, [2])
+    edge = stack.edge(1, 2)
+    assert edge is not None and edge.evidence == (Evidence.EDITED_COPY,)
+    assert edge.stale is not None and edge.stale.lacks == (new,) and edge.stale.carries == (old,)
+    assert stack.states[2] is PRState.STALE
+    assert paths_of(load_stack(src, [2]), 2) == {"b.py"}
+
+
+def test_namesake_commits_in_other_files_are_no_copy(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    git_repo.commit("Update docs", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    git_repo.branch("b", "main")
+    git_repo.commit("Update docs", {"b.py": edit(A0, 5, "b")})
+    git_repo.commit("Feature", {"c.py": edit(A0, 5, "c")})
+    git_repo.pr_ref(2)
+    stack = read_graph(GitSource(git_repo.path), [2])
+    assert stack.order == (2,) and stack.edges == ()

@@ -19,6 +19,9 @@ class Evidence(StrEnum):
     """The parent's head is an ancestor of the child's head."""
     PATCH_ID = "patch-id"
     """The child holds copies of the parent's commits (`git patch-id --stable` or commit-id)."""
+    EDITED_COPY = "edited-copy"
+    """The child holds edited copies of every commit of the parent (same subjects and author,
+    other patches): the parent was amended after the child was built."""
     BASE_BRANCH = "base-branch"
     """The child's base branch is the parent's head branch (PR metadata)."""
     MARKER = "marker"
@@ -59,6 +62,8 @@ class PRFacts:
     """The commits beyond its ancestor PRs' heads (all of `commits` when none is below it)."""
     patch_ids: Mapping[str, str] = field(default_factory=dict)
     """Commit sha -> `git patch-id --stable` (merge commits have none)."""
+    paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Commit sha -> the paths it changes (to tell an edited copy from a namesake commit)."""
     merged: str | None = None
     """How it is in the default branch: 'ancestry', 'rebase', 'squash'; None when it is not."""
     landed: str | None = None
@@ -172,7 +177,10 @@ class Stack:
 
 
 def match_copies(
-    parent: Sequence[Commit], child: Sequence[Commit], patch_ids: Mapping[str, str]
+    parent: Sequence[Commit],
+    child: Sequence[Commit],
+    patch_ids: Mapping[str, str],
+    paths: Mapping[str, frozenset[str]] | None = None,
 ) -> list[CommitMatch]:
     """Pair each parent commit with its copy among the child's commits: same sha, else same
     patch-id, else same commit-id trailer, else same subject and author (an edited copy)."""
@@ -201,11 +209,19 @@ def match_copies(
         elif (cid := commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
             found = (s, MatchKind.COMMIT_ID)
         else:
-            found = (take(by_subject.get((p.subject, p.author), ())), MatchKind.SUBJECT)
+            same = by_subject.get((p.subject, p.author), ())
+            found = (take(s for s in same if _overlap(p.sha, s, paths or {})), MatchKind.SUBJECT)
         if found[0] is not None:
             used.add(found[0])
             matches.append(CommitMatch(p.sha, found[0], found[1]))
     return matches
+
+
+def _overlap(a: str, b: str, paths: Mapping[str, frozenset[str]]) -> bool:
+    """True when the two commits change a common path (or when either's paths are unknown)."""
+    if a not in paths or b not in paths:
+        return True
+    return bool(paths[a] & paths[b])
 
 
 def relate(
@@ -219,8 +235,8 @@ def relate(
     """The edge parent -> child when the content backs it, else None.
 
     Ancestry is enough on its own. Otherwise the child must hold copies of the parent's own commits
-    (at least one exact: sha, patch-id or commit-id) followed by commits of its own; copies that
-    differ from the parent's current commits make the edge stale."""
+    (at least one exact: sha, patch-id or commit-id; or edited copies of all of them) followed by
+    commits of its own; copies that differ from the parent's current commits make the edge stale."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
@@ -229,10 +245,15 @@ def relate(
             parent.number, child.number, (Evidence.ANCESTRY, *extra), parent.head, tuple(markers)
         )
     own = parent.own or parent.commits
-    matches = match_copies(own, child.commits, {**parent.patch_ids, **child.patch_ids})
+    matches = match_copies(
+        own,
+        child.commits,
+        {**parent.patch_ids, **child.patch_ids},
+        {**parent.paths, **child.paths},
+    )
     exact = [m for m in matches if m.how is not MatchKind.SUBJECT]
-    if not exact:
-        return None
+    if not exact and len(matches) < len(own):
+        return None  # an edited copy counts only when every commit of the parent has one
     position = {c.sha: i for i, c in enumerate(child.commits)}
     tip_index = max(position[m.child_sha] for m in matches)
     if tip_index == len(child.commits) - 1:
@@ -240,9 +261,7 @@ def relate(
     if own[-1].sha not in {m.parent_sha for m in matches} and not (
         markers or parent.number < child.number
     ):
-        return (
-            None  # shares a base with the parent but not its head: siblings unless told otherwise
-        )
+        return None  # shares a base with the parent, not its head: siblings unless told otherwise
     exact_parent = {m.parent_sha for m in exact}
     exact_child = {m.child_sha for m in exact}
     first = min(position[m.child_sha] for m in matches)
@@ -252,7 +271,7 @@ def relate(
     return StackEdge(
         parent.number,
         child.number,
-        (Evidence.PATCH_ID, *extra),
+        (Evidence.PATCH_ID if exact else Evidence.EDITED_COPY, *extra),
         child.commits[tip_index].sha,
         tuple(markers),
         tuple(matches),

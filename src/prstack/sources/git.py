@@ -311,3 +311,21 @@ class GitSource:
                 if key and number not in index.get(key, []):
                     index.setdefault(key, []).append(number)
         return subjects, ids
+
+    def commit_paths(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Commit sha -> the paths it changes against its first parent (merges: none)."""
+        if not shas:
+            return {}
+        out = self._pipe(
+            ["diff-tree", "--stdin", "-r", "--root", "--name-only", "--no-renames", "-z"],
+            ("\n".join(shas) + "\n").encode(),
+        )
+        found: dict[str, set[str]] = {}
+        current: set[str] | None = None
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            item = item.strip("\n")
+            if re.fullmatch(r"[0-9a-f]{40}", item):
+                current = found.setdefault(item, set())
+            elif item and current is not None:
+                current.add(item)
+        return {sha: frozenset(paths) for sha, paths in found.items()}

@@ -24,6 +24,8 @@ from prstack.stack import (
     relate,
 )
 
+MAX_PATCH_IDS = 500
+"""Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
 SUBJECT_NOISE = 5
 """A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
 
@@ -119,13 +121,15 @@ class _Reader:
         shas = [c.sha for c in commits]
         cut = max((shas.index(sha) + 1 for sha in below.values() if sha in shas), default=0)
         meta = self.metadata.get(number)
+        recent = [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
         facts = PRFacts(
             number=number,
             head=head,
             fork_point=fork,
             commits=commits,
             own=commits[cut:],
-            patch_ids=self.src.patch_ids([c.sha for c in commits if len(c.parents) == 1]),
+            patch_ids=self.src.patch_ids(recent),
+            paths=self.src.commit_paths(recent),
             ref=f"refs/pull/{number}/head",
             title=meta.title if meta else None,
             body=meta.body if meta else None,
