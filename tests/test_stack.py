@@ -75,10 +75,13 @@ def test_fork_style_stack_targeting_main(git_repo: GitRepo) -> None:
         11: PullRequest(11, a, "", title="Fix a", head_ref="fork-a", base_ref="main"),
         12: PullRequest(12, "", "", title="Feature b", head_ref="fork-b", base_ref="main"),
     }
+    # a fork's PR from its own main is no parent of PRs that target main
+    meta[13] = PullRequest(13, "", "", head_ref="main", base_ref="main")
     src = GitSource(git_repo.path)
     stack = read_graph(src, [12], meta)
     assert stack.order == (11, 12)
     assert evidence(stack, 11, 12) == (Evidence.ANCESTRY,)
+    assert stack.missing == () and stack.unconfirmed == ()
     changes = load_stack(src, [12], metadata=meta)
     assert paths_of(changes, 12) == {"b.py"}
     assert [p.title for p in changes.prs] == ["Fix a", "Feature b"]
@@ -459,3 +462,28 @@ def test_namesake_commits_in_other_files_are_no_copy(git_repo: GitRepo) -> None:
     git_repo.pr_ref(2)
     stack = read_graph(GitSource(git_repo.path), [2])
     assert stack.order == (2,) and stack.edges == ()
+
+
+def test_base_branch_of_a_pr_missing_from_the_clone(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("b")
+    b = git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
+    git_repo.pr_ref(2)
+    meta = {
+        2: PullRequest(2, b, "", head_ref="feature-b", base_ref="feature-x"),
+        5: PullRequest(5, "", "", head_ref="feature-x", base_ref="main", state="merged"),
+    }
+    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    [missing] = stack.missing
+    assert (missing.number, missing.child, missing.markers) == (5, 2, ())
+    assert "refs/pull/5/head" in missing.fetch
+
+
+def test_github_says_merged(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    meta = {1: PullRequest(1, a, "", state="merged")}
+    stack = read_graph(GitSource(git_repo.path), [1], meta)
+    assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "github"

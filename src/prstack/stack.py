@@ -65,7 +65,8 @@ class PRFacts:
     paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Commit sha -> the paths it changes (to tell an edited copy from a namesake commit)."""
     merged: str | None = None
-    """How it is in the default branch: 'ancestry', 'rebase', 'squash'; None when it is not."""
+    """How it is in the default branch: 'ancestry', 'rebase', 'squash' (seen in the clone), or
+    'github' (only the PR metadata says so); None when it is not."""
     landed: str | None = None
     """For a merged PR: the default-branch commit that carries it (its head, or the copy)."""
     ref: str | None = None

@@ -129,7 +129,7 @@ def graph_tree(stack: Stack) -> RenderableType:
         notes.append(line.append_text(safe(u.reason)))
     for m in stack.missing:
         line = Text(f"missing: #{m.child} builds on #{m.number} (", style="bold red")
-        line.append_text(safe("; ".join(m.markers)))
+        line.append_text(safe("; ".join(m.markers) or "its base branch"))
         line.append("), which is not in the clone; fetch it with: ")
         notes.append(line.append_text(safe(m.fetch)))
     for cycle in stack.cycles:

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Protocol
 
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
@@ -28,6 +29,21 @@ MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
 SUBJECT_NOISE = 5
 """A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
+
+
+class PRMetadata(Protocol):
+    """What a metadata source (GitHub's PRMeta, or a PullRequest) says about a PR."""
+
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def body(self) -> str | None: ...
+    @property
+    def head_ref(self) -> str | None: ...
+    @property
+    def base_ref(self) -> str | None: ...
+    @property
+    def state(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -76,7 +92,7 @@ class _Reader:
     """One stack detection run: caches what git said about each PR."""
 
     src: GitSource
-    metadata: Mapping[int, PullRequest]
+    metadata: Mapping[int, PRMetadata]
     default: str = ""
     heads: dict[int, str] = field(default_factory=dict)
     ancestors: dict[int, dict[int, str]] = field(default_factory=dict)
@@ -160,6 +176,9 @@ class _Reader:
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
                     how, landed = "squash", by_pid[squash or ""]
+        meta = self.metadata.get(number)
+        if how is None and meta is not None and meta.state == "merged":
+            how, landed = "github", None  # GitHub says merged; the clone does not show how
         if how is not None:
             f = replace(f, merged=how, landed=landed)
             self.facts[number] = f
@@ -195,16 +214,18 @@ class _Reader:
 def read_graph(
     src: GitSource,
     numbers: Sequence[int],
-    metadata: Mapping[int, PullRequest] | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
     base: str | None = None,
 ) -> Stack:
     """The stack under `numbers`: every PR they build on, with the evidence on each edge, stale and
     merged states, unconfirmed markers, missing parent refs and cycles.
 
-    `metadata` (PR number -> PullRequest from the GitHub source) adds titles, bodies and base/head
-    branch names: a body's markers and "base branch = the parent's head branch" become evidence.
+    `metadata` (PR number -> GitHub's PRMeta, or a PullRequest) adds titles, bodies, states and
+    branch names: a body's markers and "base branch = the parent's head branch" become evidence
+    (not when the base branch is the default branch: forks' PRs often come from their own main).
     `base` (a sha) is the fork point of PRs whose own cannot be found (fast-forward merged)."""
     reader = _Reader(src, metadata or {}, src.default_ref, base=base)
+    default_branch = reader.default.rsplit("/", 1)[-1]
     requested = list(dict.fromkeys(numbers))
     for n in requested:
         reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
@@ -229,7 +250,10 @@ def read_graph(
         by_branch = {
             n
             for n, meta in reader.metadata.items()
-            if n != number and child.base_branch and meta.head_ref == child.base_branch
+            if n != number
+            and child.base_branch
+            and child.base_branch != default_branch
+            and meta.head_ref == child.base_branch
         }
         ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
         candidates = set(markers) | by_branch | set(requested) | reader.head_hints(child)
@@ -326,7 +350,7 @@ def load_stack(
     src: GitSource,
     numbers: Sequence[int],
     base: str | None = None,
-    metadata: Mapping[int, PullRequest] | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
 ) -> StackChanges:
     """The PRs asked for and every PR they stack on, with each PR's own net hunks.
 
