@@ -54,10 +54,7 @@ def load_stack(
         own = parse_diff(src.diff(start, head), number)
         blame = _blame(src, start, head, own)
         own = with_provenance(
-            own,
-            blame,
-            [c.sha for c in commits],
-            partial(_touching, src, start, head),
+            own, blame, [c.sha for c in commits], partial(src.log_touching, start, head)
         )
         hunks += own
         merged = stack.states[number] is PRState.MERGED
@@ -80,10 +77,6 @@ def load_stack(
     return StackChanges(
         tuple(prs), tuple(hunks), stack, src.default_ref, stack.facts[stack.order[-1]].head
     )
-
-
-def _touching(src: GitSource, base: str, head: str, path: str) -> list[str]:
-    return src.log_touching(base, head, path)
 
 
 def _blame(

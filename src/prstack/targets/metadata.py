@@ -6,7 +6,6 @@ import json
 import re
 
 
-
 def commit_from_version(version: str | None) -> str | None:
     """The commit a version's local part names: 0.20.2.dev3+g3cfc8f8b7 -> '3cfc8f8b7'."""
     if not version:
