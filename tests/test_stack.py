@@ -487,3 +487,18 @@ def test_github_says_merged(git_repo: GitRepo) -> None:
     meta = {1: PullRequest(1, a, "", state="merged")}
     stack = read_graph(GitSource(git_repo.path), [1], meta)
     assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "github"
+
+
+def test_parent_rebased_and_extended_found_without_marker(git_repo: GitRepo) -> None:
+    """No sha in common, the parent's head is a new commit: found by the subjects of its commits,
+    confirmed by patch-ids; a PR stacked on the new parent does not stand in for it."""
+    shas = _force_pushed(git_repo, rebase_parent=True)
+    git_repo.branch("d", "refs/pull/1/head")
+    git_repo.commit("D on the new A", {"b.py": edit(A0, 20, "d")})
+    git_repo.pr_ref(4)
+    stack = read_graph(GitSource(git_repo.path), [2])
+    assert stack.order == (1, 2)
+    edge = stack.edge(1, 2)
+    assert edge is not None and edge.evidence == (Evidence.PATCH_ID,)
+    assert edge.stale is not None and edge.stale.carries == (shas["a2"],)
+    assert paths_of(load_stack(GitSource(git_repo.path), [2]), 2) == {"b.py"}

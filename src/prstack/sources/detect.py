@@ -56,10 +56,7 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
         return base
     base = src.merge_base(head, default)
     if base is None:
-        raise InputError(
-            f"the head {head[:12]} shares no history with {default}; "
-            "give the fork point with --base REF."
-        )
+        raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
     return base
 
 
@@ -81,6 +78,7 @@ class _Reader:
     base: str | None = None
     """Fork point for PRs whose own cannot be found (fast-forward merged): the --base override."""
     _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
+    _deep: dict[str, list[int]] | None = None
 
     def head(self, number: int) -> str | None:
         if number not in self.heads:
@@ -99,9 +97,7 @@ class _Reader:
             self.unloadable.add(number)
             return None
         below = {
-            n: sha
-            for n, sha in self.src.pr_heads_in_range(head, self.default).items()
-            if n != number and sha != head
+            n: sha for n, sha in self.src.pr_heads_in_range(head, self.default).items() if n != number and sha != head
         }
         self.ancestors[number] = below
         for n, sha in below.items():
@@ -180,6 +176,17 @@ class _Reader:
                     hints.update(prs)
         return hints
 
+    def deep_hints(self, child: PRFacts) -> set[int]:
+        """PRs with a commit (anywhere in their range) of the subject of one of the child's."""
+        if self._deep is None:
+            self._deep = self.src.pr_commit_subjects(self.default)
+        hints: set[int] = set()
+        for c in child.commits:
+            prs = self._deep.get(c.subject, [])
+            if len(prs) <= SUBJECT_NOISE:
+                hints.update(prs)
+        return hints
+
     def merged_parents_at(self, child: PRFacts) -> set[int]:
         """PRs merged with a merge commit whose head is exactly where the child forks."""
         found = set()
@@ -216,9 +223,7 @@ def read_graph(
             seen.add(number)
             todo += _visit(reader, number, requested, found)
     facts = {n: f for n in seen if (f := reader.facts.get(n)) is not None}
-    return build_stack(
-        requested, facts, found.edges.values(), found.unconfirmed, found.missing.values()
-    )
+    return build_stack(requested, facts, found.edges.values(), found.unconfirmed, found.missing.values())
 
 
 @dataclass
@@ -243,9 +248,7 @@ def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found
     by_branch = {
         n
         for n, meta in reader.metadata.items()
-        if n != number
-        and child.base_branch not in (None, "", default_branch)
-        and meta.head_ref == child.base_branch
+        if n != number and child.base_branch not in (None, "", default_branch) and meta.head_ref == child.base_branch
     }
     claimed |= by_branch
     ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
@@ -253,8 +256,33 @@ def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found
     if child.commits:
         first = child.commits[0].sha
         candidates |= set(src.prs_containing(first, not_containing=child.head))
+    parents = _try(reader, child, ancestry, candidates - {number}, markers, claimed, by_branch, found)
+    if not parents and len(child.commits) > 1:
+        # nothing found: look for a parent whose commits (not only its head) the child copies,
+        # e.g. a parent rebased and extended since the child was built
+        deeper = reader.deep_hints(child)
+        for hinted in list(deeper):  # the subject may be named under a PR stacked on the parent
+            if reader.load(hinted) is not None:
+                deeper |= set(reader.ancestors[hinted])
+        deeper -= candidates | ancestry | {number}
+        parents = _try(reader, child, set(), deeper, markers, claimed, by_branch, found)
+    return parents
+
+
+def _try(
+    reader: _Reader,
+    child: PRFacts,
+    ancestry: set[int],
+    candidates: set[int],
+    markers: Mapping[int, list[Marker]],
+    claimed: set[int],
+    by_branch: set[int],
+    found: _Found,
+) -> list[int]:
+    """Relate each candidate to the child; record edges, unconfirmed markers and missing refs."""
+    number = child.number
     parents: list[int] = []
-    for parent_number in sorted((ancestry | candidates) - {number}):
+    for parent_number in sorted(ancestry | candidates):
         texts = tuple(m.text for m in markers.get(parent_number, []))
         parent = reader.load(parent_number)
         edge: StackEdge | None = None
@@ -280,9 +308,7 @@ def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found
     return parents
 
 
-def _merged_below(
-    reader: _Reader, number: int, child: PRFacts, texts: tuple[str, ...]
-) -> StackEdge | None:
+def _merged_below(reader: _Reader, number: int, child: PRFacts, texts: tuple[str, ...]) -> StackEdge | None:
     """A named parent already merged into the default branch below the child's fork point (the
     child was rebased after the parent landed): the marker holds, the content agrees."""
     parent = reader.mark_merged(number)
@@ -294,9 +320,7 @@ def _merged_below(
     return StackEdge(number, child.number, evidence, child.fork_point, texts)
 
 
-def _note_missing(
-    reader: _Reader, found: _Found, parent: int, child: int, texts: tuple[str, ...]
-) -> None:
+def _note_missing(reader: _Reader, found: _Found, parent: int, child: int, texts: tuple[str, ...]) -> None:
     if reader.head(parent) is None:
         fetch = fetch_command(reader.src, parent)
         found.missing[(parent, child)] = MissingParent(parent, child, texts, fetch)
@@ -317,8 +341,4 @@ def markers_of(stack: Stack, number: int) -> list[Marker]:
     f = stack.facts.get(number)
     if f is None:
         return []
-    return [
-        m
-        for ms in named_prs([f.body, *(c.message for c in f.commits)], number).values()
-        for m in ms
-    ]
+    return [m for ms in named_prs([f.body, *(c.message for c in f.commits)], number).values() for m in ms]

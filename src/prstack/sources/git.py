@@ -329,3 +329,16 @@ class GitSource:
             elif item and current is not None:
                 current.add(item)
         return {sha: frozenset(paths) for sha, paths in found.items()}
+
+    def pr_commit_subjects(self, default: str) -> dict[str, list[int]]:
+        """Subject of every commit of every PR ref not in `default` -> PRs that reach it (one git
+        call; each commit is named under the first PR ref that reached it)."""
+        out = self._run("log", "--source", "--format=%S%x00%s", "--glob=refs/pull/*",
+                        "--glob=refs/remotes/*/pr/*", "--not", default)
+        index: dict[str, list[int]] = {}
+        for line in out.splitlines():
+            ref, _, subject = line.partition("\0")
+            number = pr_number_of_ref(ref)
+            if number is not None and number not in index.get(subject, []):
+                index.setdefault(subject, []).append(number)
+        return index
