@@ -66,3 +66,18 @@ def test_rebased_child_hunks_name_only_its_own_commits(git_repo: GitRepo) -> Non
     [hunk] = changes.hunks_of(2)
     assert hunk.commits == (b1,)
     assert [h.commits for h in changes.hunks_of(1)] == [(a1,)]
+
+
+def test_stale_state_reaches_the_pull_request(git_repo: GitRepo) -> None:
+    git_repo.commit("base", {"m.py": TEXT})
+    git_repo.branch("a")
+    a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="old")})
+    git_repo.branch("b")
+    git_repo.commit("B1", {"n.py": "b\n"})
+    git_repo.pr_ref(2)
+    git_repo.branch("a", a1)
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="new")})
+    git_repo.pr_ref(1)
+    changes = load_stack(GitSource(git_repo.path), [2])
+    assert [(p.number, p.state, p.depends_on) for p in changes.prs] == [(1, "open", ()), (2, "stale", (1,))]

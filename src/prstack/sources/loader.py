@@ -66,7 +66,7 @@ def load_stack(
                 base_sha=start,
                 title=m.title if m else None,
                 body=m.body if m else None,
-                state="merged" if merged else "open",
+                state=stack.states[number].value,  # open, merged or stale (built on an old parent)
                 head_ref=f.ref,
                 base_ref=m.base_ref if m else None,
                 depends_on=stack.parents[number],
