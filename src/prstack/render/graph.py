@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from enum import StrEnum
 from typing import Any, assert_never
 
@@ -12,9 +13,15 @@ from rich.text import Text
 from rich.tree import Tree
 
 from prstack.render.text import clean, safe
-from prstack.stack import PRState, Stack, StackEdge
+from prstack.stack import MatchKind, PRState, Stack, StackEdge
 
 SCHEMA = "prstack.graph/1"
+_MATCH_WORD = {
+    MatchKind.SHA: "same",
+    MatchKind.PATCH_ID: "copied",
+    MatchKind.COMMIT_ID: "same commit-id",
+    MatchKind.SUBJECT: "edited",
+}
 STATE_STYLE = {PRState.OPEN: "green", PRState.MERGED: "blue", PRState.STALE: "bold yellow"}
 
 
@@ -81,6 +88,9 @@ def _node_label(stack: Stack, number: int, edge: StackEdge | None) -> Text:
     if edge is not None:
         label.append("  ← ", style="dim")
         label.append(", ".join(e.value for e in edge.evidence), style="magenta")
+        kinds = Counter(_MATCH_WORD[m.how] for m in edge.matches)
+        if kinds and set(kinds) != {"same"}:
+            label.append(" (" + ", ".join(f"{n} {w}" for w, n in kinds.items()) + ")", style="dim")
         if edge.markers:
             label.append(" (")
             label.append_text(safe("; ".join(edge.markers)))

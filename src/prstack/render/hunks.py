@@ -44,6 +44,8 @@ def hunks_table(prs: tuple[PullRequest, ...], hunks: tuple[Hunk, ...]) -> Render
         title.append(f"{pr.base_sha[:10]}..{pr.head_sha[:10]}", style="cyan")
         if pr.merged:
             title.append("  merged", style="blue")
+        elif pr.state == "stale":
+            title.append("  stale parent copy", style="yellow")
         if pr.depends_on:
             title.append("  on " + ", ".join(f"#{n}" for n in pr.depends_on), style="dim")
         title.append(f"  {len(mine)} hunk{'s' if len(mine) != 1 else ''}", style="dim")
