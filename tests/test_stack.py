@@ -502,3 +502,17 @@ def test_parent_rebased_and_extended_found_without_marker(git_repo: GitRepo) -> 
     assert edge is not None and edge.evidence == (Evidence.PATCH_ID,)
     assert edge.stale is not None and edge.stale.carries == (shas["a2"],)
     assert paths_of(load_stack(GitSource(git_repo.path), [2]), 2) == {"b.py"}
+
+
+def test_marker_in_body_without_content_is_unconfirmed(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    git_repo.branch("b", "main")
+    b = git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
+    git_repo.pr_ref(2)
+    meta = {1: PullRequest(1, a, ""), 2: PullRequest(2, b, "", body="Depends on #1 (I think)")}
+    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    assert stack.edges == ()
+    assert [(u.parent, u.child, u.markers) for u in stack.unconfirmed] == [(1, 2, ("Depends on #1",))]
