@@ -334,11 +334,3 @@ def _why_not(parent: PRFacts, child: PRFacts) -> str:
         how = parent.merged
         return f"#{parent.number} is merged ({how}) and #{child.number} holds none of its commits"
     return f"#{child.number} holds neither #{parent.number}'s head nor copies of its commits"
-
-
-def markers_of(stack: Stack, number: int) -> list[Marker]:
-    """Every marker in a PR's body and commit messages (for reports)."""
-    f = stack.facts.get(number)
-    if f is None:
-        return []
-    return [m for ms in named_prs([f.body, *(c.message for c in f.commits)], number).values() for m in ms]
