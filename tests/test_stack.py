@@ -516,3 +516,24 @@ def test_marker_in_body_without_content_is_unconfirmed(git_repo: GitRepo) -> Non
     stack = read_graph(GitSource(git_repo.path), [2], meta)
     assert stack.edges == ()
     assert [(u.parent, u.child, u.markers) for u in stack.unconfirmed] == [(1, 2, ("Depends on #1",))]
+
+
+def test_child_that_merged_main_after_its_parent(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    git_repo.branch("b")
+    git_repo.commit("B1", {"b.py": edit(A0, 5, "b1")})
+    git_repo.branch("main", "main")
+    upstream = git_repo.commit("main moves on", {"c.py": edit(A0, 30, "main")})
+    git_repo.branch("b", "b")
+    git_repo.git("merge", "--quiet", "--no-edit", "main")
+    b2 = git_repo.commit("B2", {"b.py": edit(edit(A0, 5, "b1"), 50, "b2")})
+    git_repo.pr_ref(2)
+    src = GitSource(git_repo.path)
+    changes = load_stack(src, [2])
+    assert changes.stack.order == (1, 2)
+    assert paths_of(changes, 2) == {"b.py"}  # main's c.py change came in by the merge
+    assert upstream not in {c.sha for c in changes.prs[1].commits}
+    assert b2 in {c.sha for c in changes.prs[1].commits}

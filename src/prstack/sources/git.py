@@ -342,3 +342,16 @@ class GitSource:
             if number is not None and number not in index.get(subject, []):
                 index.setdefault(subject, []).append(number)
         return index
+
+    def merged_tree(self, a: str, b: str) -> str | None:
+        """The tree of merging `a` and `b` (git merge-tree --write-tree), None on conflict."""
+        try:
+            out = self._run("merge-tree", "--write-tree", "--no-messages", a, b)
+        except SourceError:
+            return None  # a conflict (exit 1) or a git older than 2.38
+        tree = out.split()[0] if out.split() else ""
+        return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
+
+    def rev_list(self, *revs: str) -> list[str]:
+        """`git rev-list REVS` (e.g. 'base..head', '^other')."""
+        return self._run("rev-list", *revs).split()

@@ -40,7 +40,8 @@ def load_stack(
     """The PRs asked for and every PR they stack on, with each PR's own net hunks.
 
     A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
-    parent's — possibly stale — copy), else at its fork point (or `base` when given)."""
+    parent's — possibly stale — copy), else at its fork point (or `base` when given). A PR that
+    merged the default branch after its parent is measured against both merged together."""
     base_sha = src.resolve(base) if base else None
     stack = read_graph(src, numbers, metadata, base_sha)
     prs: list[PullRequest] = []
@@ -51,7 +52,14 @@ def load_stack(
         head = f.head
         start = stack.base_of(number) or base_sha or f.fork_point
         commits = src.commits(start, head)
-        own = parse_diff(src.diff(start, head), number)
+        diff_base = start
+        if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
+            # the PR merged the default branch since it was built on its parent: its own change
+            # is measured against parent + default branch, so the merged-in commits are not its
+            diff_base = src.merged_tree(start, f.fork_point) or start
+            mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
+            commits = tuple(c for c in commits if c.sha in mine)
+        own = parse_diff(src.diff(diff_base, head), number)
         blame = _blame(src, start, head, own)
         own = with_provenance(
             own, blame, [c.sha for c in commits], partial(src.log_touching, start, head)
