@@ -537,3 +537,19 @@ def test_child_that_merged_main_after_its_parent(git_repo: GitRepo) -> None:
     assert paths_of(changes, 2) == {"b.py"}  # main's c.py change came in by the merge
     assert upstream not in {c.sha for c in changes.prs[1].commits}
     assert b2 in {c.sha for c in changes.prs[1].commits}
+
+
+def test_stack_list_in_body_is_a_marker(git_repo: GitRepo) -> None:
+    base_repo(git_repo)
+    git_repo.branch("a")
+    a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    git_repo.branch("b")
+    b = git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
+    git_repo.pr_ref(2)
+    body = "Stack from [ghstack](https://github.com/ezyang/ghstack):\n* __->__ #2\n* #1\n"
+    meta = {1: PullRequest(1, a, ""), 2: PullRequest(2, b, "", body=body)}
+    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    edge = stack.edge(1, 2)
+    assert edge is not None and edge.evidence == (Evidence.ANCESTRY, Evidence.MARKER)
+    assert edge.markers == ("stack list: #1 below #2",)

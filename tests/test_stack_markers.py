@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prstack.markers import MarkerKind, commit_id, named_prs, parse_markers
+from prstack.markers import MarkerKind, commit_id, named_prs, parse_markers, parse_stack_list
 
 
 @pytest.mark.parametrize(
@@ -54,3 +54,31 @@ def test_named_prs_skips_own_and_deduplicates() -> None:
 def test_no_marker_in_plain_text() -> None:
     assert parse_markers("Fixes #12, closes #13, see #14") == []
     assert parse_markers(None) == []
+
+
+GHSTACK_BODY = """Stack from [ghstack](https://github.com/ezyang/ghstack) (oldest at bottom):
+* #103
+* __->__ #102
+* #101
+
+Adds the thing.
+"""
+SPR_BODY = """**Stack**:
+- #7
+- #6 ⬅
+- #5
+- #4
+
+
+⚠️ *Part of a stack created by [spr](https://github.com/ejoffe/spr).*
+"""
+
+
+def test_stack_lists_in_bodies() -> None:
+    assert [(m.kind, m.pr) for m in parse_stack_list(GHSTACK_BODY, 102)] == [
+        (MarkerKind.STACK_LIST, 101)
+    ]
+    assert [m.pr for m in parse_stack_list(SPR_BODY, 6)] == [5, 4]
+    assert parse_stack_list(SPR_BODY, 4) == []
+    assert parse_stack_list("Changes:\n- fixes #12\n- see #13\n", 12) == []
+    assert list(named_prs([SPR_BODY], 6)) == [5, 4]

@@ -17,6 +17,9 @@ class MarkerKind(StrEnum):
     """ghstack trailer "Pull Request resolved: .../pull/N" (names the PR the commit belongs to)."""
     STACK_INFO = "stack-info"
     """stack-pr trailer "stack-info: PR: .../pull/N, branch: ..." (names the commit's own PR)."""
+    STACK_LIST = "stack-list"
+    """A stack listed in a PR body, newest first (ghstack "Stack from ghstack", spr "Stack:",
+    Graphite): the PRs listed below the PR itself are what it builds on."""
     COMMIT_ID = "commit-id"
     """spr trailer "commit-id: 8a3b1c2d" or Gerrit "Change-Id: I…" (ties copies of a commit)."""
 
@@ -74,11 +77,41 @@ def parse_markers(text: str | None) -> list[Marker]:
     return list(dict.fromkeys(marker for _, marker in found))
 
 
+_BULLET = re.compile(r"^\s*[-*+]\s+(.*)$")
+_NUMBER = re.compile(r"#(\d+)\b")
+
+
+def parse_stack_list(body: str | None, own: int) -> list[Marker]:
+    """The PRs below `own` in a stack list of a PR body (newest first, as ghstack, spr and
+    Graphite write them), nearest first."""
+    if not body:
+        return []
+    lines = body.splitlines()
+    for start, line in enumerate(lines):
+        if "stack" not in line.lower() and "dependencies" not in line.lower():
+            continue
+        items: list[int] = []
+        for row in lines[start + 1 :]:
+            bullet = _BULLET.match(row)
+            if not bullet:
+                if items or row.strip():
+                    break
+                continue
+            numbers = [int(n) for n in _NUMBER.findall(bullet.group(1))]
+            if len(numbers) != 1:
+                break
+            items.append(numbers[0])
+        if own in items and len(items) > 1:
+            below = items[items.index(own) + 1 :]
+            return [Marker(MarkerKind.STACK_LIST, n, f"stack list: #{n} below #{own}") for n in below]
+    return []
+
+
 def named_prs(texts: Iterable[str | None], own: int) -> dict[int, list[Marker]]:
     """PRs other than `own` that the texts name (as parent or as a commit's own PR) -> markers."""
     named: dict[int, list[Marker]] = {}
     for text in texts:
-        for marker in parse_markers(text):
+        for marker in parse_markers(text) + parse_stack_list(text, own):
             if marker.pr is not None and marker.pr != own:
                 named.setdefault(marker.pr, [])
                 if marker not in named[marker.pr]:
