@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -19,9 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_graph_on_demo_draws_the_two_pr_stack(
-    demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_graph_on_demo_draws_the_two_pr_stack(demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]) -> None:
     repo = str(demo_build.repo.path)
     code, out, _ = run(capsys, "graph", "40898", "--git", repo)
     assert code == 0
@@ -32,9 +31,7 @@ def test_graph_on_demo_draws_the_two_pr_stack(
     code, out, _ = run(capsys, "graph", "40898", "--git", repo, "--format", "json")
     data = json.loads(out)
     assert data["order"] == [40727, 40898]
-    assert [(e["parent"], e["child"], e["evidence"]) for e in data["edges"]] == [
-        (40727, 40898, ["ancestry"])
-    ]
+    assert [(e["parent"], e["child"], e["evidence"]) for e in data["edges"]] == [(40727, 40898, ["ancestry"])]
     for fmt, start in (("dot", "digraph"), ("mermaid", "flowchart")):
         code, out, _ = run(capsys, "graph", "40898", "--git", repo, "--format", fmt)
         assert code == 0 and out.startswith(start)
@@ -66,15 +63,18 @@ def test_hunks_on_demo(demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]
 
 
 def test_bad_input_is_one_line_and_exit_2(
-    demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]
+    demo_build: DemoBuild,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    code, _, err = run(capsys, "graph", "40898")
-    assert code == 2 and "--git PATH" in err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PRSTACK_REPO", raising=False)
+    code, _, err = run(capsys, "graph", "40898", "--offline")
+    assert code == 2 and "--repo OWNER/NAME" in err and "Traceback" not in err
     code, _, err = run(capsys, "graph", "123", "--git", str(demo_build.repo.path))
     assert code == 2 and "refs/pull/123/head" in err and "Traceback" not in err
-    code, _, err = run(
-        capsys, "hunks", "40898", "--git", str(demo_build.repo.path), "--base", "nope"
-    )
+    code, _, err = run(capsys, "hunks", "40898", "--git", str(demo_build.repo.path), "--base", "nope")
     assert code == 2 and "'nope'" in err
 
 
@@ -106,3 +106,47 @@ def test_audit_on_demo_reports_the_same(demo_build: DemoBuild) -> None:
     ]
     missing = [(r.hunk.pr, r.hunk.path) for r in report.results if r.status.value == "missing"]
     assert missing == [(40727, "src/kvserve/runner.py")]
+
+
+def test_graph_with_github_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--repo adds GitHub's titles and base branches: feature-b targets feature-a, #1's head."""
+    from conftest import GitRepo
+    from ghserver import build_stack, serve_stack
+
+    monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(tmp_path)
+    repo = GitRepo(tmp_path / "upstream")
+    build_stack(repo)
+    server = serve_stack(repo.path)
+    try:
+        args = ["graph", "2", "--git", str(repo.path), "--repo", "acme/widget", "--api-url", server.base_url]
+        code, out, _ = run(capsys, *args, "--format", "json")
+        data = json.loads(out)
+        assert code == 0
+        assert [(e["parent"], e["child"], e["evidence"]) for e in data["edges"]] == [
+            (1, 2, ["ancestry", "base-branch"])
+        ]
+        assert [p["title"] for p in data["prs"]] == ["Fix the offsets", "Scale [bold]and[/] extra"]
+        code, out, _ = run(capsys, *args)
+        assert "Scale [bold]and[/] extra" in out and "ancestry, base-branch" in out
+        code, out, _ = run(
+            capsys,
+            "hunks",
+            "2",
+            "--git",
+            str(repo.path),
+            "--repo",
+            "acme/widget",
+            "--api-url",
+            server.base_url,
+            "--format",
+            "json",
+        )
+        assert code == 0 and json.loads(out)["prs"][0]["title"] == "Fix the offsets"
+    finally:
+        server.stop()
