@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from prstack.matcher import PackageIndex, match_file
 from prstack.models import (
@@ -15,6 +15,7 @@ from prstack.models import (
     PRStatus,
     PullRequest,
 )
+from prstack.sources.detect import PRMetadata
 from prstack.sources.git import GitSource
 from prstack.sources.loader import load_stack
 from prstack.targets.base import Target, TargetSpec, open_target
@@ -97,10 +98,15 @@ def audit(
 
 
 def audit_stack(
-    source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None
+    source: GitSource,
+    numbers: Sequence[int],
+    spec: TargetSpec,
+    base: str | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
 ) -> AuditReport:
-    """Load the stack under `numbers` from `source`, open the target, and audit every hunk."""
-    changes = load_stack(source, numbers, base)
+    """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
+    the target, and audit every hunk."""
+    changes = load_stack(source, numbers, base, metadata)
     repo_files = source.tree_paths(changes.top_sha)
     target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
     return audit(changes.prs, changes.hunks, target, repo_files, source.file_at)

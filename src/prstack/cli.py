@@ -112,7 +112,7 @@ def audit(
     source = open_source(
         prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
     )
-    report = audit_stack(source.git, prs, spec, base)
+    report = audit_stack(source.git, prs, spec, base, source.meta)
     raise typer.Exit(_emit(_console(), report, fmt, verbose))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from prstack.models import AuditReport, HunkStatus
-from prstack.render.table import where
+from prstack.render.table import pr_state_note, where
 from prstack.render.text import clean
 
 
@@ -29,7 +29,7 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
         other = c["partial"] + c["diverged"] + c["conflict"] + c["file-missing"]
         lines.append(
             f"| #{p.pr.number} | {_cell(p.pr.title)} | `{p.pr.head_sha[:10]}` | "
-            f"{', '.join(f'#{n}' for n in p.pr.depends_on) or '—'} | **{p.status.value}** | "
+            f"{', '.join(f'#{n}' for n in p.pr.depends_on) or '—'} | **{p.status.value}**{pr_state_note(p.pr)} | "
             f"{c['applied'] + c['relocated']} | {c['missing']} | {other} | {c['not-shipped'] + c['unverifiable']} |"
         )
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus
+from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
 from prstack.render.text import safe
 
 STATUS_STYLE = {
@@ -25,6 +25,15 @@ OTHER_STATUSES = (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, 
 DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
 PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
             PRStatus.PARTIAL: "yellow", PRStatus.NOT_SHIPPED: "dim"}
+
+
+def pr_state_note(pr: PullRequest) -> str:
+    """' (merged)' or ' (stale parent)' after a PR's status, where the graph says so."""
+    if pr.merged:
+        return " (merged)"
+    if pr.state == "stale":
+        return " (built on a stale parent)"
+    return ""
 
 
 def target_line(report: AuditReport) -> Text:
@@ -77,7 +86,7 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
     for p in report.prs:
         c = p.counts
         other = sum(c[s.value] for s in OTHER_STATUSES)
-        state = p.status.value + (" (merged)" if p.pr.merged else "")
+        state = p.status.value + pr_state_note(p.pr)
         table.add_row(
             f"#{p.pr.number}",
             *([safe(p.pr.title or "")] if titled else []),
