@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from email.message import Message
 from urllib.parse import urlsplit
 
 _LOCAL_COMMIT = re.compile(r"^(?:g|git)?([0-9a-f]{7,40})$")
@@ -175,16 +174,18 @@ class CoreMetadata:
         return frozenset(s for _, url in self.project_urls if (s := repo_slug(url)))
 
 
-def core_metadata(meta: Message) -> CoreMetadata:
+def core_metadata(
+    name: str | None, version: str | None, project_urls: Iterable[str], home_page: str | None = None
+) -> CoreMetadata:
+    """From METADATA's Name, Version, Project-URL ('Label, url') and Home-page fields."""
     urls: list[tuple[str, str]] = []
-    for value in meta.get_all("Project-URL") or []:
+    for value in project_urls:
         label, _, url = str(value).partition(",")
         if url.strip():
             urls.append((label.strip(), url.strip()))
-    home = meta.get("Home-page")
-    if home and home.strip() not in ("", "UNKNOWN"):
-        urls.append(("Homepage", str(home).strip()))
-    return CoreMetadata(meta.get("Name"), meta.get("Version"), tuple(urls))
+    if home_page and home_page.strip() not in ("", "UNKNOWN"):
+        urls.append(("Homepage", home_page.strip()))
+    return CoreMetadata(name, version, tuple(urls))
 
 
 def top_level_names(text: str | None, files: Iterable[str]) -> tuple[str, ...]:
