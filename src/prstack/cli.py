@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.console import Console
 
@@ -16,6 +15,7 @@ from prstack.audit import audit_stack
 from prstack.errors import InputError, PrstackError
 from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
+from prstack.render.text import clean
 from prstack.sources.git import GitSource
 from prstack.targets import TargetSpec
 
@@ -77,7 +77,9 @@ def audit(
     repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
     installed: Annotated[bool, typer.Option("--installed", help="Audit this interpreter's environment.")] = False,
     python: Annotated[str | None, typer.Option("--python", help="Audit that interpreter's environment.")] = None,
-    site_packages: Annotated[Path | None, typer.Option("--site-packages", help="Audit a site-packages directory.")] = None,
+    site_packages: Annotated[
+        Path | None, typer.Option("--site-packages", help="Audit a site-packages directory.")
+    ] = None,
     wheel: Annotated[Path | None, typer.Option("--wheel", help="Audit a wheel without installing it.")] = None,
     tree: Annotated[Path | None, typer.Option("--tree", help="Audit a plain source tree.")] = None,
     dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
@@ -85,7 +87,7 @@ def audit(
     fmt: FormatOpt = OutputFormat.TABLE,
     offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
     verbose: VerboseOpt = False,
-) -> int:
+) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     spec = _target_spec(installed, python, site_packages, wheel, tree, dist)
     if git is None:
@@ -94,7 +96,7 @@ def audit(
             "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
         )
     report = audit_stack(GitSource(git), prs, spec, base)
-    return _emit(Console(), report, fmt, verbose)
+    raise typer.Exit(_emit(Console(), report, fmt, verbose))
 
 
 @app.command()
@@ -102,7 +104,7 @@ def demo(
     fmt: FormatOpt = OutputFormat.TABLE,
     verbose: VerboseOpt = False,
     keep: Annotated[Path | None, typer.Option("--keep", help="Build the example here and keep it.")] = None,
-) -> int:
+) -> None:
     """The whole audit on the bundled offline example (no network, no token)."""
     from prstack.demo.run import run_demo
 
@@ -120,23 +122,20 @@ def demo(
         if fmt is OutputFormat.TABLE:
             console.print(f"\n{result.verdict()}", highlight=False, markup=False)
             console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
-    return code
+    raise typer.Exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input)."""
-    err = Console(stderr=True)
+    """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input).
+
+    Commands end by raising typer.Exit(code); usage errors exit 2 from the parser; a
+    PrstackError becomes one line on stderr and exit 2.
+    """
     try:
-        result = app(args=argv if argv is not None else sys.argv[1:], standalone_mode=False)
+        app(args=argv if argv is not None else sys.argv[1:], prog_name="prstack")
     except PrstackError as exc:
-        err.print(f"prstack: error: {exc}", markup=False, highlight=False)
+        sys.stderr.write(f"prstack: error: {clean(str(exc))}\n")
         return 2
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
-        return 2
-    except click.exceptions.Abort:
-        err.print("prstack: aborted.", markup=False)
-        return 2
-    return result if isinstance(result, int) else 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    return 0

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-import unidiff
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 from prstack.errors import InputError
 from prstack.models import FileChange, Hunk, HunkLine, LineKind
@@ -48,8 +49,8 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
     """Parse a unified git diff into Hunks of PR `pr`, file-level changes included."""
     text = diff.decode("utf-8", "surrogateescape") if isinstance(diff, bytes) else diff
     try:
-        patch = unidiff.PatchSet(text)
-    except unidiff.UnidiffParseError as exc:
+        patch = PatchSet(text)
+    except UnidiffParseError as exc:
         raise InputError(
             f"the diff of PR #{pr} is malformed or truncated ({exc}); refetch it."
         ) from None
@@ -78,9 +79,6 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
         path = check_path(new_path or old_path or "")
         if old_path is not None:
             check_path(old_path)
-        if pfile.is_binary_file and change is not FileChange.BINARY:
-            # a binary file added or deleted: no text body, blob ids say it all
-            pass
         if len(pfile) == 0:
             hunks.append(
                 Hunk(pr, path, old_path, change if not pfile.is_binary_file else FileChange.BINARY,

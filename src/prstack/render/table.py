@@ -21,6 +21,8 @@ STATUS_STYLE = {
     HunkStatus.NOT_SHIPPED: "dim",
     HunkStatus.UNVERIFIABLE: "dim",
 }
+OTHER_STATUSES = (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, HunkStatus.FILE_MISSING)
+DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
 PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
             PRStatus.PARTIAL: "yellow", PRStatus.NOT_SHIPPED: "dim"}
 
@@ -50,8 +52,7 @@ def hunk_panel(r: HunkResult) -> Panel:
     h = r.hunk
     body = Text()
     for line in h.diff_text().splitlines():
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else ""
-        body.append_text(safe(line, style))
+        body.append_text(safe(line, DIFF_STYLE.get(line[:1], "")))
         body.append("\n")
     ev = r.evidence
     if ev.note:
@@ -73,7 +74,7 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
         table.add_column(col)
     for p in report.prs:
         c = p.counts
-        other = sum(c[s.value] for s in (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, HunkStatus.FILE_MISSING))
+        other = sum(c[s.value] for s in OTHER_STATUSES)
         state = p.status.value + (" (merged)" if p.pr.merged else "")
         table.add_row(
             f"#{p.pr.number}",

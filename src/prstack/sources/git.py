@@ -174,7 +174,7 @@ class GitSource:
             _, kind, _, data = self.git.get_object_data(f"{rev}:{path}")
         except ValueError:
             return None
-        return data if kind == b"blob" else None
+        return bytes(data) if kind in ("blob", b"blob") else None
 
     def tree_paths(self, rev: str) -> list[str]:
         """Every file path of the repository at a revision."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
@@ -78,9 +79,7 @@ def load_stack(src: GitSource, numbers: Sequence[int], base: str | None = None) 
         commits = src.commits(start, head)
         own = parse_diff(src.diff(start, head), number)
         blame = _blame(src, start, head, own)
-        own = with_provenance(
-            own, blame, [c.sha for c in commits], lambda path, s=start, h=head: src.log_touching(s, h, path)
-        )
+        own = with_provenance(own, blame, [c.sha for c in commits], partial(src.log_touching, start, head))
         hunks += own
         prs.append(
             PullRequest(

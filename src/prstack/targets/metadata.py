@@ -58,7 +58,6 @@ def parse_version(version: str) -> VersionInfo:
         distance = int(m.group(2))
     return VersionInfo(version, commit, distance, dirty, tuple(extra))
 
-
 def commit_from_version(version: str | None) -> str | None:
     """The commit a version's local part names: 0.20.2.dev3+g3cfc8f8b7 -> '3cfc8f8b7'."""
     return parse_version(version).commit if version else None

@@ -1,0 +1,96 @@
+"""Bad input: one clear line on stderr, exit 2, never a traceback (run as a real subprocess)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from prstack.demo.run import DemoBuild
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def not_a_wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("bad")
+    text = d / "kvserve-0.3.0-py3-none-any.whl"
+    text.write_text("not a zip")
+    zip_only = d / "plain.whl"
+    with zipfile.ZipFile(zip_only, "w") as zf:
+        zf.writestr("kvserve/__init__.py", "")
+    empty_site = d / "site-packages"
+    empty_site.mkdir()
+    return {"text": text, "zip": zip_only, "site": empty_site, "dir": d}
+
+
+def test_pr_not_in_clone_names_the_fetch_command(demo_build: DemoBuild) -> None:
+    done = run("audit", "123", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages))
+    assert_one_line_error(done, "PR #123", "git -C", "fetch origin '+refs/pull/123/head:refs/pull/123/head'")
+
+
+def test_git_path_that_is_not_a_repository(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
+    done = run("audit", "40898", "--git", str(not_a_wheel["dir"]), "--site-packages", str(demo_build.site_packages))
+    assert_one_line_error(done, "is not a git repository")
+    done = run("audit", "40898", "--git", "/nonexistent/clone", "--site-packages", str(demo_build.site_packages))
+    assert_one_line_error(done, "no such directory")
+
+
+def test_wheel_that_is_not_a_zip_or_not_a_wheel(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
+    done = run("audit", "40898", "--git", str(demo_build.repo.path), "--wheel", str(not_a_wheel["text"]))
+    assert_one_line_error(done, "not a zip file")
+    done = run("audit", "40898", "--git", str(demo_build.repo.path), "--wheel", str(not_a_wheel["zip"]))
+    assert_one_line_error(done, "not a wheel")
+
+
+def test_dist_not_installed(demo_build: DemoBuild) -> None:
+    done = run("audit", "40898", "--git", str(demo_build.repo.path),
+               "--site-packages", str(demo_build.site_packages), "--dist", "vllm")
+    assert_one_line_error(done, "--dist vllm", "not installed")
+
+
+def test_no_target_and_two_targets(demo_build: DemoBuild) -> None:
+    done = run("audit", "40898", "--git", str(demo_build.repo.path))
+    assert_one_line_error(done, "no target")
+    done = run("audit", "40898", "--git", str(demo_build.repo.path),
+               "--site-packages", str(demo_build.site_packages), "--wheel", str(demo_build.wheel))
+    assert_one_line_error(done, "--site-packages and --wheel", "exactly one")
+
+
+def test_site_packages_shipping_none_of_the_files(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
+    done = run("audit", "40898", "--git", str(demo_build.repo.path), "--site-packages", str(not_a_wheel["site"]))
+    assert_one_line_error(done, "no distribution", "--dist")
+
+
+def test_usage_errors_exit_two_without_traceback() -> None:
+    done = run("audit", "not-a-number", "--installed")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+
+
+def test_bare_clone_and_remote_pr_refs(demo_build: DemoBuild, tmp_path: Path) -> None:
+    """A bare mirror holding the PRs as refs/remotes/fork/pr/N works like refs/pull/N/head."""
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(demo_build.repo.path), str(bare)], check=True)
+    for number in (40727, 40898):
+        subprocess.run(["git", "-C", str(bare), "update-ref", "-d", f"refs/pull/{number}/head"], check=False)
+        subprocess.run(["git", "-C", str(bare), "update-ref", f"refs/remotes/fork/pr/{number}",
+                        demo_build.repo.heads[number]], check=True)
+    site = str(demo_build.site_packages)
+    done = run("audit", "40898", "--git", str(bare), "--site-packages", site, "--format", "json")
+    assert done.returncode == 1, done.stderr
+    assert '"depends_on": [\n        40727\n      ]' in done.stdout

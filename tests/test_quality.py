@@ -1,0 +1,21 @@
+"""The project's own checks run with the tests: ruff and mypy (strict) as configured in pyproject.toml."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_ruff_is_clean() -> None:
+    ruff = shutil.which("ruff")
+    assert ruff, "ruff is part of the test extra: pip install -e '.[test]'"
+    done = subprocess.run([ruff, "check", "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
