@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path, PurePosixPath
+from functools import cached_property
+from pathlib import Path
 from typing import Protocol
 
-from prstack.errors import InputError, TargetError
+from prstack.errors import InputError
 from prstack.models import TargetInfo
-from prstack.targets.layout import PathMap
-from prstack.targets.metadata import commit_from_direct_url, commit_from_version
+from prstack.targets.choose import DistFiles, choose, normalise
+from prstack.targets.evidence import BuildEvidence
+from prstack.targets.installed import (
+    InstalledDistribution,
+    find_distributions,
+    intact_on_disk,
+    record_paths,
+)
+
+__all__ = ["DistFiles", "InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "choose", "open_target"]
 
 
 class Target(Protocol):
@@ -32,6 +41,11 @@ class Target(Protocol):
         """A file's bytes, or None when the target lacks it."""
         ...
 
+    @property
+    def evidence(self) -> BuildEvidence:
+        """What the target's metadata says about its build (RECORD checked on first use)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TargetSpec:
@@ -40,50 +54,8 @@ class TargetSpec:
     kind: str
     path: str | None = None
     dist: str | None = None
-
-
-@dataclass(frozen=True)
-class DistFiles:
-    """One distribution's identity and file list, as read from its metadata."""
-
-    name: str
-    version: str | None
-    files: frozenset[str]
-    direct_url: str | None = None
-
-
-class InstalledDistribution:
-    """A distribution installed in a site-packages directory, read through its RECORD."""
-
-    def __init__(self, kind: str, shown_path: str, dist: metadata.Distribution) -> None:
-        self._dist = dist
-        self.root = Path(str(dist.locate_file("")))
-        self.meta = _dist_files(dist)
-        self._info = TargetInfo(
-            kind=kind,
-            path=shown_path,
-            distribution=self.meta.name,
-            version=self.meta.version,
-            vcs_commit=commit_from_direct_url(self.meta.direct_url)
-            or commit_from_version(self.meta.version),
-        )
-
-    @property
-    def info(self) -> TargetInfo:
-        return self._info
-
-    def files(self) -> frozenset[str]:
-        return self.meta.files
-
-    def read(self, path: str) -> bytes | None:
-        if path not in self.meta.files:
-            return None
-        try:
-            return (self.root / path).read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise TargetError(f"cannot read {self.root / path}: {exc.strerror}.") from None
+    repo: str | None = None
+    """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
 
 
 class TreeTarget:
@@ -93,7 +65,7 @@ class TreeTarget:
         if not path.is_dir():
             raise InputError(f"--tree {path}: not a directory; give a source tree.")
         self.root = path
-        self._info = TargetInfo(kind="tree", path=str(path))
+        self._info = TargetInfo(kind="tree", path=str(path), vcs_commit=git_head(path))
         self._files: frozenset[str] | None = None
 
     @property
@@ -115,54 +87,10 @@ class TreeTarget:
             return None
         return (self.root / path).read_bytes()
 
-
-def _dist_files(dist: metadata.Distribution) -> DistFiles:
-    files = frozenset(
-        PurePosixPath(str(f)).as_posix()
-        for f in (dist.files or [])
-        if not str(f).startswith("..") and not PurePosixPath(str(f)).is_absolute()
-    )
-    return DistFiles(
-        name=dist.metadata["Name"] or "",
-        version=dist.version,
-        files=files,
-        direct_url=dist.read_text("direct_url.json"),
-    )
-
-
-def choose(candidates: Sequence[DistFiles], repo_paths: Iterable[str], repo_files: Iterable[str],
-           wanted: str | None, where: str) -> DistFiles:
-    """The distribution that ships the PR's files (or the one named with --dist). Pure."""
-    if wanted is not None:
-        key = _normalise(wanted)
-        for cand in candidates:
-            if _normalise(cand.name) == key:
-                return cand
-        raise InputError(f"--dist {wanted}: not installed in {where}; check the name with pip list.")
-    repo_paths, repo_files = list(repo_paths), list(repo_files)
-    names = {PurePosixPath(p).name for p in repo_paths}
-    scored = []
-    for cand in candidates:
-        if not any(PurePosixPath(f).name in names for f in cand.files):
-            continue
-        pmap = PathMap(cand.files, repo_files)
-        shipped = sum(pmap.locate(p).placement == "shipped" for p in repo_paths)
-        if shipped:
-            scored.append((shipped, cand))
-    if not scored:
-        raise InputError(
-            f"no distribution in {where} ships any file the PRs change; "
-            "name it with --dist NAME or check the target."
-        )
-    scored.sort(key=lambda sc: -sc[0])
-    if len(scored) > 1 and scored[0][0] == scored[1][0]:
-        tied = ", ".join(sorted(c.name for s, c in scored if s == scored[0][0]))
-        raise InputError(f"several distributions in {where} ship the PRs' files ({tied}); pick one with --dist.")
-    return scored[0][1]
-
-
-def _normalise(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+    @cached_property
+    def evidence(self) -> BuildEvidence:
+        """A tree has no RECORD; a checkout's .git/HEAD names its commit."""
+        return BuildEvidence(checkout_commit=self._info.vcs_commit)
 
 
 def _site_dirs_of(python: str) -> list[str]:
@@ -198,11 +126,29 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
         shown, kind = sys.executable, "python"
     else:
         raise InputError(f"unknown target kind {spec.kind!r}.")
-    dists = {}
-    for dist in metadata.distributions(path=dirs):
-        name = dist.metadata["Name"]
-        if name and _normalise(name) not in dists:
-            dists[_normalise(name)] = dist
-    metas = {key: _dist_files(d) for key, d in dists.items()}
-    chosen = choose(list(metas.values()), repo_paths, repo_files, spec.dist, shown)
-    return InstalledDistribution(kind, shown, dists[_normalise(chosen.name)])
+    found = find_distributions(dirs)
+    choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
+                    repo=spec.repo, intact=intact_on_disk(found))
+    key = normalise(choice.dist.name)
+    dist = found[key][0]
+    others = record_paths(found, Path(str(dist.locate_file(""))), key)
+    return InstalledDistribution(kind, shown, dist, choice.dist, choice, others)
+
+
+def git_head(root: Path) -> str | None:
+    """The commit a checkout's .git/HEAD points at, read from files (git is not run)."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
+        ref = head.removeprefix("ref: ")
+        if (git / ref).is_file():
+            return (git / ref).read_text().strip()
+        for line in (git / "packed-refs").read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        return None
+    return None

@@ -34,6 +34,8 @@ class BuildEvidence:
     """Other distributions in the target that also ship files the PRs change."""
     chosen_by: str | None = None
     """Why this distribution was audited (--dist, the only one shipping the files, ...)."""
+    checkout_commit: str | None = None
+    """For a tree that is a git checkout: the commit its .git/HEAD names."""
 
     @property
     def version_commit(self) -> str | None:
@@ -44,7 +46,7 @@ class BuildEvidence:
         """The commit the build says it came from: direct_url's vcs commit, else the version's."""
         if self.direct_url and self.direct_url.commit_id:
             return self.direct_url.commit_id
-        return self.version_commit
+        return self.version_commit or self.checkout_commit
 
     @property
     def commits_disagree(self) -> bool:
