@@ -5,12 +5,26 @@ from __future__ import annotations
 import html
 
 from prstack.models import AuditReport, HunkStatus
-from prstack.render.table import where
+from prstack.render.table import build_notes, build_of, where
 from prstack.render.text import clean
 
 
 def _cell(value: str | None) -> str:
     return html.escape(clean(value)).replace("|", "\\|").replace("\n", " ")
+
+
+def _target_lines(report: AuditReport) -> list[str]:
+    t = report.target
+    build = build_of(report)
+    if build is None:
+        return [f"Target: `{_cell(t.kind)}` {_cell(t.path)}"
+                + (f", built from `{t.vcs_commit[:12]}`" if t.vcs_commit else "")]
+    lines = [f"Target: `{_cell(t.kind)}` {_cell(t.path)}", "", f"Build: {_cell(build.header)}"]
+    notes = build_notes(build)
+    if notes:
+        lines.append("")
+        lines += [f"- {'**' + _cell(text) + '**' if 'red' in style else _cell(text)}" for text, style in notes]
+    return lines
 
 
 def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
@@ -19,7 +33,7 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
     lines = [
         f"### prstack audit: {_cell(head)}",
         "",
-        f"Target: `{_cell(t.kind)}` {_cell(t.path)}" + (f", built from `{t.vcs_commit[:12]}`" if t.vcs_commit else ""),
+        *_target_lines(report),
         "",
         "| PR | title | head | on | status | applied | missing | other | not shipped |",
         "|---|---|---|---|---|---|---|---|---|",
