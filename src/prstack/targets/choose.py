@@ -56,6 +56,25 @@ def _shipped(cand: DistFiles, repo_paths: Sequence[str], repo_files: Sequence[st
     return [loc.installed_path for loc in found if loc.placement == "shipped" and loc.installed_path]
 
 
+def _fit(shipped: Sequence[str], repo_paths: Sequence[str]) -> int:
+    """How closely the installed paths follow the repository's: path parts shared at the end.
+
+    Ties on the file count go to `acme/kv/model.py` over `acme/other/model.py` for the repo's
+    `src/acme/kv/model.py` (namespace packages, where every sibling ships a model.py)."""
+    total = 0
+    for installed in shipped:
+        iparts = PurePosixPath(installed).parts
+        total += max(_tail(iparts, PurePosixPath(r).parts) for r in repo_paths)
+    return total
+
+
+def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
 def choose(
     candidates: Sequence[DistFiles],
     repo_paths: Iterable[str],
@@ -87,13 +106,17 @@ def choose(
             f"no distribution in {where} ships any file the PRs change; "
             "name it with --dist NAME or check the target."
         )
-    scored.sort(key=lambda sc: (-len(sc[0]), normalise(sc[1].name)))
-    best = len(scored[0][0])
-    tied = [sc for sc in scored if len(sc[0]) == best]
+
+    def rank(sc: tuple[list[str], DistFiles]) -> tuple[int, int]:
+        return len(sc[0]), _fit(sc[0], paths)
+
+    scored.sort(key=lambda sc: (*(-x for x in rank(sc)), normalise(sc[1].name)))
+    best = rank(scored[0])
+    tied = [sc for sc in scored if rank(sc) == best]
     others = tuple(c.name for _, c in scored[1:])
     if len(tied) == 1:
         n = len(scored)
-        reason = "the only distribution shipping the PRs' files" if n == 1 else "ships the most of the PRs' files"
+        reason = "the only distribution shipping the PRs' files" if n == 1 else "ships the PRs' files most closely"
         return Choice(scored[0][1], reason, tuple(sorted(others)))
     if repo:
         by_repo = [sc for sc in tied if repo.lower() in sc[1].repos]
