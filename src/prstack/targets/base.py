@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from typing import Protocol
 from prstack.errors import InputError
 from prstack.models import TargetInfo
 from prstack.targets.choose import DistFiles, choose, normalise
+from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.installed import (
     InstalledDistribution,
@@ -133,22 +133,3 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
     dist = found[key][0]
     others = record_paths(found, Path(str(dist.locate_file(""))), key)
     return InstalledDistribution(kind, shown, dist, choice.dist, choice, others)
-
-
-def git_head(root: Path) -> str | None:
-    """The commit a checkout's .git/HEAD points at, read from files (git is not run)."""
-    git = root / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
-        ref = head.removeprefix("ref: ")
-        if (git / ref).is_file():
-            return (git / ref).read_text().strip()
-        for line in (git / "packed-refs").read_text().splitlines():
-            sha, _, name = line.partition(" ")
-            if name == ref:
-                return sha
-    except OSError:
-        return None
-    return None

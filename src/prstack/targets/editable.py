@@ -153,3 +153,39 @@ def source_files(source: EditableSource, top_level: Sequence[str]) -> dict[str, 
                 installed = PurePosixPath(prefix, rel.as_posix(), name).as_posix()
                 files[installed.removeprefix("./")] = Path(dirpath) / name
     return files
+
+
+def git_head(root: Path) -> str | None:
+    """The commit a checkout's .git/HEAD points at, read from files (git is not run)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = git.read_text().strip()
+            if not text.startswith("gitdir: "):
+                return None
+            git = (root / text.removeprefix("gitdir: ")).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
+        ref = head.removeprefix("ref: ")
+        common = git / "commondir"
+        refs_root = (git / common.read_text().strip()).resolve() if common.is_file() else git
+        if (refs_root / ref).is_file():
+            return (refs_root / ref).read_text().strip()
+        for line in (refs_root / "packed-refs").read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        return None
+    return None
+
+
+def enclosing_checkout(directory: Path, depth: int = 6) -> tuple[Path, str] | None:
+    """The git checkout holding `directory` (it or a parent up to `depth` levels) and its HEAD."""
+    here = directory.resolve()
+    for folder in [here, *here.parents][:depth]:
+        if (folder / ".git").exists():
+            commit = git_head(folder)
+            return (folder, commit) if commit else None
+    return None

@@ -35,7 +35,7 @@ class BuildEvidence:
     chosen_by: str | None = None
     """Why this distribution was audited (--dist, the only one shipping the files, ...)."""
     checkout_commit: str | None = None
-    """For a tree that is a git checkout: the commit its .git/HEAD names."""
+    """For a tree, or an editable install's source, inside a git checkout: its .git/HEAD commit."""
 
     @property
     def version_commit(self) -> str | None:
@@ -46,6 +46,8 @@ class BuildEvidence:
         """The commit the build says it came from: direct_url's vcs commit, else the version's."""
         if self.direct_url and self.direct_url.commit_id:
             return self.direct_url.commit_id
+        if self.editable is not None and self.checkout_commit:
+            return self.checkout_commit  # the code that runs is the checkout's, whatever the version says
         return self.version_commit or self.checkout_commit
 
     @property

@@ -10,7 +10,13 @@ from pathlib import Path, PurePosixPath
 from prstack.errors import TargetError
 from prstack.models import TargetInfo
 from prstack.targets.choose import Choice, DistFiles, Intact, normalise
-from prstack.targets.editable import EditableSource, find_editable, find_egg_links, source_files
+from prstack.targets.editable import (
+    EditableSource,
+    enclosing_checkout,
+    find_editable,
+    find_egg_links,
+    source_files,
+)
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layout import BINARY_SUFFIXES
 from prstack.targets.metadata import (
@@ -156,6 +162,8 @@ class InstalledDistribution:
         files = self.meta.files
         meta = dist.metadata
         core = core_metadata(meta["Name"], dist.version, meta.get_all("Project-URL") or [], meta["Home-page"])
+        editable = self.meta.editable
+        checkout = enclosing_checkout(Path(editable.source_dirs[0])) if editable and editable.source_dirs else None
         return BuildEvidence(
             distribution=self.meta.name,
             version=parse_version(self.meta.version) if self.meta.version else None,
@@ -168,6 +176,7 @@ class InstalledDistribution:
             binaries=tuple(sorted(f for f in files if PurePosixPath(f).suffix in BINARY_SUFFIXES)),
             candidates=self._choice.candidates if self._choice else (),
             chosen_by=self._choice.reason if self._choice else None,
+            checkout_commit=checkout[1] if checkout else None,
         )
 
 

@@ -103,13 +103,14 @@ def where_from(ev: BuildEvidence) -> str:
         bits.append(f"direct_url: archive {d.url}")
     elif d is not None and d.kind == "dir":
         bits.append(f"direct_url: {'editable ' if d.editable else ''}directory {d.url}")
-    if ev.version_commit and not (d and d.commit_id):
+    from_checkout = ev.checkout_commit is not None and ev.build_commit == ev.checkout_commit
+    if ev.version_commit and not (d and d.commit_id) and not from_checkout:
         bits.append("from the version's local part")
     if ev.commits_disagree:
         bits.append(f"but the version names g{ev.version_commit}")
     if ev.version is not None and ev.version.dirty_date:
         bits.append(f"tree with uncommitted changes, {ev.version.dirty_date}")
-    if ev.checkout_commit and not ev.version_commit and not (d and d.commit_id):
+    if from_checkout:
         bits.append("the checkout's .git/HEAD")
     return f" ({'; '.join(bits)})" if bits else ""
 
