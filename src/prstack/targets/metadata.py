@@ -46,11 +46,11 @@ def parse_version(version: str) -> VersionInfo:
     for segment in re.split(r"[._-]", local.lower()):
         if not segment:
             continue
-        if commit is None and (m := _LOCAL_COMMIT.match(segment)) and not segment.isdigit():
-            commit = m.group(1)
-        elif dirty is None and (d := _LOCAL_DATE.match(segment)):
+        if dirty is None and (d := _LOCAL_DATE.match(segment)):  # before commits: 'd20260514' is hex too
             day = d.group(1)
             dirty = f"{day[:4]}-{day[4:6]}-{day[6:]}"
+        elif commit is None and (m := _LOCAL_COMMIT.match(segment)) and not segment.isdigit():
+            commit = m.group(1)
         else:
             extra.append(segment)
     distance = None
