@@ -120,7 +120,7 @@ def test_file_edited_after_install_is_flagged_on_the_hunk_and_in_the_header(tmp_
     assert flag.pr == 7 and flag.containment is Containment.HEAD and flag.files == ("kvs/model.py",)
     assert flag.cause.startswith("files changed after install")
     text = str(render_audit(report, OutputFormat.MARKDOWN))
-    assert "the build commit contains #7, but its hunks are missing in the files" in text
+    assert "the build commit contains #7, but its hunks are missing from the files" in text
     assert "1 file(s) edited after install (RECORD hash differs): kvs/model.py" in text
 
 

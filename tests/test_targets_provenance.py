@@ -122,6 +122,7 @@ def test_flag_results_keeps_the_matcher_note_and_adds_record_and_binary() -> Non
     assert unverifiable.evidence.note == "compiled into x/_C.so, which cannot be checked hunk by hunk"
     untouched = flag_results(results, BuildEvidence())
     assert untouched[0] is results[0]
+    assert flag_results([flagged], ev)[0] is flagged  # flagging twice adds nothing
 
 
 def test_the_demo_build_contains_both_heads_yet_misses_a_hunk(demo_build: DemoBuild) -> None:
@@ -175,7 +176,7 @@ def test_every_format_shows_the_build_escaped(fmt: OutputFormat) -> None:
         assert got["disagreements"][0]["pr"] == 5 and got["candidates"] == [EVIL]
     else:
         assert "Build: " in text and "built from 1234567" in text
-        assert "⚠ the build commit contains #5, but its hunks are missing in the files" in text
+        assert "⚠ the build commit contains #5, but its hunks are missing from the files" in text
     if fmt is OutputFormat.TABLE:
         assert "[bold red]pwn[/]" in text
     if fmt is OutputFormat.MARKDOWN:

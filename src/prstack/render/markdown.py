@@ -19,12 +19,17 @@ def _target_lines(report: AuditReport) -> list[str]:
     if build is None:
         return [f"Target: `{_cell(t.kind)}` {_cell(t.path)}"
                 + (f", built from `{t.vcs_commit[:12]}`" if t.vcs_commit else "")]
-    lines = [f"Target: `{_cell(t.kind)}` {_cell(t.path)}", "", f"Build: {_cell(build.header)}"]
+    lines = [f"Target: `{_cell(t.kind)}` {_cell(t.path)}", "", f"Build: {_prose(build.header)}"]
     notes = build_notes(build)
     if notes:
         lines.append("")
-        lines += [f"- {'**' + _cell(text) + '**' if 'red' in style else _cell(text)}" for text, style in notes]
+        lines += [f"- {'**' + _prose(text) + '**' if 'red' in style else _prose(text)}" for text, style in notes]
     return lines
+
+
+def _prose(value: str) -> str:
+    """A sentence with untrusted parts: escaped like a cell, but apostrophes left readable."""
+    return html.escape(clean(value), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:

@@ -49,7 +49,8 @@ class Disagreement:
 
     def sentence(self) -> str:
         said = "contains" if self.containment.contained else "does not contain"
-        found = "present" if self.status is PRStatus.APPLIED else f"{self.status.value} in the files"
+        found = {PRStatus.APPLIED: "present", PRStatus.PARTIAL: "only partly in the files"}.get(
+            self.status, "missing from the files")
         return f"the build commit {said} #{self.pr}, but its hunks are {found}: {self.cause}"
 
 
@@ -216,17 +217,19 @@ def flag_results(results: Sequence[HunkResult], ev: BuildEvidence,
     issues = ev.file_issues()
     out = []
     for r in results:
-        notes = [r.evidence.note] if r.evidence.note else []
+        old = r.evidence.note or ""
+        added = []
         path = r.found_path or r.installed_path
         if path and path in issues:
-            notes.append(f"{path}: {issues[path]}")
+            added.append(f"{path}: {issues[path]}")
         if r.status is HunkStatus.UNVERIFIABLE and binary_for is not None and (binary := binary_for(r.hunk.path)):
-            notes.append(f"compiled into {binary}, which cannot be checked hunk by hunk")
-        if len(notes) == (1 if r.evidence.note else 0):
+            added.append(f"compiled into {binary}, which cannot be checked hunk by hunk")
+        added = [note for note in added if note not in old]  # idempotent: flagging twice adds nothing
+        if not added:
             out.append(r)
             continue
         evidence = r.evidence if r.evidence is not None else MatchEvidence()
-        out.append(replace(r, evidence=replace(evidence, note="; ".join(notes))))
+        out.append(replace(r, evidence=replace(evidence, note="; ".join([old, *added] if old else added))))
     return tuple(out)
 
 
