@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from prstack.render import OutputFormat, render_audit
@@ -173,3 +175,19 @@ def test_without_a_clone_the_header_says_only_what_the_metadata_says(tmp_path: P
     assert report.build is not None
     assert report.build.header == f"kvs 1.0.0+g{project.head[:9]}, built from {project.head[:9]} " \
                                   "(from the version's local part)"
+
+
+def test_another_interpreter_s_environment_without_running_its_pth_files(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    wheel = make_wheel(tmp_path / "dist", "kvs", f"1.0.1+g{project.head[:9]}", project.files_at(project.head))
+    install_into(wheel, site, direct_url=vcs_url(project, project.head))
+    canary = tmp_path / "ran"
+    (site / "zz_canary.pth").write_text(f"import pathlib; pathlib.Path({str(canary)!r}).touch()\n")
+    report, _ = audit_with_build(project, TargetSpec("python", str(venv / "bin" / "python")))
+    assert report.target.kind == "python" and report.target.distribution == "kvs"
+    assert statuses(report) == {"src/kvs/model.py": ["applied"]}
+    assert report.build is not None and report.build.contains == {7: Containment.HEAD}
+    assert not canary.exists()  # the environment's .pth code never ran

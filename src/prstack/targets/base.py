@@ -94,10 +94,17 @@ class TreeTarget:
 
 
 def _site_dirs_of(python: str) -> list[str]:
-    """The import path of another interpreter, asked without importing anything of the audit's."""
-    code = "import json, sys; print(json.dumps(sys.path))"
+    """The import path of another interpreter, asked without importing anything of the audit's.
+
+    `-S` and a no-op `site.addpackage` keep the environment's .pth files (an editable finder's
+    `install()` among them) and sitecustomize from running, while site's own venv and
+    site-packages logic still names its site directories.
+    """
+    code = ("import json, site, sys; site.addpackage = lambda *a, **k: None; "
+            "site.addsitepackages(site.venv(site.removeduppaths())); print(json.dumps(sys.path))")
     try:
-        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        out = subprocess.run([python, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                             check=True)
     except FileNotFoundError:
         raise InputError(f"--python {python}: no such interpreter; give the path of a python executable.") from None
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
