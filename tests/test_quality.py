@@ -12,7 +12,8 @@ from conftest import ROOT
 def test_ruff_is_clean() -> None:
     ruff = shutil.which("ruff")
     assert ruff, "ruff is part of the test extra: pip install -e '.[test]'"
-    done = subprocess.run([ruff, "check", "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    dirs = [d for d in ("src", "tests", "bench") if (ROOT / d).is_dir()]
+    done = subprocess.run([ruff, "check", *dirs], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -61,6 +61,11 @@ def _target_spec(
     return TargetSpec(kind, str(value) if value != "" else None, dist)
 
 
+def _console() -> Console:
+    """Standard output; a pipe or a file gets a fixed, wide layout instead of 80 columns."""
+    return Console() if sys.stdout.isatty() else Console(width=120)
+
+
 def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
     rendered = render_audit(report, fmt, verbose=verbose)
     if isinstance(rendered, str):
@@ -96,7 +101,7 @@ def audit(
             "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
         )
     report = audit_stack(GitSource(git), prs, spec, base)
-    raise typer.Exit(_emit(Console(), report, fmt, verbose))
+    raise typer.Exit(_emit(_console(), report, fmt, verbose))
 
 
 @app.command()
@@ -108,7 +113,7 @@ def demo(
     """The whole audit on the bundled offline example (no network, no token)."""
     from prstack.demo.run import run_demo
 
-    console = Console()
+    console = _console()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="prstack-demo-") as tmp:
         workdir = keep or Path(tmp)

@@ -1,41 +1,36 @@
 """Pure hunk matching: (hunks of one file, target file bytes, package index) -> verdicts with evidence.
 
-PLACEHOLDER first cut (exact search only); the rigorous matcher replaces it (issue 3).
+No I/O: callers pass bytes. The pieces live in `prstack.matching`; this module is the public face.
+How a hunk is judged, in order:
+  1. file-level changes (binary, mode, pure rename, deleted file) and absent files;
+  2. fast paths: target text identical to the PR head (all applied) or to its base (all missing);
+  3. per hunk, in diff order, near where the diff expects it (patch-like running offset, or
+     unique-line anchors from head/base): the whole new or old image, exact then under named
+     normalisations, then with fuzz; then with lines re-wrapped; then line by line at the place
+     found by its context (partial, diverged, conflict);
+  4. hunks not present in their file: their block searched in the rest of the package (relocated).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 
+from prstack.matching.index import AnchorMap, FileIndex
+from prstack.matching.judge import Shape, Verdict, judge
+from prstack.matching.package import PackageIndex
+from prstack.matching.text import blob_id, decode, has_markers, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
+__all__ = ["PackageIndex", "decode", "match_file"]
 
-def decode(data: bytes) -> list[str]:
-    """Bytes to lines without endings; CRLF and CR tolerated, undecodable bytes kept as escapes."""
-    text = data.decode("utf-8", "surrogateescape")
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-class PackageIndex:
-    """Every text file of the audited distribution, indexed on first use for relocation search."""
-
-    def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
-        self._load = load
-        self._files: dict[str, list[str]] | None = None
-
-    @property
-    def files(self) -> dict[str, list[str]]:
-        if self._files is None:
-            self._files = {path: decode(data) for path, data in self._load().items()}
-        return self._files
-
-
-def _find(lines: list[str], image: tuple[str, ...], near: int) -> int | None:
-    if not image:
-        return None
-    n = len(image)
-    starts = [i for i in range(len(lines) - n + 1) if tuple(lines[i : i + n]) == image]
-    return min(starts, key=lambda i: abs(i - near)) if starts else None
+FOUND_TEXT_MAX = 40
+"""At most this many target lines are quoted as evidence."""
+RELOCATE_MIN_LINES = 3
+"""Non-trivial added lines a block needs to count as moved when the old lines are still in place."""
+RELOCATE_MIN_CHARS = 60
+RELOCATE_WEAK_MIN_LINES = 2
+"""...and when the file or the hunk's region is gone (the block had to go somewhere)."""
+RELOCATE_WEAK_MIN_CHARS = 30
 
 
 def match_file(
@@ -52,20 +47,170 @@ def match_file(
     `target` is None when the target lacks the file. `base` and `head` are the whole file
     at the PR's base and head, where known (fast paths and anchoring).
     """
-    results = []
-    lines = decode(target) if target is not None else None
-    for hunk in hunks:
-        if lines is None:
-            status = HunkStatus.APPLIED if hunk.change is FileChange.DELETED else HunkStatus.FILE_MISSING
-            results.append(HunkResult(hunk, status, installed_path=installed_path))
+    if target is None:
+        return [_absent(h, installed_path, package) for h in hunks]
+    if head is not None and same_text(target, head):
+        return [_file_level(h, target, installed_path) or _at_head(h, installed_path) for h in hunks]
+    if base is not None and same_text(target, base):
+        note = "file identical to the PR's base"
+        return [
+            _file_level(h, target, installed_path)
+            or HunkResult(h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
+            for h in hunks
+        ]
+    lines = decode(target)
+    idx = FileIndex(lines, markers=has_markers(target))
+    anchors: tuple[AnchorMap, bool] | None = None
+    if head is not None:
+        anchors = (AnchorMap(decode(head), lines), True)
+    elif base is not None:
+        anchors = (AnchorMap(decode(base), lines), False)
+    results: list[HunkResult] = []
+    carry = 0
+    min_start = 0
+    for h in hunks:
+        fixed = _file_level(h, target, installed_path)
+        if fixed is not None:
+            results.append(fixed)
             continue
-        near = hunk.new_start - 1
-        at = _find(lines, hunk.new_image, near)
-        if at is not None and (hunk.added or _find(lines, hunk.old_image, near) is None):
-            results.append(
-                HunkResult(hunk, HunkStatus.APPLIED, installed_path, installed_path, at + 1,
-                           at - near, 0, MatchEvidence())
-            )
+        if h.change is FileChange.DELETED and not h.new_lines:
+            results.append(_deleted_present(h, idx, installed_path))
+            continue
+        exp_new = _start0(h.new_start, h.new_lines)
+        if anchors is not None:
+            amap, from_head = anchors
+            expected = amap(exp_new) if from_head else amap(_start0(h.old_start, h.old_lines))
         else:
-            results.append(HunkResult(hunk, HunkStatus.MISSING, installed_path=installed_path))
+            expected = exp_new + carry
+        verdict = judge(idx, Shape.of(h), expected, min_start)
+        if verdict.start is not None and verdict.end is not None:
+            carry = verdict.end - (exp_new + h.new_lines)
+            min_start = max(min_start, verdict.end)
+        result = _result(h, verdict, idx, installed_path, exp_new)
+        if result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED) and package is not None:
+            result = _relocated(result, package, installed_path) or result
+        results.append(result)
     return results
+
+
+def _start0(start: int, count: int) -> int:
+    """0-based first line of a diff range (an empty range names the line before it)."""
+    return start - 1 if count else start
+
+
+def _at_head(h: Hunk, installed_path: str) -> HunkResult:
+    line = _start0(h.new_start, h.new_lines) + 1
+    return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path, line, 0, 0,
+                      MatchEvidence(note="file identical to the PR's head"))
+
+
+def _file_level(h: Hunk, target: bytes, installed_path: str) -> HunkResult | None:
+    """Verdicts for changes without a text body, the file being present."""
+    if h.change is FileChange.BINARY or (h.lines == () and (h.old_blob or h.new_blob)
+                                          and h.change not in (FileChange.MODE, FileChange.RENAMED)):
+        return _binary(h, target, installed_path)
+    if h.lines:
+        return None
+    if h.change is FileChange.MODE:
+        note = "file present; file modes are not verifiable in an installed tree"
+        return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path,
+                          evidence=MatchEvidence(note=note))
+    if h.change is FileChange.RENAMED:
+        note = f"file present under its new name (was {h.old_path})"
+        return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path,
+                          evidence=MatchEvidence(note=note))
+    if h.change is FileChange.DELETED:
+        return HunkResult(h, HunkStatus.MISSING, installed_path,
+                          evidence=MatchEvidence(note="the PR deletes this file; it is still there"))
+    if h.change is FileChange.ADDED:
+        if target.strip():
+            return HunkResult(h, HunkStatus.DIVERGED, installed_path, evidence=MatchEvidence(
+                note="the PR adds this file empty; the target's copy has content"))
+        return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path, 1, 0, 0)
+    return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path,
+                      evidence=MatchEvidence(note="no line changes to check; file present"))
+
+
+def _binary(h: Hunk, target: bytes, installed_path: str) -> HunkResult:
+    got = blob_id(target)
+
+    def same(blob: str | None) -> bool:
+        return bool(blob) and len(blob or "") >= 7 and got.startswith(blob or "")
+
+    note = f"target blob {got}"
+    if same(h.new_blob):
+        return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path,
+                          evidence=MatchEvidence(note=note + " = PR head"))
+    if same(h.old_blob):
+        return HunkResult(h, HunkStatus.MISSING, installed_path,
+                          evidence=MatchEvidence(note=note + " = PR base"))
+    why = " matches neither side of the diff" if h.new_blob or h.old_blob else "; diff names no blob"
+    return HunkResult(h, HunkStatus.DIVERGED, installed_path, evidence=MatchEvidence(note=note + why))
+
+
+def _deleted_present(h: Hunk, idx: FileIndex, installed_path: str) -> HunkResult:
+    """The PR deletes the file, yet the target has it: missing when it still holds the old text."""
+    old = [t for t in h.old_image if not trivial(t)]
+    have = set(idx.lines)
+    kept = sum(1 for t in old if t in have)
+    if not old or kept * 2 >= len(old):
+        status, note = HunkStatus.MISSING, "the PR deletes this file; it is still there"
+    else:
+        status, note = HunkStatus.DIVERGED, "the PR deletes this file; it is there, rewritten"
+    return HunkResult(h, status, installed_path, evidence=MatchEvidence(note=note))
+
+
+def _absent(h: Hunk, installed_path: str, package: PackageIndex | None) -> HunkResult:
+    if h.change is FileChange.DELETED:
+        return HunkResult(h, HunkStatus.APPLIED, installed_path,
+                          evidence=MatchEvidence(note="file deleted, as the PR does"))
+    result = HunkResult(h, HunkStatus.FILE_MISSING, installed_path,
+                        evidence=MatchEvidence(note="the target has no such file"))
+    if package is not None and h.lines:
+        return _relocated(result, package, installed_path) or result
+    return result
+
+
+def _result(h: Hunk, v: Verdict, idx: FileIndex, installed_path: str, exp_new: int) -> HunkResult:
+    found_text: tuple[str, ...] = ()
+    if v.start is not None and v.end is not None:
+        found_text = tuple(idx.lines[v.start : min(v.end, v.start + FOUND_TEXT_MAX)])
+    evidence = MatchEvidence(v.normalisation, v.applied_lines, v.missing_lines, found_text, v.note)
+    offset = v.start - exp_new if v.start is not None else None
+    where = v.status in (HunkStatus.APPLIED, HunkStatus.PARTIAL, HunkStatus.CONFLICT)
+    return HunkResult(
+        h, v.status, installed_path,
+        found_path=installed_path if where else None,
+        found_line=v.start + 1 if where and v.start is not None else None,
+        offset=offset, fuzz=v.fuzz, evidence=evidence,
+    )
+
+
+def _relocated(result: HunkResult, package: PackageIndex, installed_path: str) -> HunkResult | None:
+    """The hunk's post-change block found in another file of the package: relocated.
+
+    The evidence must be substantial: trivial lines never count, and when the old lines are still
+    in place (missing) the added block alone must be sizeable, so copied code is not taken for a move.
+    """
+    h = result.hunk
+    added = [t for t in h.added if not trivial(t)]
+    if not added:
+        return None
+    chars = sum(len("".join(t.split())) for t in added)
+    if result.status is HunkStatus.MISSING:
+        strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
+        blocks = [h.added] if strong else []
+    else:
+        blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
+        if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
+            blocks.append(h.added)
+    for block in blocks:
+        got = package.find_block(block, exclude=installed_path)
+        if got is not None:
+            path, line = got
+            return HunkResult(
+                h, HunkStatus.RELOCATED, installed_path, path, line, None, None,
+                MatchEvidence(result.evidence.normalisation, found_text=(),
+                              note=f"not at its place ({result.status.value}); its block is in {path}"),
+            )
+    return None

@@ -103,15 +103,17 @@ def hunk_panel(r: HunkResult) -> Panel:
 
 def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType:
     table = Table(title="PRs in stack order (bottom first)", title_justify="left")
+    titled = any(p.pr.title for p in report.prs)
     for col in ("PR", "title", "head", "on", "status", "applied", "missing", "other", "not shipped"):
-        table.add_column(col)
+        if col != "title" or titled:
+            table.add_column(col)
     for p in report.prs:
         c = p.counts
         other = sum(c[s.value] for s in OTHER_STATUSES)
         state = p.status.value + (" (merged)" if p.pr.merged else "")
         table.add_row(
             f"#{p.pr.number}",
-            safe(p.pr.title or ""),
+            *([safe(p.pr.title or "")] if titled else []),
             p.pr.head_sha[:10],
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(state, style=PR_STYLE[p.status]),

@@ -1,0 +1,302 @@
+"""Judging one text hunk at its place in one target file: image search, re-wrap, region analysis."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from prstack.matching.index import FileIndex
+from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, clean, trivial, wrap_pieces
+from prstack.models import Hunk, HunkStatus
+
+PATCH_FUZZ = 2
+"""Fuzz up to which an image is searched anywhere in the file (as patch does)."""
+NEAR = 60
+"""Beyond PATCH_FUZZ, and for images made only of trivial lines, matches must be this close."""
+WEAK = 3
+"""Images of trivial lines only count this close to where the hunk is expected."""
+MAX_ALIGN = 4000
+"""Regions longer than this are compared as multisets instead of aligned."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A hunk pre-digested for matching: images, context counts, usable normalisations."""
+
+    lines: tuple[tuple[str, str], ...]
+    old: tuple[str, ...]
+    new: tuple[str, ...]
+    lead: int
+    trail: int
+    levels: tuple[int, ...]
+    wrap: bool
+    new_file: bool
+
+    @classmethod
+    def of(cls, hunk: Hunk) -> Shape:
+        lines = tuple((line.kind, clean(line.text)) for line in hunk.lines)
+        old = tuple(t for k, t in lines if k != "+")
+        new = tuple(t for k, t in lines if k != "-")
+        lead = next((i for i, (k, _) in enumerate(lines) if k != " "), len(lines))
+        trail = 0
+        if lead < len(lines):
+            trail = next(i for i, (k, _) in enumerate(reversed(lines)) if k != " ")
+        added = [t for k, t in lines if k == "+"]
+        removed = [t for k, t in lines if k == "-"]
+        levels = tuple(lv for lv in range(len(LEVELS)) if _usable(lv, old, new, added, removed))
+        wrap = LOOSEST in levels and "".join(wrap_pieces(old)) != "".join(wrap_pieces(new))
+        new_file = hunk.old_start == 0 and hunk.old_lines == 0
+        return cls(lines, old, new, lead, trail, levels, wrap, new_file)
+
+
+def _usable(level: int, old: tuple[str, ...], new: tuple[str, ...], added: list[str],
+            removed: list[str]) -> bool:
+    """A normalisation may judge a hunk only if it keeps every changed line distinguishable:
+    a hunk that changes whitespace (or quotes) must not be judged ignoring them."""
+    if level == 0:
+        return True
+    fn = LEVELS[level][1]
+    if [fn(x) for x in old] == [fn(x) for x in new]:
+        return False
+    seen: dict[str, set[str]] = {}
+    for a in added:
+        seen.setdefault(fn(a), set()).add(a)
+    return not any(any(a != r for a in seen.get(fn(r), ())) for r in removed)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What was found for one hunk; positions are 0-based target lines, [start, end)."""
+
+    status: HunkStatus
+    start: int | None = None
+    end: int | None = None
+    fuzz: int | None = None
+    normalisation: str | None = None
+    applied_lines: tuple[str, ...] = ()
+    missing_lines: tuple[str, ...] = ()
+    note: str | None = None
+    image_start: int | None = None
+    """Where the matched image itself starts (start minus context dropped by fuzz)."""
+
+
+def judge(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
+    """Decide what `idx` holds for the hunk `sh`, expected to start near line `expected`."""
+    found = _search_images(idx, sh, expected, min_start, 0, 0)
+    if found is None and sh.wrap:
+        found = _search_wrapped(idx, sh, expected, min_start)
+    if found is not None:
+        return found
+    # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
+    span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
+    if span is not None:
+        return _classify(idx, sh, span)
+    found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
+    if found is not None:
+        return found
+    return _region(idx, sh, expected, min_start)
+
+
+def _search_images(
+    idx: FileIndex, sh: Shape, expected: int, min_start: int, fuzz_from: int, fuzz_to: int
+) -> Verdict | None:
+    """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
+    place the longer image wins (a pure addition's old image is only its context, which the applied
+    new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied."""
+    one_sided = not sh.old or not sh.new
+    for f in range(fuzz_from, fuzz_to + 1):
+        fl, ft = min(f, sh.lead), min(f, sh.trail)
+        best: tuple[tuple[bool, int, int, int, int], int, int, int] | None = None
+        for level in sh.levels:
+            fn = LEVELS[level][1]
+            for kind, image in ((0, sh.old), (1, sh.new)):
+                img = image[fl : len(image) - ft]
+                if not img:
+                    continue
+                radius: int | None = None
+                if all(trivial(x) for x in img):
+                    radius = WEAK
+                elif f > PATCH_FUZZ:
+                    radius = NEAR
+                if one_sided and not sh.new_file:
+                    radius = WEAK
+                s = idx.find([fn(x) for x in img], level, expected + fl,
+                             min_start=min_start + fl, radius=radius)
+                if s is None:
+                    continue
+                s -= fl
+                key = (s < min_start, abs(s - expected), -len(img), kind, level)
+                if best is None or key < best[0]:
+                    best = (key, s, kind, level)
+            if level == 0 and best is not None and best[0][:2] == (False, 0):
+                break
+        if best is not None:
+            _, s, kind, level = best
+            image = sh.new if kind else sh.old
+            span = (s + fl, s + len(image) - ft)
+            if idx.in_conflict(*span):
+                return Verdict(HunkStatus.CONFLICT, s, s + len(image), f, LEVELS[level][0],
+                               note="conflict markers around the matched lines")
+            status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
+            note = None if kind else "the pre-change lines are still there"
+            return Verdict(status, s, s + len(image), f, LEVELS[level][0], note=note)
+    return None
+
+
+def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict | None:
+    """Both images compared with lines joined (formatter re-wrapped arguments), near the place."""
+    size = max(len(sh.old), len(sh.new))
+    lo = max(0, min(expected, len(idx)) - 40 - size)
+    hi = min(len(idx), expected + 3 * size + 40)
+    pieces = wrap_pieces(idx.lines[lo:hi])
+    starts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    pos = 0
+    for i, piece in enumerate(pieces):
+        starts.setdefault(pos, lo + i)
+        pos += len(piece)
+        ends[pos] = lo + i + 1
+    text = "".join(pieces)
+    best: tuple[tuple[bool, int, int], int, int] | None = None
+    for kind, image in ((0, sh.old), (1, sh.new)):
+        needle = "".join(wrap_pieces(image))
+        if not needle:
+            continue
+        at = text.find(needle)
+        while at >= 0:
+            s, e = starts.get(at), ends.get(at + len(needle))
+            if s is not None and e is not None:
+                key = (s < min_start, abs(s - expected), kind)
+                if best is None or key < best[0]:
+                    best = (key, s, e)
+            at = text.find(needle, at + 1)
+    if best is None:
+        return None
+    (_, _, kind), s, e = best
+    if idx.in_conflict(s, e):
+        return Verdict(HunkStatus.CONFLICT, s, e, 0, REWRAPPED)
+    status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
+    return Verdict(status, s, e, 0, REWRAPPED, note="lines re-wrapped in the target")
+
+
+def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
+    """Neither image is there: find the hunk's place by its context, then say line by line which
+    changes are in (partial), whether it holds conflict markers, or was rewritten (diverged)."""
+    span = _locate(idx, sh, expected, min_start, whole=False)
+    if span is None:
+        if sh.lead or sh.trail:
+            return Verdict(HunkStatus.DIVERGED,
+                           note="neither the old nor the new lines, nor their context, are there")
+        span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
+                min(len(idx), expected + max(len(sh.old), len(sh.new))))
+    return _classify(idx, sh, span)
+
+
+def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
+    """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites."""
+    rs, re_ = span
+    if idx.in_conflict(rs, re_):
+        return Verdict(HunkStatus.CONFLICT, rs, re_, None, None,
+                       note="conflict markers in the hunk's region")
+    level = max(lv for lv in sh.levels if lv <= LOOSEST)
+    fn = LEVELS[level][1]
+    hunk_norm = [fn(t) for _, t in sh.lines]
+    region = idx.norm(level)[rs:re_]
+    matched_h, matched_t = _align(hunk_norm, region)
+    changed = [(i, k, t) for i, (k, t) in enumerate(sh.lines) if k != " "]
+    if any(not trivial(t) for _, _, t in changed):
+        changed = [c for c in changed if not trivial(c[2])]
+    a_in = tuple("+" + t for i, k, t in changed if k == "+" and i in matched_h)
+    a_out = tuple("+" + t for i, k, t in changed if k == "+" and i not in matched_h)
+    r_gone = tuple("-" + t for i, k, t in changed if k == "-" and i not in matched_h)
+    r_kept = tuple("-" + t for i, k, t in changed if k == "-" and i in matched_h)
+    extra = sum(1 for j, line in enumerate(idx.lines[rs:re_])
+                if j not in matched_t and not trivial(line))
+    norm_name = LEVELS[level][0]
+
+    def out(status: HunkStatus, note: str | None = None) -> Verdict:
+        return Verdict(status, rs, re_, None, norm_name, a_in + r_gone, a_out + r_kept, note)
+
+    if not a_out and not r_kept:
+        if not a_in and extra:
+            return out(HunkStatus.DIVERGED, f"removed lines gone, {extra} other lines in their place")
+        return out(HunkStatus.APPLIED, f"changed lines found in place, {extra} other lines among them")
+    if not a_in and not r_gone:
+        if not r_kept and extra:
+            return out(HunkStatus.DIVERGED, f"{extra} other lines where the added lines belong")
+        return out(HunkStatus.MISSING, "the pre-change lines are still there, with other edits")
+    if a_in or not a_out:
+        return out(HunkStatus.PARTIAL)
+    return out(HunkStatus.DIVERGED, "some removed lines are gone, none of the added lines are there")
+
+
+def _locate(
+    idx: FileIndex, sh: Shape, expected: int, min_start: int, *, whole: bool
+) -> tuple[int, int] | None:
+    """[start, end) of the hunk's region: its leading context (or a tail of it) near `expected`,
+    its trailing context (or a head of it) after that. `whole`: both contexts complete, or None."""
+    fn = LEVELS[LOOSEST][1]
+    reach = 200 + 4 * len(sh.lines)
+    old_mid = len(sh.old) - sh.lead - sh.trail
+    new_mid = len(sh.new) - sh.lead - sh.trail
+    lead_end: int | None = None
+    rs: int | None = None
+    lead = sh.old[: sh.lead]
+    for k in range(1 if whole else len(lead)):
+        sub = lead[k:]
+        weak = all(trivial(x) for x in sub)
+        s = idx.find([fn(x) for x in sub], LOOSEST, expected + k, min_start=min_start + k,
+                     radius=WEAK if weak else reach)
+        if s is not None:
+            rs, lead_end = s - k, s + len(sub)
+            break
+    if not lead:
+        rs = lead_end = max(min_start, min(expected, len(idx)))
+    trail = sh.old[len(sh.old) - sh.trail :]
+    tail_start: int | None = None
+    re_: int | None = None
+    after = lead_end if lead_end is not None else max(min_start, expected)
+    for k in range(1 if whole else len(trail)):
+        sub = trail[: len(trail) - k]
+        weak = all(trivial(x) for x in sub)
+        want = after + min(old_mid, new_mid) if lead_end is not None else expected + sh.lead
+        s = idx.find([fn(x) for x in sub], LOOSEST, want, min_start=after,
+                     radius=WEAK if weak else reach)
+        if s is not None and s >= after:
+            tail_start, re_ = s, s + len(trail)
+            break
+    if not trail:
+        tail_start = re_ = len(idx) if sh.new_file else min(
+            len(idx), after + max(old_mid, new_mid))
+    if rs is None and tail_start is None:
+        return None
+    if whole and (rs is None or tail_start is None):
+        return None
+    if rs is None:
+        assert tail_start is not None
+        rs = max(min_start, tail_start - max(old_mid, new_mid) - sh.lead)
+    if re_ is None:
+        assert lead_end is not None
+        re_ = min(len(idx), lead_end + max(old_mid, new_mid) + sh.trail)
+    return rs, max(rs, re_)
+
+
+def _align(a: list[str], b: list[str]) -> tuple[set[int], set[int]]:
+    """Indices of `a` and of `b` paired by a longest common subsequence (multiset match when big)."""
+    if len(a) > MAX_ALIGN or len(b) > MAX_ALIGN:
+        pool: dict[str, list[int]] = {}
+        for j in range(len(b) - 1, -1, -1):
+            pool.setdefault(b[j], []).append(j)
+        ma: set[int] = set()
+        mb: set[int] = set()
+        for i, line in enumerate(a):
+            slot = pool.get(line)
+            if slot:
+                ma.add(i)
+                mb.add(slot.pop())
+        return ma, mb
+    ma, mb = set(), set()
+    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        ma.update(range(block.a, block.a + block.size))
+        mb.update(range(block.b, block.b + block.size))
+    return ma, mb

@@ -1,0 +1,127 @@
+"""Line-level text helpers of the matcher: decoding, named normalisations, trivial lines, markers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+Normaliser = Callable[[str], str]
+
+_WS: Final = re.compile(r"\s+")
+
+
+def decode(data: bytes) -> list[str]:
+    """Bytes to lines without endings; CRLF and CR tolerated, undecodable bytes kept as escapes.
+
+    A final line ending does not make an extra empty line; an empty file has no lines.
+    """
+    text = data.decode("utf-8", "surrogateescape")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def same_text(a: bytes, b: bytes) -> bool:
+    """True when two files hold the same text once line endings are normalised."""
+    if a == b:
+        return True
+    return a.replace(b"\r\n", b"\n") == b.replace(b"\r\n", b"\n")
+
+
+def clean(line: str) -> str:
+    """A hunk line as the matcher compares it: without the CR a CRLF file leaves in the diff."""
+    return line[:-1] if line.endswith("\r") else line
+
+
+def _identity(line: str) -> str:
+    return line
+
+
+def _trailing(line: str) -> str:
+    return line.rstrip()
+
+
+def _whitespace(line: str) -> str:
+    return _WS.sub("", line)
+
+
+def _quotes(line: str) -> str:
+    return _WS.sub("", line).replace("'", '"')
+
+
+LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (
+    (None, _identity),
+    ("trailing-space", _trailing),
+    ("whitespace", _whitespace),
+    ("quotes", _quotes),
+)
+"""Line normalisations from strictest to loosest, with the name evidence reports them by."""
+LOOSEST: Final = len(LEVELS) - 1
+REWRAPPED: Final = "rewrapped"
+
+_TRIVIAL_WORDS: Final = frozenset(
+    {"pass", "return", "return None", "else:", "try:", "finally:", "continue", "break",
+     "...", '"""', "'''", "end", "fi", "done", "}", "{"}
+)
+_PUNCT_ONLY: Final = re.compile(r"[\s()\[\]{}:;,.]*")
+_DECORATOR: Final = re.compile(r"@[\w.]+(\(\))?")
+
+
+def trivial(line: str) -> bool:
+    """True for lines that say nothing on their own: blank, `pass`, `)`, `return`, a lone decorator."""
+    s = line.strip()
+    return (
+        s in _TRIVIAL_WORDS
+        or _PUNCT_ONLY.fullmatch(s) is not None
+        or _DECORATOR.fullmatch(s) is not None
+        or (s.startswith("#") and len(s) < 12)
+    )
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of a file's bytes (`blob <len>\\0` + content, SHA-1)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
+    """Spans [start, end] (0-based, inclusive) between `<<<<<<<` and `>>>>>>>` marker lines."""
+    blocks: list[tuple[int, int]] = []
+    start: int | None = None
+    for i, line in enumerate(lines):
+        if line.startswith("<<<<<<<"):
+            start = i
+        elif line.startswith(">>>>>>>"):
+            blocks.append((start if start is not None else max(0, i - 1), i))
+            start = None
+    if start is not None:
+        blocks.append((start, len(lines) - 1))
+    return blocks
+
+
+def has_markers(data: bytes) -> bool:
+    """Cheap pre-check before scanning lines for conflict markers."""
+    return b"<<<<<<<" in data or b">>>>>>>" in data
+
+
+_COMMA_CLOSE: Final = re.compile(r",(?=[)\]}])")
+
+
+def wrap_pieces(lines: Sequence[str]) -> list[str]:
+    """Lines reduced for re-wrap-insensitive comparison: no whitespace, one quote style, and no
+    trailing comma before a closing bracket (the "magic trailing comma" a formatter adds)."""
+    pieces = [_quotes(line) for line in lines]
+    for i, piece in enumerate(pieces):
+        piece = _COMMA_CLOSE.sub("", piece)
+        if piece.endswith(","):
+            nxt = next((p for p in pieces[i + 1 :] if p), "")
+            if nxt[:1] in (")", "]", "}"):
+                piece = piece[:-1]
+        pieces[i] = piece
+    return pieces
