@@ -13,6 +13,13 @@ SCHEMA = "prstack.audit/1"
 
 
 def audit_dict(report: AuditReport) -> dict[str, Any]:
+    data = _audit_dict(report)
+    if (build := build_of(report)) is not None:
+        data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
+    return data
+
+
+def _audit_dict(report: AuditReport) -> dict[str, Any]:
     t = report.target
     return {
         "schema": SCHEMA,
@@ -22,8 +29,6 @@ def audit_dict(report: AuditReport) -> dict[str, Any]:
             "distribution": t.distribution,
             "version": t.version,
             "vcs_commit": t.vcs_commit,
-            # added field (docs/build-metadata.md)
-            "build": build_dict(build) if (build := build_of(report)) is not None else None,
         },
         "prs": [
             {
