@@ -89,7 +89,7 @@ def test_namespace_package_siblings_are_told_apart(tmp_path: Path) -> None:
     assert report.target.distribution == "acme-kv"
     [model] = [r for r in report.results if r.hunk.path == "src/acme/kv/model.py"]
     assert (model.status.value, model.installed_path) == ("applied", "acme/kv/model.py")
-    assert target.evidence.candidates == ("acme-other",)
+    assert target.evidence.candidates == ()  # acme/other/model.py is no copy of acme/kv/model.py
     record = target.evidence.record
     assert record is not None and record.unrecorded == ()  # acme/other/* belongs to acme-other
     assert target.evidence.top_level == ("acme",)
@@ -182,3 +182,23 @@ def test_choose_is_pure_and_prefers_files_then_fit() -> None:
         choose([c], ["src/pkg/x.py"], ["src/pkg/x.py"], None, "here")
     with pytest.raises(InputError, match="--dist nope: not installed in here"):
         choose([a], ["src/pkg/x.py"], ["src/pkg/x.py"], "nope", "here")
+
+
+def test_plain_tree_says_it_has_no_build_commit(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    tree = tmp_path / "tree"
+    for rel, data in project.files_at(project.head, prefix="").items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_bytes(data)
+    report, _ = audit_with_build(project, TargetSpec("tree", str(tree)))
+    assert statuses(report) == {"src/kvs/model.py": ["applied"]}
+    assert report.build is not None
+    assert report.build.header == "tree, no build commit recorded (no package metadata, not a git checkout)"
+
+
+def test_a_vendored_copy_loses_to_the_real_package() -> None:
+    real = DistFiles("rich", "13", frozenset({"rich/console.py", "rich/text.py"}))
+    vendoring = DistFiles("pip", "24", frozenset({"pip/_vendor/rich/console.py", "pip/_vendor/rich/text.py"}))
+    repo = ["rich/console.py", "rich/text.py", "tests/test_console.py"]
+    choice = choose([vendoring, real], ["rich/console.py"], repo, None, "here")
+    assert (choice.dist.name, choice.candidates) == ("rich", ("pip",))

@@ -123,6 +123,8 @@ def header_sentence(ev: BuildEvidence, fallback_name: str, contains: Mapping[int
     if ev.editable is not None:
         text += f", {ev.editable.describe()}"
     commit = ev.build_commit
+    if commit is None and ev.distribution is None and ev.version is None:
+        return text + ", no build commit recorded (no package metadata, not a git checkout)"
     if commit is None:
         return text + ", no build commit recorded (no direct_url.json vcs_info, no +g<sha> in the version)" + (
             where_from(ev)
