@@ -150,3 +150,18 @@ def test_a_regular_pth_of_folders_inside_site_packages_is_not_editable(tmp_path:
 
     [dist] = list(metadata.distributions(path=[str(site)]))
     assert dist_files(dist).editable is None  # ... but inside site-packages, without dir_info: regular
+
+
+def test_git_head_of_a_worktree_and_of_packed_refs(tmp_path: Path) -> None:
+    from prstack.targets.editable import enclosing_checkout, git_head
+
+    project = make_project(tmp_path)
+    project.repo.git("worktree", "add", "--quiet", str(tmp_path / "wt"), "fix")
+    assert git_head(tmp_path / "wt") == project.head  # .git is a file: gitdir + commondir
+    project.repo.git("pack-refs", "--all")
+    assert git_head(project.path) == project.base  # main, from packed-refs
+    project.repo.git("checkout", "--quiet", "--detach", project.head)
+    assert git_head(project.path) == project.head
+    found = enclosing_checkout(project.path / "src" / "kvs")
+    assert found == (project.path.resolve(), project.head)
+    assert git_head(tmp_path) is None
