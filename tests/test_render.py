@@ -51,6 +51,7 @@ def test_every_format_renders_and_is_escaped(fmt: OutputFormat) -> None:
     if fmt is OutputFormat.MARKDOWN:
         assert "<script>" not in text and "&lt;script&gt;" in text
         assert "\\|" in text
+        assert "\n-x = 1\n" in text  # the diff keeps one line per line
 
 
 def test_table_raw_output_has_no_terminal_escapes_from_data() -> None:

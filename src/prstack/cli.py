@@ -16,7 +16,9 @@ from prstack.errors import InputError, PrstackError
 from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
 from prstack.render.text import clean
+from prstack.sources.cache import Cache
 from prstack.sources.git import GitSource
+from prstack.sources.remote import Via, open_source
 from prstack.targets import TargetSpec
 
 app = typer.Typer(
@@ -30,6 +32,13 @@ app = typer.Typer(
 GitOpt = Annotated[Path | None, typer.Option("--git", help="Local clone holding refs/pull/N/head.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table, json or markdown.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too.")]
+RepoOpt = Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")]
+ApiUrlOpt = Annotated[
+    str | None,
+    typer.Option("--api-url", help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3."),
+]
+ViaOpt = Annotated[Via, typer.Option("--via", help="git (blobless fetch) or api.")]
+OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
 
 
 def _target_spec(
@@ -79,7 +88,9 @@ def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: boo
 def audit(
     prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is audited too).")],
     git: GitOpt = None,
-    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    via: ViaOpt = Via.GIT,
     installed: Annotated[bool, typer.Option("--installed", help="Audit this interpreter's environment.")] = False,
     python: Annotated[str | None, typer.Option("--python", help="Audit that interpreter's environment.")] = None,
     site_packages: Annotated[
@@ -90,17 +101,15 @@ def audit(
     dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
     base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
     fmt: FormatOpt = OutputFormat.TABLE,
-    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+    offline: OfflineOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     spec = _target_spec(installed, python, site_packages, wheel, tree, dist)
-    if git is None:
-        raise InputError(
-            "no PR source: give a local clone with --git PATH "
-            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
-        )
-    report = audit_stack(GitSource(git), prs, spec, base)
+    source = open_source(
+        prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
+    )
+    report = audit_stack(source.git, prs, spec, base)
     raise typer.Exit(_emit(_console(), report, fmt, verbose))
 
 
@@ -128,6 +137,112 @@ def demo(
             console.print(f"\n{result.verdict()}", highlight=False, markup=False)
             console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
     raise typer.Exit(code)
+
+
+@app.command()
+def plan(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is planned too).")],
+    git: GitOpt = None,
+    onto: Annotated[str | None, typer.Option("--onto", help="Ref, tag or sha to plan onto.")] = None,
+    installed: Annotated[bool, typer.Option("--installed", help="Plan onto this interpreter's environment.")] = False,
+    python: Annotated[str | None, typer.Option("--python", help="Plan onto that interpreter's environment.")] = None,
+    site_packages: Annotated[
+        Path | None, typer.Option("--site-packages", help="Plan onto a site-packages directory.")
+    ] = None,
+    wheel: Annotated[Path | None, typer.Option("--wheel", help="Plan onto a wheel.")] = None,
+    tree: Annotated[Path | None, typer.Option("--tree", help="Plan onto a plain source tree.")] = None,
+    dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
+    base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
+    emit_patch: Annotated[Path | None, typer.Option("--emit-patch", help="Write the combined patch here.")] = None,
+    emit_script: Annotated[Path | None, typer.Option("--emit-script", help="Write the git commands here.")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE,
+    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+) -> None:
+    """Before installing: the order, what is already in, and what will conflict."""
+    from prstack.plan import combined_patch, plan_stack
+    from prstack.render.plan import plan_script, render_plan
+
+    if git is None:
+        raise InputError(
+            "no PR source: give a local clone with --git PATH "
+            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+        )
+    has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
+    if onto is not None and has_target:
+        raise InputError("--onto and a target both name an onto-point; give one of them.")
+    if onto is None and not has_target:
+        raise InputError(
+            "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
+            "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
+        )
+    spec = None if onto is not None else _target_spec(installed, python, site_packages, wheel, tree, dist)
+    source = GitSource(git)
+    result = plan_stack(source, prs, onto=onto, target=spec, base=base)
+    if emit_script is not None:
+        _write(emit_script, plan_script(result).encode())
+    if emit_patch is not None:
+        _write(emit_patch, combined_patch(source, result))
+    rendered = render_plan(result, fmt)
+    console = _console()
+    if isinstance(rendered, str):
+        console.out(rendered, end="", highlight=False)
+    else:
+        console.print(rendered)
+    raise typer.Exit(0 if result.clean else 1)
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}; give a writable path.") from None
+
+
+@app.command()
+def fetch(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them too).")],
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    via: ViaOpt = Via.GIT,
+) -> None:
+    """Fill the local cache for a stack so later runs work with --offline."""
+    from prstack.sources.loader import load_stack
+
+    console = _console()
+    with console.status(f"fetching {', '.join(f'#{n}' for n in prs)} and the PRs under them"):
+        source = open_source(prs, repo=repo, api_url=api_url, via=via)
+        changes = load_stack(source.git, prs)  # reads every blob an audit needs, fetching it once
+    for pr in changes.prs:
+        meta = source.meta.get(pr.number)
+        title = clean(meta.title) if meta else ""
+        line = f"#{pr.number}  {pr.head_sha[:12]}  {len(pr.commits)} commits  {title}"
+        console.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"cached under {Cache().root}", markup=False, highlight=False, soft_wrap=True)
+
+
+cache_app = typer.Typer(help="What the local cache holds; clearing it.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the cache is and what it holds."""
+    info = Cache().info()
+    lines = [f"cache: {info.root}", f"metadata entries: {info.entries}",
+             f"git repositories: {len(info.repos)}", *(f"  {name}" for name in info.repos),
+             f"size: {info.size / 1e6:.1f} MB"]
+    _console().print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Remove everything prstack cached (metadata and git repositories)."""
+    info = Cache().clear()
+    _console().print(
+        f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "
+        f"from {info.root}", markup=False, highlight=False, soft_wrap=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,7 +60,7 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
                 + (f", commit `{r.hunk.commit[:12]}`" if r.hunk.commit else ""),
                 "",
                 "````diff",
-                clean(r.hunk.diff_text()).replace("````", "` ` ` `"),
+                *(clean(line).replace("````", "` ` ` `") for line in r.hunk.diff_text().splitlines()),
                 "````",
                 "",
             ]

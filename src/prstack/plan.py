@@ -1,0 +1,530 @@
+"""Pre-install planning: in which order PRs go onto a base, which are already in, which conflict.
+
+The plan replays what `git cherry-pick` would do, commit by commit, in memory (through the
+`PlanBackend`, whose git implementation is sources/gitplan.py) and decides from the outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from prstack.audit import audit
+from prstack.errors import InputError
+from prstack.models import Hunk, PRStatus, PullRequest, TargetInfo
+from prstack.sources.git import GitSource
+from prstack.sources.gitplan import MergeOutcome, PlanGit
+from prstack.sources.loader import StackChanges, load_stack
+from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.layout import PathMap, Placement
+
+
+class PlanStatus(StrEnum):
+    """What happens to one PR in the plan. Values are the JSON strings of prstack.plan/1."""
+
+    PRESENT = "present"
+    """Already in the onto-point: nothing to pick."""
+    CLEAN = "clean"
+    """Its commits pick cleanly onto the onto-point plus the PRs before it."""
+    CONFLICT = "conflict"
+    """A pick conflicts (with the onto-point or with an earlier PR of the plan)."""
+    BLOCKED = "blocked"
+    """It builds on a PR that conflicts or is blocked, so it cannot go on."""
+
+
+@dataclass(frozen=True)
+class Onto:
+    """Where the plan starts."""
+
+    kind: str
+    """'ref' (--onto REF) or 'installed' (a target's build commit, or its files over a commit)."""
+    name: str
+    """What the user gave: the ref, or the target's path."""
+    sha: str
+    """The commit the picks go onto (for an installed target without a build commit: a throw-away
+    commit holding the installed files over `start`)."""
+    tree: str
+    start: str
+    """The real commit a script starts from (equals `sha` except for the throw-away case)."""
+    target: TargetInfo | None = None
+    note: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How reasons name it: the ref, the build commit, or the installed files."""
+        if self.kind == "ref":
+            return self.name
+        return f"the build commit {self.sha[:12]}" if self.sha == self.start else "the installed files"
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One step of the script: the change parent..commit, picked onto the plan's state."""
+
+    parent: str
+    commit: str
+    subject: str = ""
+    squash: bool = False
+    """True when the PR's change is picked as one diff (it holds merge commits, or `paths`)."""
+    paths: tuple[str, ...] = ()
+    """When set, only these files' changes: re-applying what an installed target lacks."""
+
+
+@dataclass(frozen=True)
+class Lack:
+    """What the audit of an installed target found missing of one PR."""
+
+    hunks: int
+    """How many shipped hunks are not there."""
+    paths: tuple[str, ...]
+    """The repository files holding them (old paths of renames included)."""
+
+    def __str__(self) -> str:
+        return f"the target lacks {self.hunks} of its shipped hunk(s), in {', '.join(self.paths)}"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Where one PR's pick does not merge."""
+
+    path: str
+    commit: str
+    """The commit whose pick conflicts."""
+    regions: tuple[tuple[int, int], ...]
+    """1-based first and last lines of each conflict (markers included) in the merged file."""
+    hunks: tuple[Hunk, ...]
+    """The PR's own hunks in that file that do not fit the file it is picked onto."""
+    with_onto: bool
+    """True when the pick conflicts with the onto-point alone (plus the PR's own parents)."""
+    with_prs: tuple[int, ...]
+    """Earlier PRs of the plan that changed the file (and made or add to the conflict)."""
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class PRPlan:
+    """One PR's place and fate in the plan."""
+
+    pr: PullRequest
+    status: PlanStatus
+    reason: str
+    """One sentence: why present, what is picked, or what conflicts."""
+    picks: tuple[Pick, ...] = ()
+    """The picks the script does for this PR, in order (empty unless clean)."""
+    redundant: tuple[str, ...] = ()
+    """Commits whose change is already there (picking them changes nothing): left out."""
+    conflicts: tuple[Conflict, ...] = ()
+    blocked_by: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The plan: onto-point, PRs in the order they go on, and the tree after the clean picks."""
+
+    onto: Onto
+    prs: tuple[PRPlan, ...]
+    result_tree: str
+    """The onto-point's tree with every clean PR picked."""
+
+    @property
+    def clean(self) -> bool:
+        """True when nothing conflicts or is blocked (exit 0)."""
+        return all(p.status in (PlanStatus.PRESENT, PlanStatus.CLEAN) for p in self.prs)
+
+    @property
+    def picks(self) -> tuple[Pick, ...]:
+        return tuple(pick for p in self.prs for pick in p.picks)
+
+
+class PlanBackend(Protocol):
+    """The repository operations a plan needs (sources/gitplan.PlanGit plus GitSource)."""
+
+    def pick(self, tree: str, parent: str, commit: str) -> MergeOutcome: ...
+    def parents_of(self, commit: str) -> tuple[str, ...]: ...
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+    def merge_base(self, a: str, b: str) -> str | None: ...
+    def patch_id(self, base: str, head: str) -> str | None: ...
+    def patch_ids(self, base: str, tip: str, paths: Sequence[str] = ()) -> dict[str, str]: ...
+    def reverse_applies(self, treeish: str, base: str, head: str) -> bool: ...
+    def restrict(self, base: str, head: str, paths: Sequence[str]) -> str: ...
+    def file_at(self, treeish: str, path: str) -> bytes | None: ...
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+
+
+def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:
+    """Stack order (every PR after the PRs it builds on), independent PRs in the order given."""
+    order: list[int] = []
+    visiting: set[int] = set()
+
+    def visit(number: int) -> None:
+        if number in order or number in visiting:
+            return
+        visiting.add(number)
+        for parent in parents.get(number, ()):
+            visit(parent)
+        visiting.discard(number)
+        order.append(number)
+
+    for number in requested:
+        visit(number)
+    return tuple(order)
+
+
+def conflict_regions(data: bytes | None) -> tuple[tuple[int, int], ...]:
+    """Line ranges (1-based, inclusive) between '<<<<<<<' and '>>>>>>>' conflict markers."""
+    if not data:
+        return ()
+    regions, start = [], None
+    for number, line in enumerate(data.splitlines(), 1):
+        if line.startswith(b"<<<<<<<") and start is None:
+            start = number
+        elif line.startswith(b">>>>>>>") and start is not None:
+            regions.append((start, number))
+            start = None
+    return tuple(regions)
+
+
+def fits(hunk: Hunk, data: bytes | None) -> bool:
+    """True when the hunk's pre-image (context and removed lines) is in `data`, as one block."""
+    image = hunk.old_image
+    if hunk.old_path is None:
+        return data is None
+    if data is None:
+        return False
+    if not image:
+        return True
+    lines = [line.rstrip("\r") for line in data.decode("utf-8", "surrogateescape").split("\n")]
+    first, size = image[0], len(image)
+    return any(
+        lines[i : i + size] == list(image) for i, line in enumerate(lines) if line == first
+    )
+
+
+def _touches(hunks: Sequence[Hunk], path: str) -> bool:
+    return any(h.path == path or h.old_path == path for h in hunks)
+
+
+# -- the planner ----------------------------------------------------------------------------
+
+
+_STUCK = (PlanStatus.CONFLICT, PlanStatus.BLOCKED)
+
+
+@dataclass(frozen=True)
+class _Replay:
+    """Picks replayed onto a tree."""
+
+    tree: str
+    """The tree after the picks that went in."""
+    kept: tuple[Pick, ...]
+    """Picks that changed something."""
+    redundant: tuple[str, ...]
+    """Commits whose pick changed nothing."""
+    conflict: MergeOutcome | None = None
+    failed: Pick | None = None
+
+
+@dataclass
+class _State:
+    tree: str
+    """The onto-point's tree with the clean PRs so far picked."""
+    applied: list[int] = field(default_factory=list)
+    """Those PRs, in plan order."""
+
+
+def _picks_of(pr: PullRequest) -> list[Pick]:
+    """The PR's own commits as picks; one squashed pick when it holds merge commits."""
+    commits = pr.commits
+    if any(len(c.parents) != 1 for c in commits) or not commits:
+        return [Pick(pr.base_sha, pr.head_sha, f"PR #{pr.number}", squash=True)]
+    return [Pick(c.parents[0], c.sha, c.subject) for c in commits]
+
+
+class Planner:
+    """Decides each PR's fate in order, replaying picks through a backend."""
+
+    def __init__(self, backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest],
+                 hunks: Sequence[Hunk], present: Mapping[int, str] | None = None,
+                 lacking: Mapping[int, Lack] | None = None) -> None:
+        self.backend = backend
+        self.onto = onto
+        self.prs = {pr.number: pr for pr in prs}
+        self.hunks = tuple(hunks)
+        self.present = dict(present or {})
+        self.lacking = dict(lacking or {})
+        self._ids: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
+        self._chain_base: dict[int, str] = {}
+
+    def _onto_ids(self, pr: PullRequest) -> dict[str, str]:
+        """Patch ids of the onto-point's commits since it forked from the PR, among those that
+        touch the PR's files (a commit equal to the PR or to one of its commits must)."""
+        base = self.backend.merge_base(pr.head_sha, self.onto.sha) or self.onto.sha
+        paths = tuple(sorted({p for h in self._own(pr.number) for p in (h.path, h.old_path) if p}))
+        key = (base, paths)
+        if key not in self._ids:
+            self._ids[key] = self.backend.patch_ids(base, self.onto.sha, paths)
+        return self._ids[key]
+
+    def already_in(self, pr: PullRequest) -> str | None:
+        """Why the PR is already in the onto-point, or None."""
+        b, onto = self.backend, self.onto
+        if pr.number in self.present:
+            return self.present[pr.number]
+        if b.is_ancestor(pr.head_sha, onto.sha):
+            return f"its head {pr.head_sha[:10]} is in the history of {onto.label}"
+        ids = self._onto_ids(pr)
+        own = b.patch_id(pr.base_sha, pr.head_sha)
+        if own is None:
+            return "it changes nothing"
+        if own in ids:
+            return f"squash-merged: commit {ids[own][:10]} has the same patch id"
+        chain = self._chain_base.get(pr.number, pr.base_sha)
+        if chain != pr.base_sha and (whole := b.patch_id(chain, pr.head_sha)) in ids:
+            return (f"squash-merged with the PRs under it: commit {ids[whole][:10]} "
+                    "has the same patch id")
+        singles = [c for c in pr.commits if len(c.parents) == 1]
+        if singles and len(singles) == len(pr.commits):
+            commit_ids = [b.patch_id(c.parents[0], c.sha) for c in singles]
+            if all(i is None or i in ids for i in commit_ids):
+                return (f"rebased in: all {len(singles)} commit(s) have a patch-id-equal commit "
+                        f"in {onto.label}")
+        if b.reverse_applies(onto.tree, pr.base_sha, pr.head_sha):
+            return f"its whole change reverse-applies cleanly on {onto.label}"
+        return None
+
+    def _replay(self, tree: str, picks: Sequence[Pick]) -> _Replay:
+        """Pick in order onto `tree`: (new tree, picks that changed something, redundant commits,
+        the conflicting outcome and its pick, if any)."""
+        kept: list[Pick] = []
+        redundant: list[str] = []
+        for pick in picks:
+            commit = pick.commit
+            if pick.paths:
+                commit = self.backend.restrict(pick.parent, pick.commit, pick.paths)
+            out = self.backend.pick(tree, pick.parent, commit)
+            if out.conflicted:
+                return _Replay(tree, tuple(kept), tuple(redundant), out, pick)
+            if out.tree == tree:
+                redundant.append(pick.commit)
+            else:
+                kept.append(pick)
+                tree = out.tree
+        return _Replay(tree, tuple(kept), tuple(redundant))
+
+    def _ancestors(self, number: int) -> list[int]:
+        seen: list[int] = []
+        todo = list(self.prs[number].depends_on)
+        while todo:
+            n = todo.pop()
+            if n not in seen and n in self.prs:
+                seen.append(n)
+                todo += self.prs[n].depends_on
+        return seen
+
+    def _conflicting_paths(self, applied: Sequence[int], with_prs: Sequence[int],
+                           picks: Sequence[Pick], plan: Mapping[int, PRPlan]) -> set[str]:
+        """Paths where `picks` conflict on the onto-point plus only `with_prs` (in plan order)."""
+        tree = self.onto.tree
+        for n in applied:
+            if n in with_prs:
+                tree = self._replay(tree, plan[n].picks).tree
+        out = self._replay(tree, picks).conflict
+        return set(out.conflicted) if out else set()
+
+    def _conflicts(
+        self, pr: PullRequest, state: _State, picks: Sequence[Pick], out: MergeOutcome,
+        failed: Pick, plan: Mapping[int, PRPlan],
+    ) -> tuple[Conflict, ...]:
+        """Explain a conflict: where, which hunks, and with what. The onto-point is to blame for a
+        path when the PR conflicts there on the onto-point plus only its own parents; an earlier
+        PR when adding just that PR (and its parents) makes it conflict; when no single one does,
+        every earlier PR that changed the path."""
+        ancestors = self._ancestors(pr.number)
+        applied = state.applied
+        alone_paths = self._conflicting_paths(applied, ancestors, picks, plan)
+        suspects = {
+            n: self._conflicting_paths(applied, [*ancestors, n, *self._ancestors(n)], picks, plan)
+            for n in applied
+            if n not in ancestors and any(_touches(self._own(n), p) for p in out.conflicted)
+        }
+        found = []
+        for path in out.conflicted:
+            before = self.backend.file_at(state.tree, path)
+            mine = [h for h in self._own(pr.number) if h.path == path or h.old_path == path]
+            unfit = tuple(h for h in mine if not fits(h, before)) or tuple(mine)
+            touching = [n for n in suspects if _touches(self._own(n), path)]
+            culprits = {n for n in touching if path in suspects[n] and path not in alone_paths}
+            # a PR conflicts through its parents when they conflict alone: blame the parent
+            blamed = [n for n in touching
+                      if n in culprits and not culprits.intersection(self._ancestors(n))]
+            with_onto = path in alone_paths or not touching
+            others = tuple(blamed or ([] if with_onto else touching))
+            message = next((m for m in out.messages if path in m), None)
+            found.append(Conflict(
+                path, failed.commit, conflict_regions(self.backend.file_at(out.tree, path)), unfit,
+                with_onto=with_onto, with_prs=others, message=message,
+            ))
+        return tuple(found)
+
+    def _own(self, number: int) -> list[Hunk]:
+        return [h for h in self.hunks if h.pr == number]
+
+    def run(self, order: Sequence[int]) -> Plan:
+        state = _State(self.onto.tree)
+        plan: dict[int, PRPlan] = {}
+        for number in order:
+            pr = self.prs[number]
+            parents = [n for n in pr.depends_on if n in self.prs]
+            if pr.depends_on:
+                parent = self.prs.get(pr.depends_on[-1])
+                if parent is not None:
+                    self._chain_base[number] = self._chain_base.get(parent.number, parent.base_sha)
+            stuck = tuple(n for n in parents if plan[n].status in _STUCK)
+            if stuck:
+                names = ", ".join(f"#{n}" for n in stuck)
+                plan[number] = PRPlan(pr, PlanStatus.BLOCKED,
+                                      f"it builds on {names}, which cannot go on", blocked_by=stuck)
+                continue
+            # a target found to lack some of the PR's hunks overrules what its history says
+            why = None if number in self.lacking else self.already_in(pr)
+            if why is not None:
+                plan[number] = PRPlan(pr, PlanStatus.PRESENT, why)
+                continue
+            picks = _picks_of(pr)
+            done = self._replay(state.tree, picks)
+            lack = self.lacking.get(number)
+            if done.conflict is not None and lack is not None:
+                # its whole commits do not go on: re-apply just the files the target lacks
+                picks = [Pick(pr.base_sha, pr.head_sha, f"PR #{number}: what the target lacks",
+                              squash=True, paths=lack.paths)]
+                done = self._replay(state.tree, picks)
+            kept, redundant = done.kept, done.redundant
+            if done.conflict is not None and done.failed is not None:
+                conflicts = self._conflicts(pr, state, picks, done.conflict, done.failed, plan)
+                plan[number] = PRPlan(pr, PlanStatus.CONFLICT,
+                                      _conflict_reason(conflicts, self.onto),
+                                      redundant=tuple(redundant), conflicts=conflicts)
+                continue
+            if not kept:
+                plan[number] = PRPlan(pr, PlanStatus.PRESENT, "picking its commits changes nothing",
+                                      redundant=tuple(redundant))
+                continue
+            state.tree = done.tree
+            state.applied.append(number)
+            reason = f"{len(kept)} commit(s) pick cleanly"
+            if lack is not None:
+                reason = f"{lack}; " + (
+                    "re-applying those files picks cleanly" if kept[0].paths else reason)
+            if redundant:
+                reason += f"; {len(redundant)} already there are left out"
+            plan[number] = PRPlan(pr, PlanStatus.CLEAN, reason, tuple(kept), tuple(redundant))
+        return Plan(self.onto, tuple(plan[n] for n in order), state.tree)
+
+
+def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
+    parts = []
+    for c in conflicts:
+        with_what = [f"#{n}" for n in c.with_prs]
+        if c.with_onto:
+            with_what.insert(0, onto.label)
+        parts.append(f"{c.path} (with {' and '.join(with_what)})")
+    return "conflicts in " + ", ".join(parts)
+
+
+def make_plan(backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest], hunks: Sequence[Hunk],
+              order: Sequence[int], present: Mapping[int, str] | None = None,
+              lacking: Mapping[int, Lack] | None = None) -> Plan:
+    """Plan `prs` (in `order`) onto `onto`. `present` names PRs known to be in it and `lacking`
+    PRs known to be missing from it (whatever its history says), each with why."""
+    return Planner(backend, onto, prs, hunks, present, lacking).run(order)
+
+
+# -- from a clone and an onto-point to a plan -------------------------------------------------
+
+
+def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,
+               target: TargetSpec | None = None, base: str | None = None) -> Plan:
+    """Load the stack under `numbers` and plan it onto a ref or onto an installed target."""
+    changes = load_stack(source, numbers, base)
+    order = plan_order(numbers, changes.stack.parents)
+    git = PlanGit(source)
+    present: dict[int, str] = {}
+    lacking: dict[int, Lack] = {}
+    if onto is not None:
+        sha = source.resolve(onto)
+        start = Onto("ref", onto, sha, git.tree_of(sha), sha)
+    elif target is not None:
+        start, present, lacking = _installed_onto(source, git, changes, order, target)
+    else:
+        raise InputError("no onto-point: give --onto REF, or a target (--installed, "
+                         "--site-packages, --wheel, --tree) to plan onto what is installed.")
+    return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
+
+
+def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, order: Sequence[int],
+                    spec: TargetSpec) -> tuple[Onto, dict[int, str], dict[int, Lack]]:
+    """The onto-point of an installed target: its build commit when the clone has it, otherwise
+    its files (those the PRs touch) over the commit the present PRs reach. With it, from an audit
+    of the target: PRs whose every shipped hunk is applied (present, when there is no build
+    commit), and PRs with shipped hunks missing (never present, whatever the history says)."""
+    repo_files = source.tree_paths(changes.top_sha)
+    paths = sorted({h.path for h in changes.hunks}
+                   | {h.old_path for h in changes.hunks if h.old_path})
+    tgt = open_target(spec, paths, repo_files)
+    info = tgt.info
+    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
+    present = {
+        r.pr.number: "every shipped hunk is applied in the target"
+        for r in report.prs if r.status is PRStatus.APPLIED
+    }
+    missing = [r.hunk for r in report.results if r.status.shipped and not r.status.present]
+    lacking = {
+        number: Lack(
+            sum(h.pr == number for h in missing),
+            tuple(sorted({p for h in missing if h.pr == number for p in (h.path, h.old_path) if p})),
+        )
+        for number in sorted({h.pr for h in missing})
+    }
+    unknown = ""
+    if info.vcs_commit:
+        try:
+            sha = source.resolve(info.vcs_commit)
+        except InputError:
+            unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
+        else:
+            return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
+                        f"built from {sha[:12]} (from its metadata)"), {}, lacking
+    by_number = {pr.number: pr for pr in changes.prs}
+    start = by_number[order[0]].base_sha
+    for number in order:
+        below = [number, *by_number[number].depends_on]
+        if all(n in present for n in below):
+            start = by_number[number].head_sha
+    pathmap = PathMap(tgt.files(), repo_files)
+    files: dict[str, bytes] = {}
+    for path in paths:
+        location = pathmap.locate(path)
+        if location.placement is Placement.SHIPPED and location.installed_path:
+            data = tgt.read(location.installed_path)
+            if data is not None:
+                files[path] = data
+    tree = git.overlay(start, files)
+    sha = git.commit_tree(tree, [start], "prstack plan: installed files")
+    note = unknown or "no build commit in its metadata; "
+    note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
+    return Onto("installed", info.path, sha, tree, start, info, note), present, lacking
+
+
+def combined_patch(source: GitSource, plan: Plan) -> bytes:
+    """The combined diff of every clean pick, under a few lines saying what it holds (which
+    `git apply` skips): `git apply` takes it on the onto-point's tree."""
+    held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"
+    header = f"prstack plan: the changes of {held} onto {plan.onto.name} ({plan.onto.sha[:12]})\n"
+    left = [f"#{p.pr.number} ({p.status.value})" for p in plan.prs if p.status in _STUCK]
+    if left:
+        header += f"left out: {', '.join(left)}\n"
+    return header.encode() + b"\n" + PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)

@@ -1,0 +1,169 @@
+"""The audit's PR source: a --git clone, or GitHub metadata plus the managed cache repository."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+
+from prstack.errors import InputError, SourceError
+from prstack.models import AuditReport
+from prstack.sources.cache import Cache
+from prstack.sources.git import GitSource
+from prstack.sources.github import (
+    DEFAULT_API_URL,
+    DEFAULT_BACKOFF,
+    Backoff,
+    GitHub,
+    PRMeta,
+    api_host,
+    find_token,
+)
+from prstack.sources.repo_id import (
+    RepoId,
+    infer_repo,
+    installed_repos,
+    repo_from_git,
+    wheel_repos,
+)
+from prstack.sources.transport import CacheRepo
+from prstack.targets.base import TargetSpec
+
+
+class Via(StrEnum):
+    """How a PR's commits and files come from GitHub."""
+
+    GIT = "git"
+    """A blobless `git fetch` of refs/pull/N/head into the managed cache repository."""
+    API = "api"
+    """The REST API's diffs (not enough for an audit, which reads whole files and blame)."""
+
+
+@dataclass(frozen=True)
+class PRSource:
+    """Where the audit reads PRs from, and what GitHub said about them."""
+
+    git: GitSource
+    """A git-backed source (the user's clone, or the managed cache repository)."""
+    meta: Mapping[int, PRMeta] = field(default_factory=dict)
+    """GitHub's metadata per PR number (titles, states, branches); empty without GitHub."""
+    repo: RepoId | None = None
+    fetched: tuple[int, ...] = ()
+    """PRs whose heads were fetched over the network in this run (empty when the cache sufficed)."""
+
+    def titles(self) -> dict[int, str]:
+        """PR number -> title, for the report's title column."""
+        return {n: m.title for n, m in self.meta.items()}
+
+
+def annotate(report: AuditReport, meta: Mapping[int, PRMeta]) -> AuditReport:
+    """The report with GitHub's title, body and base branch on each PR it knows (and its state,
+    'open' or 'closed', unless git found the PR merged)."""
+    prs = []
+    for row in report.prs:
+        m = meta.get(row.pr.number)
+        if m is not None:
+            state = row.pr.state if row.pr.merged else m.state
+            pr = replace(row.pr, title=m.title, body=m.body, base_ref=m.base_ref, state=state)
+            row = replace(row, pr=pr)
+        prs.append(row)
+    return replace(report, prs=tuple(prs))
+
+
+def repo_candidates(spec: TargetSpec | None) -> list[tuple[str, frozenset[RepoId]]]:
+    """(distribution, GitHub repositories its metadata names) for the target's distributions."""
+    if spec is None:
+        return []
+    if spec.kind == "wheel" and spec.path:
+        return wheel_repos(Path(spec.path))
+    if spec.kind == "tree" and spec.path:
+        found = repo_from_git(Path(spec.path))
+        return [(spec.path, frozenset({found}))] if found else []
+    if spec.kind == "site-packages" and spec.path:
+        dirs = [spec.path]
+    elif spec.kind == "installed":
+        dirs = [p for p in sys.path if p and os.path.isdir(p)]
+    elif spec.kind == "python" and spec.path:
+        from prstack.targets.base import _site_dirs_of
+
+        dirs = _site_dirs_of(spec.path)
+    else:
+        return []
+    return installed_repos(dirs, spec.dist)
+
+
+def open_source(
+    numbers: Sequence[int],
+    *,
+    git: Path | None = None,
+    repo: str | None = None,
+    api_url: str | None = None,
+    offline: bool = False,
+    spec: TargetSpec | None = None,
+    cache: Cache | None = None,
+    token: str | None = None,
+    backoff: Backoff = DEFAULT_BACKOFF,
+    timeout: float = 15.0,
+    via: Via = Via.GIT,
+) -> PRSource:
+    """A git-backed source holding the PRs `numbers` and the PRs they stack on.
+
+    With `git`: that clone (plus GitHub's metadata when `repo` is given). Otherwise the GitHub
+    repository (--repo, or inferred) is asked for the stack's metadata, and the PR heads are fetched
+    into the managed cache repository unless it already holds them. `offline` never touches the
+    network: the cache must already hold everything. `token` defaults to GITHUB_TOKEN, GH_TOKEN or
+    `gh auth token`.
+    """
+    if via is Via.API:
+        raise InputError(
+            "--via api cannot feed an audit yet: it needs whole files and blame, which only "
+            "the git transport gives; use --via git (the default) or --git PATH."
+        )
+    cache = cache if cache is not None else Cache()
+    if git is not None:
+        source = GitSource(git)
+        if repo is None:
+            return PRSource(source)
+        gh = _github(infer_repo(explicit=repo), cache, api_url, token, offline, backoff, timeout)
+        return PRSource(source, gh.stack(numbers), gh.repo)
+    repo_id = infer_repo(explicit=repo, dists=repo_candidates(spec))
+    gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
+    metas = gh.stack(numbers)
+    first = metas[numbers[0]]
+    store = CacheRepo(cache.git_dir(gh.host, repo_id.owner, repo_id.name), first.clone_url)
+    ns, key = f"github/{gh.host}/{repo_id.owner}/{repo_id.name}", "fetched"
+    recorded = cache.get(ns, key)
+    recorded = recorded if isinstance(recorded, dict) else {}
+    wanted = {str(n): [m.head_sha, m.base_sha, m.state] for n, m in metas.items()}
+    stale = sorted(
+        n for n, m in metas.items() if recorded.get(str(n)) != wanted[str(n)] or store.head_of(n) != m.head_sha
+    )
+    if stale and offline:
+        shown = " ".join(str(n) for n in stale)
+        raise SourceError(
+            f"the cache lacks the commits of PR {', '.join(f'#{n}' for n in stale)} and --offline "
+            f"forbids fetching them; run `prstack fetch {shown} --repo {repo_id}` while online."
+        )
+    if stale:
+        store.fetch(metas, first.default_branch, gh.token)
+        cache.put(ns, key, {**recorded, **wanted})
+    return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
+
+
+def _github(
+    repo: RepoId,
+    cache: Cache,
+    api_url: str | None,
+    token: str | None,
+    offline: bool,
+    backoff: Backoff,
+    timeout: float,
+) -> GitHub:
+    if api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
+        api_url = f"https://{repo.host}/api/v3"
+    if token is None and not offline:
+        token = find_token(host=api_host(api_url or DEFAULT_API_URL))
+    return GitHub(repo, cache, api_url=api_url, token=token, offline=offline, backoff=backoff, timeout=timeout)

@@ -1,0 +1,160 @@
+"""The git transport: a managed bare, blobless repository per GitHub repository, fed PR heads."""
+
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from prstack.errors import InputError, SourceError
+from prstack.sources.git import GitSource
+
+_NO_NETWORK = (
+    "could not resolve host",
+    "unable to access",
+    "connection refused",
+    "could not read from remote",
+    "network is unreachable",
+    "does not appear to be a git repository",
+    "failed to connect",
+    "timed out",
+)
+
+
+def auth_env(url: str, token: str | None) -> dict[str, str]:
+    """Environment giving git the token as an HTTP header for `url` (never on a command line)."""
+    parts = urlsplit(url)
+    if not token or parts.scheme != "https":
+        return {}
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.https://{parts.netloc}/.extraheader",
+        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
+    }
+
+
+class CacheRepo:
+    """A bare repository under the cache holding refs/pull/N/head and origin's default branch."""
+
+    def __init__(self, path: Path, url: str, *, timeout: float = 600.0) -> None:
+        self.path = path
+        self.url = url
+        self.timeout = timeout
+
+    @property
+    def exists(self) -> bool:
+        return (self.path / "HEAD").is_file()
+
+    def _git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
+        full_env = {
+            **os.environ,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GCM_INTERACTIVE": "never",
+            **(env or {}),
+        }
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.path), *args],
+                capture_output=True,
+                text=True,
+                env=full_env,
+                timeout=self.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise SourceError(
+                f"git {args[0]} from {self.url} took longer than {self.timeout:g} s; try again, "
+                "or give a local clone with --git PATH."
+            ) from None
+        if check and done.returncode != 0:
+            raise SourceError(
+                f"git {' '.join(args[:2])} failed in the cache repository {self.path}: "
+                f"{_last_line(done.stderr)}; run `prstack cache clear` and try again."
+            )
+        return done.stdout
+
+    def ensure(self) -> None:
+        """Create the bare repository (once): a partial clone of `url`, blobs fetched lazily."""
+        if not self.exists:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._git("init", "--bare", "--quiet")
+            self._git("config", "core.repositoryformatversion", "1")
+            self._git("config", "extensions.partialClone", "origin")
+            self._git("config", "remote.origin.promisor", "true")
+            self._git("config", "remote.origin.partialclonefilter", "blob:none")
+            self._git("config", "gc.auto", "0")
+        self._git("config", "remote.origin.url", self.url)
+
+    def head_of(self, number: int) -> str | None:
+        """The sha refs/pull/N/head holds here, or None."""
+        if not self.exists:
+            return None
+        out = self._git("rev-parse", "--verify", "--quiet", f"refs/pull/{number}/head", check=False)
+        return out.strip() or None
+
+    def fetch(self, numbers: Iterable[int], default_branch: str, token: str | None = None) -> None:
+        """Fetch each PR's head to refs/pull/N/head and the default branch to origin/<default>
+        (blobless: blobs come later, lazily, only for the files the audit reads)."""
+        self.ensure()
+        numbers = sorted(set(numbers))
+        specs = [f"+refs/pull/{n}/head:refs/pull/{n}/head" for n in numbers]
+        specs.append(f"+refs/heads/{default_branch}:refs/remotes/origin/{default_branch}")
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, token)}
+        cmd = ["git", "-C", str(self.path), "fetch", "--quiet", "--no-tags", "--filter=blob:none"]
+        try:
+            done = subprocess.run(
+                [*cmd, "origin", *specs],
+                capture_output=True,
+                text=True,
+                env=full_env,
+                timeout=self.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise SourceError(
+                f"fetching PRs {', '.join(f'#{n}' for n in numbers)} from {self.url} took "
+                f"longer than {self.timeout:g} s; try again, or give a local clone with --git PATH."
+            ) from None
+        if done.returncode != 0:
+            raise self._fetch_error(done.stderr, numbers)
+        self._git(
+            "symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{default_branch}"
+        )
+
+    def _fetch_error(self, stderr: str, numbers: list[int]) -> PrstackErrorT:
+        low = stderr.lower()
+        if "couldn't find remote ref" in low:
+            missing = [n for n in numbers if f"refs/pull/{n}/head" in stderr] or numbers
+            return InputError(
+                f"{self.url} has no refs/pull/N/head for PR "
+                f"{', '.join(f'#{n}' for n in missing)}; check the PR numbers and --repo."
+            )
+        if any(s in low for s in _NO_NETWORK):
+            return SourceError(
+                f"cannot fetch from {self.url} ({_last_line(stderr)}); check the network, "
+                "or work offline with --offline (after `prstack fetch`) or --git PATH."
+            )
+        return SourceError(f"git fetch from {self.url} failed: {_last_line(stderr)}.")
+
+    def source(self, token: str | None = None, offline: bool = False) -> GitSource:
+        """The repository as a git source, read exactly as a --git clone would be. Blobs it lacks
+        are fetched lazily (with the token's header); `offline` forbids that: git may not use
+        any transport, so a missing blob is an error, never a network access."""
+        source = GitSource(self.path)
+        env = {"GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, None if offline else token)}
+        if offline:
+            env["GIT_ALLOW_PROTOCOL"] = "prstack-offline"
+        source.git.update_environment(**env)
+        return source
+
+
+PrstackErrorT = InputError | SourceError
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
