@@ -110,3 +110,14 @@ def test_record_rows_and_checks() -> None:
     edited = check_entries(entries, lambda p: b"changed" if p == "pkg/a.py" else None)
     assert edited.edited == ("pkg/a.py",)
     assert record_digest(b"", "no-such-hash") is None
+
+
+def test_damaged_record_and_unreadable_files_do_not_crash() -> None:
+    entries = parse_record('pkg/a.py,sha256=AAAA,3\n"unterminated,quote\npkg/b.py,sha256=BBBB,3\x00\n')
+    assert [e.path for e in entries][:1] == ["pkg/a.py"]
+
+    def unreadable(path: str) -> bytes | None:
+        raise PermissionError(path)
+
+    got = check_entries(parse_record("pkg/a.py,sha256=AAAA,3\n"), unreadable)
+    assert (got.checked, got.edited, got.absent) == (0, (), ())

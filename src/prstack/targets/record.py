@@ -28,7 +28,11 @@ class RecordEntry:
 def parse_record(text: str) -> tuple[RecordEntry, ...]:
     """RECORD's rows (a CSV of path, algorithm=digest, size); malformed rows are skipped."""
     entries = []
-    for row in csv.reader(io.StringIO(text)):
+    try:
+        rows = list(csv.reader(io.StringIO(text.replace("\0", ""))))
+    except csv.Error:  # a damaged RECORD: keep the lines that still parse
+        rows = [line.split(",") for line in text.splitlines()]
+    for row in rows:
         if not row or not row[0]:
             continue
         algorithm = digest = None
@@ -91,7 +95,10 @@ def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegri
     for entry in entries:
         if entry.path.startswith("../") or PurePosixPath(entry.path).is_absolute():
             continue
-        data = read(entry.path)
+        try:
+            data = read(entry.path)
+        except OSError:  # unreadable (permissions): neither edited nor gone as far as we know
+            continue
         if data is None:
             if entry.digest is not None:
                 absent.append(entry.path)
