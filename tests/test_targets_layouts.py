@@ -202,3 +202,22 @@ def test_a_vendored_copy_loses_to_the_real_package() -> None:
     repo = ["rich/console.py", "rich/text.py", "tests/test_console.py"]
     choice = choose([vendoring, real], ["rich/console.py"], repo, None, "here")
     assert (choice.dist.name, choice.candidates) == ("rich", ("pip",))
+
+
+def test_tree_that_is_a_site_directory_is_read_through_its_metadata(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    layer = tmp_path / "layer" / "usr" / "lib" / "python3" / "dist-packages"
+    wheel = make_wheel(tmp_path / "d", "kvs", f"1.0+g{project.head[:9]}", project.files_at(project.head))
+    install_into(wheel, layer)
+    report, target = audit_with_build(project, TargetSpec("tree", str(layer), dist="kvs"))
+    assert (report.target.kind, report.target.distribution) == ("tree", "kvs")
+    assert statuses(report) == {"src/kvs/model.py": ["applied"]}
+    assert target.evidence.record is not None and target.evidence.record.clean
+    unrelated = tmp_path / "other-layer"
+    install_into(make_wheel(tmp_path / "d2", "other", "1.0", {"other/x.py": b"X = 1\n"}), unrelated)
+    (unrelated / "src" / "kvs").mkdir(parents=True)
+    (unrelated / "src" / "kvs" / "model.py").write_bytes(project.files_at(project.head)["kvs/model.py"])
+    plain, _ = audit_with_build(project, TargetSpec("tree", str(unrelated)))
+    assert plain.target.distribution is None and statuses(plain) == {"src/kvs/model.py": ["applied"]}
+    with pytest.raises(InputError, match="--dist nope: not installed"):
+        audit_with_build(project, TargetSpec("tree", str(layer), dist="nope"))

@@ -116,7 +116,15 @@ def _site_dirs_of(python: str) -> list[str]:
 def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> Target:
     """Open what the user asked to audit, choosing the distribution that ships the PRs' files."""
     if spec.kind == "tree":
-        return TreeTarget(Path(spec.path or "."))
+        root = Path(spec.path or ".")
+        if root.is_dir() and next(root.glob("*.dist-info"), None) is not None:
+            # a site directory in a container layer or a mounted image: read it through its metadata
+            try:
+                return _installed("tree", [str(root)], str(root), spec, repo_paths, repo_files)
+            except InputError:
+                if spec.dist is not None:
+                    raise
+        return TreeTarget(root)
     if spec.kind == "wheel":
         from prstack.targets.wheel import WheelTarget
 
@@ -133,6 +141,11 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
         shown, kind = sys.executable, "python"
     else:
         raise InputError(f"unknown target kind {spec.kind!r}.")
+    return _installed(kind, dirs, shown, spec, repo_paths, repo_files)
+
+
+def _installed(kind: str, dirs: Sequence[str], shown: str, spec: TargetSpec, repo_paths: Sequence[str],
+               repo_files: Sequence[str]) -> InstalledDistribution:
     found = find_distributions(dirs)
     choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
                     repo=spec.repo, intact=intact_on_disk(found))
