@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -112,6 +113,8 @@ def audit(
     source = open_source(
         prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
     )
+    if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
+        spec = replace(spec, repo=source.repo.full_name)
     report = audit_stack(source.git, prs, spec, base, source.meta)
     raise typer.Exit(_emit(_console(), report, fmt, verbose))
 

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from prstack.models import AuditReport, HunkResult
-from prstack.render.table import build_of
 from prstack.targets.provenance import BuildReport
 
 SCHEMA = "prstack.audit/1"
@@ -14,7 +13,7 @@ SCHEMA = "prstack.audit/1"
 
 def audit_dict(report: AuditReport) -> dict[str, Any]:
     data = _audit_dict(report)
-    if (build := build_of(report)) is not None:
+    if (build := report.build) is not None:
         data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
     return data
 

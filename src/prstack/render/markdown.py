@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from prstack.models import AuditReport, HunkStatus
-from prstack.render.table import build_notes, build_of, pr_state_note, where
+from prstack.render.table import build_notes, pr_state_note, where
 from prstack.render.text import clean
 
 
@@ -15,7 +15,7 @@ def _cell(value: str | None) -> str:
 
 def _target_lines(report: AuditReport) -> list[str]:
     t = report.target
-    build = build_of(report)
+    build = report.build
     if build is None:
         return [f"Target: `{_cell(t.kind)}` {_cell(t.path)}"
                 + (f", built from `{t.vcs_commit[:12]}`" if t.vcs_commit else "")]

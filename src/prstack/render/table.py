@@ -41,7 +41,7 @@ def target_line(report: AuditReport) -> Text:
     t = report.target
     line = Text("Target: ", style="bold")
     line.append_text(safe(f"{t.kind} {t.path}"))
-    build = build_of(report)
+    build = report.build
     if build is not None:
         line.append("\nBuild: ", style="bold")
         line.append_text(safe(build.header))
@@ -55,12 +55,6 @@ def target_line(report: AuditReport) -> Text:
     if t.vcs_commit:
         line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
     return line
-
-
-def build_of(report: AuditReport) -> BuildReport | None:
-    """The report's build metadata, once the audit carries it (AuditReport.build)."""
-    build = getattr(report, "build", None)
-    return build if isinstance(build, BuildReport) else None
 
 
 def build_notes(build: BuildReport) -> list[tuple[str, str]]:

@@ -137,6 +137,22 @@ class GitSource:
             return False
         return True
 
+    def contains(self, commit: str, head: str) -> bool | None:
+        """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
+        try:
+            full = self._run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
+        except SourceError:
+            return None
+        return self.is_ancestor(head, full) if full else None
+
+    def patch_contains(self, commit: str, pr_commit: str) -> bool | None:
+        """Whether `commit`'s history holds a patch-equal copy of `pr_commit` (git cherry)."""
+        try:
+            out = self._run("cherry", commit, pr_commit, f"{pr_commit}^")
+        except SourceError:
+            return None
+        return out.strip().startswith("-")
+
     def merge_base(self, a: str, b: str) -> str | None:
         try:
             return self._run("merge-base", a, b).strip() or None
