@@ -110,24 +110,6 @@ class GitSource:
         ref, sha = rows[0]
         return ref, self.resolve(sha)
 
-    def pr_refs_between(self, head: str, default: str) -> dict[int, str]:
-        """PR heads that are ancestors of `head` and not merged into `default`: number -> sha."""
-        out = self._run(
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            f"--merged={head}",
-            f"--no-merged={default}",
-            "refs/pull/",
-            "refs/remotes/",
-        )
-        found: dict[int, str] = {}
-        for line in out.splitlines():
-            ref, _, sha = line.partition(" ")
-            number = pr_number_of_ref(ref)
-            if number is not None and (number not in found or ref.startswith("refs/pull/")):
-                found[number] = sha
-        return found
-
     # -- history --------------------------------------------------------------
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
@@ -300,8 +282,8 @@ class GitSource:
         return self._pr_refs(f"--contains={sha}", *extra)
 
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
-        """Like pr_refs_between, but walks only head's commits not in `default` (fast with many
-        PR refs): PRs whose head is one of them, number -> sha."""
+        """PRs whose head is one of `head`'s commits not in `default` (walks only those, so it
+        stays fast with thousands of PR refs): number -> sha."""
         in_range = set(self._run("rev-list", head, f"^{default}").split())
         return {n: sha for n, sha in self.pr_refs.items() if sha in in_range}
 
