@@ -200,7 +200,7 @@ def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Pat
     from prstack.audit import audit_stack
     from prstack.render import OutputFormat, render_audit
     from prstack.sources.cache import Cache
-    from prstack.sources.remote import annotate, open_source
+    from prstack.sources.remote import open_source
     from prstack.targets import TargetSpec
 
     server, repo = gh
@@ -208,7 +208,7 @@ def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Pat
     spec = TargetSpec("tree", str(tree))
     source = open_source([2], repo="acme/widget", api_url=server.base_url, spec=spec, cache=Cache(tmp_path / "c"))
     assert source.titles() == {1: "Fix the offsets", 2: "Scale [bold]and[/] extra"}
-    report = annotate(audit_stack(source.git, [2], spec), source.meta)
+    report = audit_stack(source.git, [2], spec, metadata=source.meta)
     assert [(r.pr.title, r.pr.base_ref, r.pr.state) for r in report.prs] == [
         ("Fix the offsets", "main", "open"),
         ("Scale [bold]and[/] extra", "feature-a", "open"),

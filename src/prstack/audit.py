@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 
 from prstack.matcher import PackageIndex, match_file
 from prstack.models import (
@@ -15,10 +16,12 @@ from prstack.models import (
     PRStatus,
     PullRequest,
 )
+from prstack.sources.detect import PRMetadata
 from prstack.sources.git import GitSource
 from prstack.sources.loader import load_stack
 from prstack.targets.base import Target, TargetSpec, open_target
 from prstack.targets.layout import PathMap, Placement
+from prstack.targets.provenance import flag_results, join_build
 
 FileAt = Callable[[str, str], bytes | None]
 """(commit, repo path) -> the file's bytes at that commit, or None."""
@@ -88,7 +91,7 @@ def audit(
             head=file_at(pr.head_sha, path),
             package=package,
         )
-    ordered = [r for key in groups for r in results[key]]
+    ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
     reports = []
     for pr in prs:
         mine = [r for r in ordered if r.hunk.pr == pr.number]
@@ -97,10 +100,18 @@ def audit(
 
 
 def audit_stack(
-    source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None
+    source: GitSource,
+    numbers: Sequence[int],
+    spec: TargetSpec,
+    base: str | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
 ) -> AuditReport:
-    """Load the stack under `numbers` from `source`, open the target, and audit every hunk."""
-    changes = load_stack(source, numbers, base)
+    """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
+    the target, and audit every hunk."""
+    changes = load_stack(source, numbers, base, metadata)
     repo_files = source.tree_paths(changes.top_sha)
     target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-    return audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
+    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
+    build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
+                       report.results, source.contains, source.patch_contains)
+    return replace(report, build=build)

@@ -5,19 +5,23 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from prstack.audit import audit_stack
 from prstack.errors import InputError, PrstackError
 from prstack.models import AuditReport
 from prstack.render import OutputFormat, render_audit
+from prstack.render.graph import GraphFormat, render_graph
+from prstack.render.hunks import HunksFormat, render_hunks
 from prstack.render.text import clean
 from prstack.sources.cache import Cache
 from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack, read_graph
 from prstack.sources.remote import Via, open_source
 from prstack.targets import TargetSpec
 
@@ -109,8 +113,59 @@ def audit(
     source = open_source(
         prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
     )
-    report = audit_stack(source.git, prs, spec, base)
+    if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
+        spec = replace(spec, repo=source.repo.full_name)
+    report = audit_stack(source.git, prs, spec, base, source.meta)
     raise typer.Exit(_emit(_console(), report, fmt, verbose))
+
+
+def _print(console: Console, rendered: RenderableType) -> None:
+    if isinstance(rendered, str):
+        console.out(rendered, end="", highlight=False)
+    else:
+        console.print(rendered)
+
+
+@app.command()
+def graph(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is drawn).")],
+    git: GitOpt = None,
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    offline: OfflineOpt = False,
+    fmt: Annotated[
+        GraphFormat, typer.Option("--format", help="table, json, dot or mermaid.")
+    ] = GraphFormat.TABLE,
+) -> None:
+    """The stack: which PR builds on which, why, and which parents are merged or stale.
+
+    Exit 1 when a parent is stale, a parent ref is missing or markers form a cycle."""
+    source = open_source(prs, git=git, repo=repo, api_url=api_url, offline=offline)
+    stack = read_graph(source.git, prs, source.meta)
+    _print(_console(), render_graph(stack, fmt))
+    troubled = stack.missing or stack.cycles or any(e.stale for e in stack.edges)
+    raise typer.Exit(1 if troubled else 0)
+
+
+@app.command()
+def hunks(
+    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is listed).")],
+    git: GitOpt = None,
+    repo: RepoOpt = None,
+    api_url: ApiUrlOpt = None,
+    offline: OfflineOpt = False,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Fork point override for the bottom PR.")
+    ] = None,
+    fmt: Annotated[
+        HunksFormat, typer.Option("--format", help="table or json.")
+    ] = HunksFormat.TABLE,
+) -> None:
+    """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
+    source = open_source(prs, git=git, repo=repo, api_url=api_url, offline=offline)
+    changes = load_stack(source.git, prs, base, source.meta)
+    _print(_console(), render_hunks(changes.prs, changes.hunks, fmt))
+    raise typer.Exit(0)
 
 
 @app.command()

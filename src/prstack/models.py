@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, NewType
+from typing import TYPE_CHECKING, Literal, NewType
+
+if TYPE_CHECKING:
+    from prstack.targets.provenance import BuildReport
 
 PRNumber = NewType("PRNumber", int)  # e.g. PRNumber(40898)
 Sha = NewType("Sha", str)  # full 40-hex commit id, e.g. Sha("3cfc8f8b7e...")
@@ -223,6 +226,9 @@ class AuditReport:
     target: TargetInfo
     prs: tuple[PRReport, ...]
     results: tuple[HunkResult, ...]
+    build: BuildReport | None = None
+    """Build metadata beside the hunk evidence: header sentence, containment, disagreements
+    (docs/build-metadata.md); None when it was not read."""
 
     @property
     def all_present(self) -> bool:

@@ -6,11 +6,19 @@ import json
 from typing import Any
 
 from prstack.models import AuditReport, HunkResult
+from prstack.targets.provenance import BuildReport
 
 SCHEMA = "prstack.audit/1"
 
 
 def audit_dict(report: AuditReport) -> dict[str, Any]:
+    data = _audit_dict(report)
+    if (build := report.build) is not None:
+        data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
+    return data
+
+
+def _audit_dict(report: AuditReport) -> dict[str, Any]:
     t = report.target
     return {
         "schema": SCHEMA,
@@ -35,6 +43,38 @@ def audit_dict(report: AuditReport) -> dict[str, Any]:
             for p in report.prs
         ],
         "hunks": [_hunk(r) for r in report.results],
+    }
+
+
+def build_dict(build: BuildReport) -> dict[str, Any]:
+    """The target's build metadata beside the hunk evidence (docs/build-metadata.md)."""
+    ev = build.evidence
+    v, d, e, rec = ev.version, ev.direct_url, ev.editable, ev.record
+    return {
+        "header": build.header,
+        "commit": ev.build_commit,
+        "version_local": None if v is None or "+" not in v.version else {
+            "commit": v.commit, "distance": v.distance, "dirty_date": v.dirty_date, "extra": list(v.extra)},
+        "direct_url": None if d is None else {
+            "kind": d.kind, "url": d.url, "vcs": d.vcs, "commit_id": d.commit_id,
+            "requested_revision": d.requested_revision, "editable": d.editable, "archive_hash": d.archive_hash},
+        "installer": ev.installer,
+        "top_level": list(ev.top_level),
+        "project_urls": [{"label": label, "url": url} for label, url in ev.project_urls],
+        "editable": None if e is None else {
+            "mechanism": e.mechanism, "via": e.via, "source_dirs": list(e.source_dirs)},
+        "record": None if rec is None else {
+            "checked": rec.checked, "edited": list(rec.edited), "unrecorded": list(rec.unrecorded),
+            "absent": list(rec.absent)},
+        "binaries": list(ev.binaries),
+        "chosen_by": ev.chosen_by,
+        "candidates": list(ev.candidates),
+        "contains": {str(n): c.value for n, c in build.contains.items()},
+        "disagreements": [
+            {"pr": g.pr, "containment": g.containment.value, "status": g.status.value, "cause": g.cause,
+             "files": list(g.files)}
+            for g in build.disagreements
+        ],
     }
 
 

@@ -7,8 +7,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus
+from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
 from prstack.render.text import safe
+from prstack.targets.provenance import BuildReport
 
 STATUS_STYLE = {
     HunkStatus.APPLIED: "green",
@@ -27,16 +28,51 @@ PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
             PRStatus.PARTIAL: "yellow", PRStatus.NOT_SHIPPED: "dim"}
 
 
+def pr_state_note(pr: PullRequest) -> str:
+    """' (merged)' or ' (stale parent)' after a PR's status, where the graph says so."""
+    if pr.merged:
+        return " (merged)"
+    if pr.state == "stale":
+        return " (built on a stale parent)"
+    return ""
+
+
 def target_line(report: AuditReport) -> Text:
     t = report.target
     line = Text("Target: ", style="bold")
     line.append_text(safe(f"{t.kind} {t.path}"))
+    build = report.build
+    if build is not None:
+        line.append("\nBuild: ", style="bold")
+        line.append_text(safe(build.header))
+        for text, style in build_notes(build):
+            line.append("\n")
+            line.append_text(safe(text, style))
+        return line
     if t.distribution:
         line.append(" — ")
         line.append_text(safe(f"{t.distribution} {t.version or ''}".strip(), "bold"))
     if t.vcs_commit:
         line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
     return line
+
+
+def build_notes(build: BuildReport) -> list[tuple[str, str]]:
+    """Lines under the header: red flags first, then RECORD findings and how the dist was chosen."""
+    ev = build.evidence
+    notes = [(f"⚠ {d.sentence()}", "bold red") for d in build.disagreements]
+    record = ev.record
+    if record is not None:
+        for label, paths in (("edited after install (RECORD hash differs)", record.edited),
+                             ("added after install (not in RECORD)", record.unrecorded),
+                             ("deleted after install (in RECORD, gone)", record.absent)):
+            if paths:
+                shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+                notes.append((f"{len(paths)} file(s) {label}: {shown}", "yellow"))
+    if ev.candidates:
+        why = f" (chosen: {ev.chosen_by})" if ev.chosen_by else ""
+        notes.append((f"also shipping these files: {', '.join(ev.candidates)}{why}; --dist picks another", "dim"))
+    return notes
 
 
 def where(r: HunkResult) -> str:
@@ -77,7 +113,7 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
     for p in report.prs:
         c = p.counts
         other = sum(c[s.value] for s in OTHER_STATUSES)
-        state = p.status.value + (" (merged)" if p.pr.merged else "")
+        state = p.status.value + pr_state_note(p.pr)
         table.add_row(
             f"#{p.pr.number}",
             *([safe(p.pr.title or "")] if titled else []),

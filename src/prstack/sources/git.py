@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -109,24 +110,6 @@ class GitSource:
         ref, sha = rows[0]
         return ref, self.resolve(sha)
 
-    def pr_refs_between(self, head: str, default: str) -> dict[int, str]:
-        """PR heads that are ancestors of `head` and not merged into `default`: number -> sha."""
-        out = self._run(
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            f"--merged={head}",
-            f"--no-merged={default}",
-            "refs/pull/",
-            "refs/remotes/",
-        )
-        found: dict[int, str] = {}
-        for line in out.splitlines():
-            ref, _, sha = line.partition(" ")
-            number = pr_number_of_ref(ref)
-            if number is not None and (number not in found or ref.startswith("refs/pull/")):
-                found[number] = sha
-        return found
-
     # -- history --------------------------------------------------------------
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
@@ -135,6 +118,22 @@ class GitSource:
         except git.GitCommandError:
             return False
         return True
+
+    def contains(self, commit: str, head: str) -> bool | None:
+        """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
+        try:
+            full = self._run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
+        except SourceError:
+            return None
+        return self.is_ancestor(head, full) if full else None
+
+    def patch_contains(self, commit: str, pr_commit: str) -> bool | None:
+        """Whether `commit`'s history holds a patch-equal copy of `pr_commit` (git cherry)."""
+        try:
+            out = self._run("cherry", commit, pr_commit, f"{pr_commit}^")
+        except SourceError:
+            return None
+        return out.strip().startswith("-")
 
     def merge_base(self, a: str, b: str) -> str | None:
         try:
@@ -215,3 +214,142 @@ class GitSource:
 
     def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: self.pr_head(n) for n in numbers}
+
+    # -- stack detection (issue 4) ----------------------------------------------
+
+    def _pipe(self, args: Sequence[str], data: bytes) -> bytes:
+        """Run git with `data` on stdin; its stdout."""
+        done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True)
+        if done.returncode != 0:
+            stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
+            raise SourceError(f"git {' '.join(args[:2])} failed in {self.path}: {stderr}")
+        return done.stdout
+
+    def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
+        """Commit sha -> `git patch-id --stable` of its change (merges and empty commits: none)."""
+        if not shas:
+            return {}
+        diffs = self._pipe(
+            ["diff-tree", "--stdin", "-p", "-r", "--root", "--no-color", "--no-ext-diff",
+             "--no-renames"],
+            ("\n".join(shas) + "\n").encode(),
+        )
+        out = self._pipe(["patch-id", "--stable"], diffs).decode()
+        pairs = (line.split() for line in out.splitlines() if line.strip())
+        return {sha: pid for pid, sha in pairs}
+
+    def diff_patch_id(self, base: str, head: str) -> str | None:
+        """The patch-id of the whole change base..head (what a squash merge of it would have)."""
+        diff = self._run_bytes("diff", "--no-color", "--no-ext-diff", "--no-renames", base, head)
+        out = self._pipe(["patch-id", "--stable"], diff).decode().split()
+        return out[0] if out else None
+
+    def changed_paths(self, base: str, head: str) -> list[str]:
+        out = self._run_bytes("diff", "--name-only", "-z", "--no-renames", base, head)
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def commits_touching(self, base: str, head: str, paths: Sequence[str]) -> list[str]:
+        """Non-merge commits of base..head touching any of `paths`, oldest first."""
+        if not paths:
+            return []
+        out = self._run("log", "--reverse", "--no-merges", "--format=%H", f"{base}..{head}",
+                        "--", *paths)
+        return out.split()
+
+    def _pr_refs(self, *filters: str) -> dict[int, str]:
+        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
+                        "refs/pull/", "refs/remotes/")
+        found: dict[int, str] = {}
+        for line in out.splitlines():
+            ref, _, sha = line.partition(" ")
+            number = pr_number_of_ref(ref)
+            if number is not None and (number not in found or ref.startswith("refs/pull/")):
+                found[number] = sha
+        return found
+
+    @cached_property
+    def pr_refs(self) -> dict[int, str]:
+        """Every PR ref of the clone: number -> head sha (read once)."""
+        return self._pr_refs()
+
+    def prs_pointing_at(self, sha: str) -> dict[int, str]:
+        """PRs whose head is exactly `sha`."""
+        return {n: head for n, head in self.pr_refs.items() if head == sha}
+
+    def prs_containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]:
+        """PRs whose head has `sha` in its history (and not `not_containing`): number -> head."""
+        extra = (f"--no-contains={not_containing}",) if not_containing else ()
+        return self._pr_refs(f"--contains={sha}", *extra)
+
+    def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
+        """PRs whose head is one of `head`'s commits not in `default` (walks only those, so it
+        stays fast with thousands of PR refs): number -> sha."""
+        in_range = set(self._run("rev-list", head, f"^{default}").split())
+        return {n: sha for n, sha in self.pr_refs.items() if sha in in_range}
+
+    def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        """Of every PR ref's head commit, in one git call: subject -> PRs, and commit-id /
+        Change-Id trailer value -> PRs (spr and Gerrit-style stacks keep these across rebases)."""
+        out = self._run(
+            "for-each-ref",
+            "--format=%(refname)%00%(subject)%00"
+            "%(trailers:key=commit-id,key=Change-Id,valueonly,separator=%x2C)",
+            "refs/pull/", "refs/remotes/",
+        )
+        subjects: dict[str, list[int]] = {}
+        ids: dict[str, list[int]] = {}
+        for line in out.splitlines():
+            ref, _, rest = line.partition("\0")
+            subject, _, trailers = rest.partition("\0")
+            number = pr_number_of_ref(ref)
+            if number is None:
+                continue
+            keys = [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]
+            for index, key in keys:
+                if key and number not in index.get(key, []):
+                    index.setdefault(key, []).append(number)
+        return subjects, ids
+
+    def commit_paths(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Commit sha -> the paths it changes against its first parent (merges: none)."""
+        if not shas:
+            return {}
+        out = self._pipe(
+            ["diff-tree", "--stdin", "-r", "--root", "--name-only", "--no-renames", "-z"],
+            ("\n".join(shas) + "\n").encode(),
+        )
+        found: dict[str, set[str]] = {}
+        current: set[str] | None = None
+        for item in out.decode("utf-8", "surrogateescape").split("\0"):
+            item = item.strip("\n")
+            if re.fullmatch(r"[0-9a-f]{40}", item):
+                current = found.setdefault(item, set())
+            elif item and current is not None:
+                current.add(item)
+        return {sha: frozenset(paths) for sha, paths in found.items()}
+
+    def pr_commit_subjects(self, default: str) -> dict[str, list[int]]:
+        """Subject of every commit of every PR ref not in `default` -> PRs that reach it (one git
+        call; each commit is named under the first PR ref that reached it)."""
+        out = self._run("log", "--source", "--format=%S%x00%s", "--glob=refs/pull/*",
+                        "--glob=refs/remotes/*/pr/*", "--not", default)
+        index: dict[str, list[int]] = {}
+        for line in out.splitlines():
+            ref, _, subject = line.partition("\0")
+            number = pr_number_of_ref(ref)
+            if number is not None and number not in index.get(subject, []):
+                index.setdefault(subject, []).append(number)
+        return index
+
+    def merged_tree(self, a: str, b: str) -> str | None:
+        """The tree of merging `a` and `b` (git merge-tree --write-tree), None on conflict."""
+        try:
+            out = self._run("merge-tree", "--write-tree", "--no-messages", a, b)
+        except SourceError:
+            return None  # a conflict (exit 1) or a git older than 2.38
+        tree = out.split()[0] if out.split() else ""
+        return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
+
+    def rev_list(self, *revs: str) -> list[str]:
+        """`git rev-list REVS` (e.g. 'base..head', '^other')."""
+        return self._run("rev-list", *revs).split()

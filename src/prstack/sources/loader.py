@@ -1,17 +1,19 @@
-"""Load a stack of PRs from a git-backed source: heads, parents, fork points, net hunks, provenance."""
+"""A stack's net hunks with provenance: each PR's own change, from its parent's tip to its head."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
 from prstack.models import Hunk, PullRequest
+from prstack.sources.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git import GitSource
-from prstack.stack import Stack, build_stack
+from prstack.stack import PRState, Stack
+
+__all__ = ["StackChanges", "fork_point", "load_stack", "read_graph"]
 
 
 @dataclass(frozen=True)
@@ -29,74 +31,65 @@ class StackChanges:
         return [h for h in self.hunks if h.pr == number]
 
 
-def fork_point(src: GitSource, head: str, default: str) -> str:
-    """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
-    head is already in the default branch through a merge commit — that merge's first parent's
-    merge base with the head."""
-    if src.is_ancestor(head, default):
-        merge = src.merge_commit_bringing(head, default)
-        base = src.merge_base(f"{merge}^1", head) if merge else None
-        if base is None or base == head:
-            raise InputError(
-                f"the head {head[:12]} is already in {default} without a merge commit, so its fork "
-                "point is unknown; give it with --base REF."
-            )
-        return base
-    base = src.merge_base(head, default)
-    if base is None:
-        raise InputError(
-            f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF."
-        )
-    return base
+def load_stack(
+    src: GitSource,
+    numbers: Sequence[int],
+    base: str | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
+) -> StackChanges:
+    """The PRs asked for and every PR they stack on, with each PR's own net hunks.
 
-
-def load_stack(src: GitSource, numbers: Sequence[int], base: str | None = None) -> StackChanges:
-    """The PRs asked for and every unmerged PR they stack on, with each PR's own net hunks."""
-    default = src.default_ref
-    heads = {n: src.pr_head(n)[1] for n in numbers}
-    ancestors: dict[int, set[int]] = {}
-    todo = list(dict.fromkeys(numbers))
-    while todo:
-        number = todo.pop()
-        below = src.pr_refs_between(heads[number], default)
-        ancestors[number] = {n for n, sha in below.items() if n != number and sha != heads[number]}
-        for n in ancestors[number]:
-            if n not in heads:
-                heads[n] = below[n]
-                todo.append(n)
-    stack = build_stack(list(numbers), ancestors)
+    A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
+    parent's — possibly stale — copy), else at its fork point (or `base` when given). A PR that
+    merged the default branch after its parent is measured against both merged together."""
     base_sha = src.resolve(base) if base else None
+    stack = read_graph(src, numbers, metadata, base_sha)
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
+    meta = metadata or {}
     for number in stack.order:
-        head = heads[number]
-        parents = stack.parents[number]
-        merged = src.is_ancestor(head, default)
-        if parents:
-            start = heads[parents[-1]]
-        else:
-            start = base_sha or fork_point(src, head, default)
+        f = stack.facts[number]
+        head = f.head
+        start = stack.base_of(number) or base_sha or f.fork_point
         commits = src.commits(start, head)
-        own = parse_diff(src.diff(start, head), number)
+        diff_base = start
+        if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
+            # the PR merged the default branch since it was built on its parent: its own change
+            # is measured against parent + default branch, so the merged-in commits are not its
+            diff_base = src.merged_tree(start, f.fork_point) or start
+            mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
+            commits = tuple(c for c in commits if c.sha in mine)
+        own = parse_diff(src.diff(diff_base, head), number)
         blame = _blame(src, start, head, own)
-        own = with_provenance(own, blame, [c.sha for c in commits], partial(src.log_touching, start, head))
+        own = with_provenance(
+            own, blame, [c.sha for c in commits], partial(src.log_touching, start, head)
+        )
         hunks += own
+        merged = stack.states[number] is PRState.MERGED
+        m = meta.get(number)
         prs.append(
             PullRequest(
                 number=number,
                 head_sha=head,
                 base_sha=start,
-                state="merged" if merged else "open",
-                head_ref=f"refs/pull/{number}/head",
-                depends_on=parents,
+                title=m.title if m else None,
+                body=m.body if m else None,
+                state=stack.states[number].value,  # open, merged or stale (built on an old parent)
+                head_ref=f.ref,
+                base_ref=m.base_ref if m else None,
+                depends_on=stack.parents[number],
                 merged=merged,
                 commits=commits,
             )
         )
-    return StackChanges(tuple(prs), tuple(hunks), stack, default, heads[stack.order[-1]])
+    return StackChanges(
+        tuple(prs), tuple(hunks), stack, src.default_ref, stack.facts[stack.order[-1]].head
+    )
 
 
-def _blame(src: GitSource, base: str, head: str, hunks: Sequence[Hunk]) -> dict[str, dict[int, str]]:
+def _blame(
+    src: GitSource, base: str, head: str, hunks: Sequence[Hunk]
+) -> dict[str, dict[int, str]]:
     ranges: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for hunk in hunks:
         numbers = added_line_numbers(hunk)

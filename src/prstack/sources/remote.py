@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from prstack.errors import InputError, SourceError
-from prstack.models import AuditReport
 from prstack.sources.cache import Cache
 from prstack.sources.git import GitSource
 from prstack.sources.github import (
@@ -57,20 +56,6 @@ class PRSource:
     def titles(self) -> dict[int, str]:
         """PR number -> title, for the report's title column."""
         return {n: m.title for n, m in self.meta.items()}
-
-
-def annotate(report: AuditReport, meta: Mapping[int, PRMeta]) -> AuditReport:
-    """The report with GitHub's title, body and base branch on each PR it knows (and its state,
-    'open' or 'closed', unless git found the PR merged)."""
-    prs = []
-    for row in report.prs:
-        m = meta.get(row.pr.number)
-        if m is not None:
-            state = row.pr.state if row.pr.merged else m.state
-            pr = replace(row.pr, title=m.title, body=m.body, base_ref=m.base_ref, state=state)
-            row = replace(row, pr=pr)
-        prs.append(row)
-    return replace(report, prs=tuple(prs))
 
 
 def repo_candidates(spec: TargetSpec | None) -> list[tuple[str, frozenset[RepoId]]]:

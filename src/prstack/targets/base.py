@@ -6,16 +6,25 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path, PurePosixPath
+from functools import cached_property
+from pathlib import Path
 from typing import Protocol
 
-from prstack.errors import InputError, TargetError
+from prstack.errors import InputError
 from prstack.models import TargetInfo
-from prstack.targets.layout import PathMap
-from prstack.targets.metadata import commit_from_direct_url, commit_from_version
+from prstack.targets.choose import DistFiles, choose, normalise
+from prstack.targets.editable import git_head
+from prstack.targets.evidence import BuildEvidence
+from prstack.targets.installed import (
+    InstalledDistribution,
+    find_distributions,
+    intact_on_disk,
+    record_paths,
+)
+
+__all__ = ["DistFiles", "InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "choose", "open_target"]
 
 
 class Target(Protocol):
@@ -32,6 +41,11 @@ class Target(Protocol):
         """A file's bytes, or None when the target lacks it."""
         ...
 
+    @property
+    def evidence(self) -> BuildEvidence:
+        """What the target's metadata says about its build (RECORD checked on first use)."""
+        ...
+
 
 @dataclass(frozen=True)
 class TargetSpec:
@@ -40,50 +54,8 @@ class TargetSpec:
     kind: str
     path: str | None = None
     dist: str | None = None
-
-
-@dataclass(frozen=True)
-class DistFiles:
-    """One distribution's identity and file list, as read from its metadata."""
-
-    name: str
-    version: str | None
-    files: frozenset[str]
-    direct_url: str | None = None
-
-
-class InstalledDistribution:
-    """A distribution installed in a site-packages directory, read through its RECORD."""
-
-    def __init__(self, kind: str, shown_path: str, dist: metadata.Distribution) -> None:
-        self._dist = dist
-        self.root = Path(str(dist.locate_file("")))
-        self.meta = _dist_files(dist)
-        self._info = TargetInfo(
-            kind=kind,
-            path=shown_path,
-            distribution=self.meta.name,
-            version=self.meta.version,
-            vcs_commit=commit_from_direct_url(self.meta.direct_url)
-            or commit_from_version(self.meta.version),
-        )
-
-    @property
-    def info(self) -> TargetInfo:
-        return self._info
-
-    def files(self) -> frozenset[str]:
-        return self.meta.files
-
-    def read(self, path: str) -> bytes | None:
-        if path not in self.meta.files:
-            return None
-        try:
-            return (self.root / path).read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            raise TargetError(f"cannot read {self.root / path}: {exc.strerror}.") from None
+    repo: str | None = None
+    """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
 
 
 class TreeTarget:
@@ -93,7 +65,7 @@ class TreeTarget:
         if not path.is_dir():
             raise InputError(f"--tree {path}: not a directory; give a source tree.")
         self.root = path
-        self._info = TargetInfo(kind="tree", path=str(path))
+        self._info = TargetInfo(kind="tree", path=str(path), vcs_commit=git_head(path))
         self._files: frozenset[str] | None = None
 
     @property
@@ -115,61 +87,24 @@ class TreeTarget:
             return None
         return (self.root / path).read_bytes()
 
-
-def _dist_files(dist: metadata.Distribution) -> DistFiles:
-    files = frozenset(
-        PurePosixPath(str(f)).as_posix()
-        for f in (dist.files or [])
-        if not str(f).startswith("..") and not PurePosixPath(str(f)).is_absolute()
-    )
-    return DistFiles(
-        name=dist.metadata["Name"] or "",
-        version=dist.version,
-        files=files,
-        direct_url=dist.read_text("direct_url.json"),
-    )
-
-
-def choose(candidates: Sequence[DistFiles], repo_paths: Iterable[str], repo_files: Iterable[str],
-           wanted: str | None, where: str) -> DistFiles:
-    """The distribution that ships the PR's files (or the one named with --dist). Pure."""
-    if wanted is not None:
-        key = _normalise(wanted)
-        for cand in candidates:
-            if _normalise(cand.name) == key:
-                return cand
-        raise InputError(f"--dist {wanted}: not installed in {where}; check the name with pip list.")
-    repo_paths, repo_files = list(repo_paths), list(repo_files)
-    names = {PurePosixPath(p).name for p in repo_paths}
-    scored = []
-    for cand in candidates:
-        if not any(PurePosixPath(f).name in names for f in cand.files):
-            continue
-        pmap = PathMap(cand.files, repo_files)
-        shipped = sum(pmap.locate(p).placement == "shipped" for p in repo_paths)
-        if shipped:
-            scored.append((shipped, cand))
-    if not scored:
-        raise InputError(
-            f"no distribution in {where} ships any file the PRs change; "
-            "name it with --dist NAME or check the target."
-        )
-    scored.sort(key=lambda sc: -sc[0])
-    if len(scored) > 1 and scored[0][0] == scored[1][0]:
-        tied = ", ".join(sorted(c.name for s, c in scored if s == scored[0][0]))
-        raise InputError(f"several distributions in {where} ship the PRs' files ({tied}); pick one with --dist.")
-    return scored[0][1]
-
-
-def _normalise(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
+    @cached_property
+    def evidence(self) -> BuildEvidence:
+        """A tree has no RECORD; a checkout's .git/HEAD names its commit."""
+        return BuildEvidence(checkout_commit=self._info.vcs_commit)
 
 
 def _site_dirs_of(python: str) -> list[str]:
-    """The import path of another interpreter, asked without importing anything of the audit's."""
-    code = "import json, sys; print(json.dumps(sys.path))"
+    """The import path of another interpreter, asked without importing anything of the audit's.
+
+    `-S` and a no-op `site.addpackage` keep the environment's .pth files (an editable finder's
+    `install()` among them) and sitecustomize from running, while site's own venv and
+    site-packages logic still names its site directories.
+    """
+    code = ("import json, site, sys; site.addpackage = lambda *a, **k: None; "
+            "site.addsitepackages(site.venv(site.removeduppaths())); print(json.dumps(sys.path))")
     try:
-        out = subprocess.run([python, "-I", "-c", code], capture_output=True, text=True, timeout=60, check=True)
+        out = subprocess.run([python, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
+                             check=True)
     except FileNotFoundError:
         raise InputError(f"--python {python}: no such interpreter; give the path of a python executable.") from None
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
@@ -181,7 +116,15 @@ def _site_dirs_of(python: str) -> list[str]:
 def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> Target:
     """Open what the user asked to audit, choosing the distribution that ships the PRs' files."""
     if spec.kind == "tree":
-        return TreeTarget(Path(spec.path or "."))
+        root = Path(spec.path or ".")
+        if root.is_dir() and next(root.glob("*.dist-info"), None) is not None:
+            # a site directory in a container layer or a mounted image: read it through its metadata
+            try:
+                return _installed("tree", [str(root)], str(root), spec, repo_paths, repo_files)
+            except InputError:
+                if spec.dist is not None:
+                    raise
+        return TreeTarget(root)
     if spec.kind == "wheel":
         from prstack.targets.wheel import WheelTarget
 
@@ -198,11 +141,15 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
         shown, kind = sys.executable, "python"
     else:
         raise InputError(f"unknown target kind {spec.kind!r}.")
-    dists = {}
-    for dist in metadata.distributions(path=dirs):
-        name = dist.metadata["Name"]
-        if name and _normalise(name) not in dists:
-            dists[_normalise(name)] = dist
-    metas = {key: _dist_files(d) for key, d in dists.items()}
-    chosen = choose(list(metas.values()), repo_paths, repo_files, spec.dist, shown)
-    return InstalledDistribution(kind, shown, dists[_normalise(chosen.name)])
+    return _installed(kind, dirs, shown, spec, repo_paths, repo_files)
+
+
+def _installed(kind: str, dirs: Sequence[str], shown: str, spec: TargetSpec, repo_paths: Sequence[str],
+               repo_files: Sequence[str]) -> InstalledDistribution:
+    found = find_distributions(dirs)
+    choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
+                    repo=spec.repo, intact=intact_on_disk(found))
+    key = normalise(choice.dist.name)
+    dist = found[key][0]
+    others = record_paths(found, Path(str(dist.locate_file(""))), key)
+    return InstalledDistribution(kind, shown, dist, choice.dist, choice, others)

@@ -33,6 +33,8 @@ class Placement(StrEnum):
 class Location:
     placement: Placement
     installed_path: str | None
+    binary: str | None = None
+    """For an unverifiable compiled source: the shipped binary that most likely holds it."""
 
 
 def _parts(path: str) -> tuple[str, ...]:
@@ -99,7 +101,7 @@ class PathMap:
         if candidate is not None and candidate in self.installed:
             return Location(Placement.SHIPPED, candidate)
         if suffix in COMPILED_SOURCE_SUFFIXES and self.ships_binaries:
-            return Location(Placement.UNVERIFIABLE, None)
+            return Location(Placement.UNVERIFIABLE, None, self.binary_for(repo_path))
         if (
             candidate is not None
             and len(_parts(candidate)) > 1
@@ -108,3 +110,27 @@ class PathMap:
         ):
             return Location(Placement.FILE_MISSING, candidate)
         return Location(Placement.NOT_SHIPPED, None)
+
+    def binary_for(self, repo_path: str) -> str | None:
+        """The shipped binary a compiled source most likely went into, when one can be told.
+
+        The only binary; else the one named like the source, its folder or its package
+        (csrc/attention/kernels.cu -> ..._C.so only when nothing closer matches, so None).
+        """
+        binaries = sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
+        if len(binaries) == 1:
+            return binaries[0]
+        rparts = _parts(repo_path)
+        names = [PurePosixPath(rparts[-1]).stem, *reversed(rparts[:-1])]
+        for name in names:
+            key = name.lower().lstrip("_")
+            hits = [b for b in binaries if PurePosixPath(b).name.split(".", 1)[0].lower().lstrip("_") == key]
+            if len(hits) == 1:
+                return hits[0]
+        candidate = self._candidate(repo_path)
+        if candidate is not None:
+            folder = PurePosixPath(candidate).parent
+            near = [b for b in binaries if PurePosixPath(b).parent == folder]
+            if len(near) == 1:
+                return near[0]
+        return None

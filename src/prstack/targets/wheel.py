@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import zipfile
 from email.parser import HeaderParser
-from pathlib import Path
+from functools import cached_property
+from pathlib import Path, PurePosixPath
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo
-from prstack.targets.metadata import commit_from_direct_url, commit_from_version
+from prstack.targets.evidence import BuildEvidence
+from prstack.targets.layout import BINARY_SUFFIXES
+from prstack.targets.metadata import core_metadata, parse_direct_url, parse_version, top_level_names
+from prstack.targets.record import RecordIntegrity, check_entries, parse_record
 
 _DATA_LIB = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/")
 
@@ -28,23 +32,27 @@ class WheelTarget:
         dist_info = sorted({n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")})
         if len(dist_info) != 1 or f"{dist_info[0]}/METADATA" not in names:
             raise InputError(f"--wheel {path}: a zip without one *.dist-info/METADATA, so not a wheel.")
+        self._dist_info = dist_info[0]
         data_dir = dist_info[0].removesuffix(".dist-info") + ".data/"
         self._members = {
             _DATA_LIB.sub("", n): n
             for n in names
             if not n.startswith(data_dir) or _DATA_LIB.match(n)
         }
-        meta = HeaderParser().parsestr(self._zip.read(f"{dist_info[0]}/METADATA").decode("utf-8", "replace"))
-        version = meta.get("Version")
-        direct_url = self.read(f"{dist_info[0]}/direct_url.json")
+        self._meta = HeaderParser().parsestr(self._text("METADATA") or "")
+        version = self._meta.get("Version")
+        direct = parse_direct_url(self._text("direct_url.json"))
         self._info = TargetInfo(
             kind="wheel",
             path=str(path),
-            distribution=meta.get("Name"),
+            distribution=self._meta.get("Name"),
             version=version,
-            vcs_commit=commit_from_direct_url(direct_url.decode() if direct_url else None)
-            or commit_from_version(version),
+            vcs_commit=(direct.commit_id if direct else None) or (parse_version(version).commit if version else None),
         )
+
+    def _text(self, name: str) -> str | None:
+        data = self.read(f"{self._dist_info}/{name}")
+        return data.decode("utf-8", "replace") if data is not None else None
 
     @property
     def info(self) -> TargetInfo:
@@ -61,3 +69,36 @@ class WheelTarget:
             return self._zip.read(member)
         except (zipfile.BadZipFile, OSError) as exc:
             raise InputError(f"--wheel: cannot read {member} from the wheel ({exc}); the file is damaged.") from None
+
+    def _record(self) -> RecordIntegrity | None:
+        text = self._text("RECORD")
+        if text is None:
+            return None
+        by_member = {v: k for k, v in self._members.items()}
+        entries = parse_record(text)
+        checked = check_entries(
+            [e for e in entries if e.path in by_member],
+            lambda member: self.read(by_member[member]),
+        )
+        recorded = {e.path for e in entries}
+        extra = tuple(sorted(by_member[m] for m in self._members.values() if m not in recorded))
+        absent = tuple(sorted(e.path for e in entries if e.path not in by_member and e.digest))
+        return RecordIntegrity(checked.checked, tuple(by_member[m] for m in checked.edited), extra, absent)
+
+    @cached_property
+    def evidence(self) -> BuildEvidence:
+        """The wheel's metadata, and its RECORD checked against the zip's members."""
+        meta = self._meta
+        core = core_metadata(meta.get("Name"), meta.get("Version"), meta.get_all("Project-URL") or [],
+                             meta.get("Home-page"))
+        files = self.files()
+        version = meta.get("Version")
+        return BuildEvidence(
+            distribution=meta.get("Name"),
+            version=parse_version(version) if version else None,
+            direct_url=parse_direct_url(self._text("direct_url.json")),
+            top_level=top_level_names(self._text("top_level.txt"), files),
+            project_urls=core.project_urls,
+            record=self._record(),
+            binaries=tuple(sorted(f for f in files if PurePosixPath(f).suffix in BINARY_SUFFIXES)),
+        )

@@ -1,0 +1,336 @@
+"""Which PR builds on which: a clone's PR refs, commits and patch-ids; stack.py decides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from prstack.errors import InputError
+from prstack.markers import Marker, commit_id, named_prs
+from prstack.sources.git import GitSource
+from prstack.stack import (
+    Evidence,
+    MissingParent,
+    PRFacts,
+    Stack,
+    StackEdge,
+    Unconfirmed,
+    build_stack,
+    relate,
+)
+
+MAX_PATCH_IDS = 500
+"""Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
+SUBJECT_NOISE = 5
+"""A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
+
+
+class PRMetadata(Protocol):
+    """What a metadata source (GitHub's PRMeta, or a PullRequest) says about a PR."""
+
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def body(self) -> str | None: ...
+    @property
+    def head_ref(self) -> str | None: ...
+    @property
+    def base_ref(self) -> str | None: ...
+    @property
+    def state(self) -> str | None: ...
+
+
+def fork_point(src: GitSource, head: str, default: str) -> str:
+    """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
+    head is already in the default branch through a merge commit — that merge's first parent's
+    merge base with the head."""
+    if src.is_ancestor(head, default):
+        merge = src.merge_commit_bringing(head, default)
+        base = src.merge_base(f"{merge}^1", head) if merge else None
+        if base is None or base == head:
+            raise InputError(
+                f"the head {head[:12]} is already in {default} without a merge commit, so its fork "
+                "point is unknown; give it with --base REF."
+            )
+        return base
+    base = src.merge_base(head, default)
+    if base is None:
+        raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
+    return base
+
+
+def fetch_command(src: GitSource, number: int) -> str:
+    return f"git -C {src.path} fetch origin '+refs/pull/{number}/head:refs/pull/{number}/head'"
+
+
+@dataclass
+class _Reader:
+    """One stack detection run: caches what git said about each PR."""
+
+    src: GitSource
+    metadata: Mapping[int, PRMetadata]
+    default: str = ""
+    heads: dict[int, str] = field(default_factory=dict)
+    ancestors: dict[int, dict[int, str]] = field(default_factory=dict)
+    facts: dict[int, PRFacts] = field(default_factory=dict)
+    unloadable: set[int] = field(default_factory=set)
+    base: str | None = None
+    """Fork point for PRs whose own cannot be found (fast-forward merged): the --base override."""
+    _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
+    _deep: dict[str, list[int]] | None = None
+
+    def head(self, number: int) -> str | None:
+        if number not in self.heads:
+            try:
+                self.heads[number] = self.src.pr_head(number)[1]
+            except InputError:
+                return None
+        return self.heads[number]
+
+    def load(self, number: int) -> PRFacts | None:
+        """The PR's facts (None when its history cannot be placed against the default branch)."""
+        if number in self.facts or number in self.unloadable:
+            return self.facts.get(number)
+        head = self.head(number)
+        if head is None:
+            self.unloadable.add(number)
+            return None
+        below = {
+            n: sha for n, sha in self.src.pr_heads_in_range(head, self.default).items() if n != number and sha != head
+        }
+        self.ancestors[number] = below
+        for n, sha in below.items():
+            self.heads.setdefault(n, sha)
+        try:
+            fork = fork_point(self.src, head, self.default)
+        except InputError:
+            if self.base is None:
+                self.unloadable.add(number)
+                return None
+            fork = self.base
+        commits = self.src.commits(fork, head)
+        shas = [c.sha for c in commits]
+        cut = max((shas.index(sha) + 1 for sha in below.values() if sha in shas), default=0)
+        meta = self.metadata.get(number)
+        recent = [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
+        facts = PRFacts(
+            number=number,
+            head=head,
+            fork_point=fork,
+            commits=commits,
+            own=commits[cut:],
+            patch_ids=self.src.patch_ids(recent),
+            paths=self.src.commit_paths(recent),
+            ref=f"refs/pull/{number}/head",
+            title=meta.title if meta else None,
+            body=meta.body if meta else None,
+            head_branch=meta.head_ref if meta else None,
+            base_branch=meta.base_ref if meta else None,
+        )
+        self.facts[number] = facts
+        return facts
+
+    def mark_merged(self, number: int) -> PRFacts | None:
+        """Fill in how the PR is in the default branch: ancestry, rebase or squash (by patch-id)."""
+        f = self.load(number)
+        if f is None or f.merged is not None:
+            return f
+        how: str | None = None
+        landed: str | None = f.head
+        if self.src.is_ancestor(f.head, self.default):
+            how = "ancestry"
+        elif f.own:
+            paths = self.src.changed_paths(f.fork_point, f.head)
+            touching = self.src.commits_touching(f.fork_point, self.default, paths)
+            if touching:
+                by_pid = {pid: sha for sha, pid in self.src.patch_ids(touching).items()}
+                own_pids = [f.patch_ids.get(c.sha) for c in f.own]
+                own_base = f.own[0].parents[0] if f.own[0].parents else f.fork_point
+                squash = self.src.diff_patch_id(own_base, f.head)
+                if own_pids and all(p is not None and p in by_pid for p in own_pids):
+                    how, landed = "rebase", by_pid[own_pids[-1] or ""]
+                elif squash in by_pid:
+                    how, landed = "squash", by_pid[squash or ""]
+        meta = self.metadata.get(number)
+        if how is None and meta is not None and meta.state == "merged":
+            how, landed = "github", None  # GitHub says merged; the clone does not show how
+        if how is not None:
+            f = replace(f, merged=how, landed=landed)
+            self.facts[number] = f
+        return f
+
+    def head_hints(self, child: PRFacts) -> set[int]:
+        """PRs whose head commit has the subject or the commit-id of one of the child's commits."""
+        if self._hints is None:
+            self._hints = self.src.pr_head_hints()
+        subjects, ids = self._hints
+        hints: set[int] = set()
+        for c in child.commits:
+            keys = [(subjects, c.subject)]
+            if (cid := commit_id(c.message)) is not None:
+                keys.append((ids, cid))
+            for index, key in keys:
+                prs = index.get(key, [])
+                if len(prs) <= SUBJECT_NOISE:
+                    hints.update(prs)
+        return hints
+
+    def deep_hints(self, child: PRFacts) -> set[int]:
+        """PRs with a commit (anywhere in their range) of the subject of one of the child's."""
+        if self._deep is None:
+            self._deep = self.src.pr_commit_subjects(self.default)
+        hints: set[int] = set()
+        for c in child.commits:
+            prs = self._deep.get(c.subject, [])
+            if len(prs) <= SUBJECT_NOISE:
+                hints.update(prs)
+        return hints
+
+    def merged_parents_at(self, child: PRFacts) -> set[int]:
+        """PRs merged with a merge commit whose head is exactly where the child forks."""
+        found = set()
+        for n, sha in self.src.prs_pointing_at(child.fork_point).items():
+            merge = self.src.merge_commit_bringing(sha, self.default)
+            if n != child.number and merge and not self.src.is_ancestor(sha, f"{merge}^1"):
+                self.heads.setdefault(n, sha)
+                found.add(n)
+        return found
+
+
+def read_graph(
+    src: GitSource,
+    numbers: Sequence[int],
+    metadata: Mapping[int, PRMetadata] | None = None,
+    base: str | None = None,
+) -> Stack:
+    """The stack under `numbers`: every PR they build on, with the evidence on each edge, stale and
+    merged states, unconfirmed markers, missing parent refs and cycles.
+
+    `metadata` (PR number -> GitHub's PRMeta, or a PullRequest) adds titles, bodies, states and
+    branch names: a body's markers and "base branch = the parent's head branch" become evidence
+    (not when the base branch is the default branch: forks' PRs often come from their own main).
+    `base` (a sha) is the fork point of PRs whose own cannot be found (fast-forward merged)."""
+    reader = _Reader(src, metadata or {}, src.default_ref, base=base)
+    requested = list(dict.fromkeys(numbers))
+    for n in requested:
+        reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
+    found = _Found()
+    todo, seen = list(requested), set()
+    while todo:
+        number = todo.pop(0)
+        if number not in seen:
+            seen.add(number)
+            todo += _visit(reader, number, requested, found)
+    facts = {n: f for n in seen if (f := reader.facts.get(n)) is not None}
+    return build_stack(requested, facts, found.edges.values(), found.unconfirmed, found.missing.values())
+
+
+@dataclass
+class _Found:
+    edges: dict[tuple[int, int], StackEdge] = field(default_factory=dict)
+    unconfirmed: list[Unconfirmed] = field(default_factory=list)
+    missing: dict[tuple[int, int], MissingParent] = field(default_factory=dict)
+
+
+def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found) -> list[int]:
+    """Find the parents of one PR (recording edges, unconfirmed markers and missing refs); returns
+    the parents, to be visited in turn."""
+    src = reader.src
+    child = reader.mark_merged(number)
+    if child is None:
+        if number in requested:
+            fork_point(src, reader.heads[number], reader.default)  # raises the user-facing error
+        return []
+    markers = named_prs([child.body, *(c.message for c in child.commits)], number)
+    claimed = set(named_prs([child.body, *(c.message for c in child.own)], number))
+    default_branch = reader.default.rsplit("/", 1)[-1]
+    by_branch = {
+        n
+        for n, meta in reader.metadata.items()
+        if n != number and child.base_branch not in (None, "", default_branch) and meta.head_ref == child.base_branch
+    }
+    claimed |= by_branch
+    ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
+    candidates = set(markers) | by_branch | set(requested) | reader.head_hints(child)
+    if child.commits:
+        first = child.commits[0].sha
+        candidates |= set(src.prs_containing(first, not_containing=child.head))
+    parents = _try(reader, child, ancestry, candidates - {number}, markers, claimed, by_branch, found)
+    if not parents and len(child.commits) > 1:
+        # nothing found: look for a parent whose commits (not only its head) the child copies,
+        # e.g. a parent rebased and extended since the child was built
+        deeper = reader.deep_hints(child)
+        for hinted in list(deeper):  # the subject may be named under a PR stacked on the parent
+            if reader.load(hinted) is not None:
+                deeper |= set(reader.ancestors[hinted])
+        deeper -= candidates | ancestry | {number}
+        parents = _try(reader, child, set(), deeper, markers, claimed, by_branch, found)
+    return parents
+
+
+def _try(
+    reader: _Reader,
+    child: PRFacts,
+    ancestry: set[int],
+    candidates: set[int],
+    markers: Mapping[int, list[Marker]],
+    claimed: set[int],
+    by_branch: set[int],
+    found: _Found,
+) -> list[int]:
+    """Relate each candidate to the child; record edges, unconfirmed markers and missing refs."""
+    number = child.number
+    parents: list[int] = []
+    for parent_number in sorted(ancestry | candidates):
+        texts = tuple(m.text for m in markers.get(parent_number, []))
+        parent = reader.load(parent_number)
+        edge: StackEdge | None = None
+        if parent is not None:
+            edge = relate(
+                parent,
+                child,
+                ancestry=parent_number in ancestry,
+                markers=texts,
+                base_branch=parent_number in by_branch,
+            )
+        if edge is None and parent_number in claimed:
+            if parent is None:
+                _note_missing(reader, found, parent_number, number, texts)
+                continue
+            edge = _merged_below(reader, parent_number, child, texts)
+            if edge is None:
+                reason = _why_not(parent, child)
+                found.unconfirmed.append(Unconfirmed(parent_number, number, texts, reason))
+        if edge is not None:
+            found.edges[(parent_number, number)] = edge
+            parents.append(parent_number)
+    return parents
+
+
+def _merged_below(reader: _Reader, number: int, child: PRFacts, texts: tuple[str, ...]) -> StackEdge | None:
+    """A named parent already merged into the default branch below the child's fork point (the
+    child was rebased after the parent landed): the marker holds, the content agrees."""
+    parent = reader.mark_merged(number)
+    if parent is None or parent.landed is None or not parent.merged:
+        return None
+    if not reader.src.is_ancestor(parent.landed, child.fork_point):
+        return None
+    evidence = (Evidence.MARKER,) if texts else (Evidence.BASE_BRANCH,)
+    return StackEdge(number, child.number, evidence, child.fork_point, texts)
+
+
+def _note_missing(reader: _Reader, found: _Found, parent: int, child: int, texts: tuple[str, ...]) -> None:
+    if reader.head(parent) is None:
+        fetch = fetch_command(reader.src, parent)
+        found.missing[(parent, child)] = MissingParent(parent, child, texts, fetch)
+    else:
+        reason = f"#{parent}'s history cannot be placed against {reader.default}"
+        found.unconfirmed.append(Unconfirmed(parent, child, texts, reason))
+
+
+def _why_not(parent: PRFacts, child: PRFacts) -> str:
+    if parent.merged:
+        how = parent.merged
+        return f"#{parent.number} is merged ({how}) and #{child.number} holds none of its commits"
+    return f"#{child.number} holds neither #{parent.number}'s head nor copies of its commits"

@@ -1,0 +1,191 @@
+"""Editable installs (PEP 660 finders, .pth path entries, legacy .egg-link): the source they point at.
+
+Everything here reads files as text; nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+_FINDER = re.compile(r"^__editable___.*_finder\.py$")
+_EDITABLES_MAP = re.compile(r"""map_module\(\s*(['"])([\w.]+)\1\s*,\s*(['"])(.+?)\3\s*\)""")
+_SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".tox", ".nox", ".venv", "node_modules", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class EditableSource:
+    """Where an editable install's code really lives."""
+
+    mechanism: str
+    """'pep660-finder' (setuptools' __editable___*_finder.py), 'editables' (hatchling's
+    redirector), 'pth' (a path line in a .pth file) or 'egg-link' (legacy setup.py develop)."""
+    via: str
+    """The file that says so, relative to the site directory (or its absolute path)."""
+    roots: tuple[tuple[str, str], ...]
+    """(installed prefix, absolute directory): 'kvserve' -> /src/kvserve for a package mapping,
+    '' -> /src for a path entry (every top-level package found there)."""
+
+    @property
+    def source_dirs(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(d for _, d in self.roots))
+
+    def describe(self) -> str:
+        dirs = ", ".join(self.source_dirs)
+        return f"editable install: read from {dirs} ({self.mechanism} {PurePosixPath(self.via).name})"
+
+
+def _finder_mapping(text: str) -> dict[str, str]:
+    """MAPPING = {...} of a setuptools PEP 660 finder, read with ast (never executed)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+        )
+        value = node.value if isinstance(node, ast.AnnAssign | ast.Assign) else None
+        if isinstance(target, ast.Name) and target.id == "MAPPING" and value is not None:
+            try:
+                mapping = ast.literal_eval(value)
+            except ValueError:
+                return {}
+            if isinstance(mapping, dict):
+                return {str(k): str(v) for k, v in mapping.items() if isinstance(v, str)}
+    return {}
+
+
+def _pth_paths(text: str, site: Path) -> list[str]:
+    """Directory lines of a .pth file (import lines are code, not paths: skipped)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "import ", "import\t")):
+            continue
+        path = Path(line) if os.path.isabs(line) else site / line
+        if path.is_dir():
+            out.append(str(path.resolve()))
+    return out
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def find_editable(site: Path, recorded: Iterable[str]) -> EditableSource | None:
+    """The editable source of a distribution, from the finder or .pth files its RECORD lists."""
+    top_files = sorted(p for p in recorded if "/" not in p)
+    for name in top_files:
+        if _FINDER.match(name) and (text := _read(site / name)) is not None:
+            mapping = _finder_mapping(text)
+            if mapping:
+                roots = tuple((k.replace(".", "/"), str(Path(v))) for k, v in sorted(mapping.items()))
+                return EditableSource("pep660-finder", name, _as_package_roots(roots))
+    for name in top_files:
+        if name.endswith(".py") and (text := _read(site / name)) is not None and "map_module" in text:
+            found = _EDITABLES_MAP.findall(text)
+            if found:
+                roots = tuple((mod.replace(".", "/"), path) for _, mod, _, path in found)
+                return EditableSource("editables", name, _as_package_roots(roots))
+    for name in top_files:
+        if name.endswith(".pth") and (text := _read(site / name)) is not None:
+            paths = _pth_paths(text, site)
+            if paths:
+                return EditableSource("pth", name, tuple(("", p) for p in paths))
+    return None
+
+
+def _as_package_roots(roots: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """A module mapped to its __init__.py (editables) or to a .py file maps its folder or file."""
+    out = []
+    for prefix, target in roots:
+        path = Path(target)
+        if path.name == "__init__.py":
+            out.append((prefix, str(path.parent)))
+        elif path.suffix == ".py":
+            out.append((prefix.rpartition("/")[0], str(path.parent) + "/" + path.name))
+        else:
+            out.append((prefix, str(path)))
+    return tuple(out)
+
+
+def find_egg_links(site: Path) -> dict[str, EditableSource]:
+    """Legacy `setup.py develop` installs: <name>.egg-link in `site`, keyed by the link's name."""
+    found = {}
+    for link in sorted(site.glob("*.egg-link")):
+        text = _read(link)
+        lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+        if lines and Path(lines[0]).is_dir():
+            found[link.stem] = EditableSource("egg-link", link.name, (("", str(Path(lines[0]).resolve())),))
+    return found
+
+
+def source_files(source: EditableSource, top_level: Sequence[str]) -> dict[str, Path]:
+    """installed path -> the source file an editable install runs; path entries keep to the
+    distribution's top-level packages when they are known."""
+    files: dict[str, Path] = {}
+    for prefix, directory in source.roots:
+        root = Path(directory)
+        if root.is_file():
+            files[f"{prefix}/{root.name}".lstrip("/")] = root
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            rel = Path(dirpath).relative_to(root)
+            if prefix == "" and rel == Path("."):
+                wanted = set(top_level)
+                dirnames[:] = [d for d in dirnames if not wanted or d in wanted]
+                filenames = [f for f in filenames if f.endswith((".py", ".so", ".pyd"))
+                             and (not wanted or f.split(".", 1)[0] in wanted)]
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in _SKIP_DIRS and not d.endswith((".egg-info", ".dist-info"))
+            )
+            for name in filenames:
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                installed = PurePosixPath(prefix, rel.as_posix(), name).as_posix()
+                files[installed.removeprefix("./")] = Path(dirpath) / name
+    return files
+
+
+def git_head(root: Path) -> str | None:
+    """The commit a checkout's .git/HEAD points at, read from files (git is not run)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = git.read_text().strip()
+            if not text.startswith("gitdir: "):
+                return None
+            git = (root / text.removeprefix("gitdir: ")).resolve()
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
+        ref = head.removeprefix("ref: ")
+        common = git / "commondir"
+        refs_root = (git / common.read_text().strip()).resolve() if common.is_file() else git
+        if (refs_root / ref).is_file():
+            return (refs_root / ref).read_text().strip()
+        for line in (refs_root / "packed-refs").read_text().splitlines():
+            sha, _, name = line.partition(" ")
+            if name == ref:
+                return sha
+    except OSError:
+        return None
+    return None
+
+
+def enclosing_checkout(directory: Path, depth: int = 6) -> tuple[Path, str] | None:
+    """The git checkout holding `directory` (it or a parent up to `depth` levels) and its HEAD."""
+    here = directory.resolve()
+    for folder in [here, *here.parents][:depth]:
+        if (folder / ".git").exists():
+            commit = git_head(folder)
+            return (folder, commit) if commit else None
+    return None

@@ -1,0 +1,199 @@
+"""Distributions installed in site directories, read through their metadata and RECORD (never imported)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+
+from prstack.errors import TargetError
+from prstack.models import TargetInfo
+from prstack.targets.choose import Choice, DistFiles, Intact, normalise
+from prstack.targets.editable import (
+    EditableSource,
+    enclosing_checkout,
+    find_editable,
+    find_egg_links,
+    source_files,
+)
+from prstack.targets.evidence import BuildEvidence
+from prstack.targets.layout import BINARY_SUFFIXES
+from prstack.targets.metadata import (
+    core_metadata,
+    parse_direct_url,
+    parse_version,
+    repo_slug,
+    top_level_names,
+)
+from prstack.targets.record import check_installed, matches, parse_record, read_under
+
+
+def _text(dist: metadata.Distribution, name: str) -> str | None:
+    try:
+        return dist.read_text(name)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _recorded(dist: metadata.Distribution) -> frozenset[str]:
+    return frozenset(
+        PurePosixPath(str(f)).as_posix()
+        for f in (dist.files or [])
+        if not str(f).startswith("..") and not PurePosixPath(str(f)).is_absolute()
+    )
+
+
+def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
+    direct = parse_direct_url(_text(dist, "direct_url.json"))
+    source = find_editable(root, recorded)
+    if source is None:
+        return None
+    if source.mechanism == "pth" and not (direct and direct.editable):
+        # a .pth of a regular distribution adds folders of its own (pywin32): not editable
+        inside = all(Path(d).is_relative_to(root.resolve()) for d in source.source_dirs)
+        if inside:
+            return None
+    return source
+
+
+def dist_files(dist: metadata.Distribution, editable: EditableSource | None = None) -> DistFiles:
+    """A distribution's identity and files (an editable install's source files included)."""
+    root = Path(str(dist.locate_file("")))
+    recorded = frozenset() if editable and editable.mechanism == "egg-link" else _recorded(dist)
+    editable = editable or _editable_of(dist, root, recorded)
+    meta = dist.metadata
+    core = core_metadata(meta["Name"], dist.version, meta.get_all("Project-URL") or [], meta["Home-page"])
+    direct_text = _text(dist, "direct_url.json")
+    direct = parse_direct_url(direct_text)
+    repos = set(core.repos)
+    if direct and (slug := repo_slug(direct.url)):
+        repos.add(slug)
+    sources: dict[str, str] = {}
+    if editable:
+        top = top_level_names(_text(dist, "top_level.txt"), ())
+        if not top and editable.mechanism in ("pth", "egg-link"):
+            top = (normalise(meta["Name"] or "").replace("-", "_"),)
+        sources = {k: str(v) for k, v in source_files(editable, top).items()}
+    return DistFiles(
+        name=meta["Name"] or "",
+        version=dist.version,
+        files=recorded | frozenset(sources),
+        direct_url=direct_text,
+        repos=frozenset(repos),
+        sources=sources,
+        editable=editable,
+    )
+
+
+def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribution, DistFiles]]:
+    """Every distribution in `dirs` (first one wins per name, as for imports), legacy egg-links too."""
+    found: dict[str, tuple[metadata.Distribution, DistFiles]] = {}
+    for dist in metadata.distributions(path=list(dirs)):
+        name = dist.metadata["Name"]
+        if name and normalise(name) not in found:
+            found[normalise(name)] = (dist, dist_files(dist))
+    for directory in dirs:
+        for link_name, source in find_egg_links(Path(directory)).items():
+            for dist in metadata.distributions(path=list(source.source_dirs)):
+                name = dist.metadata["Name"]
+                if name and normalise(name) == normalise(link_name) and normalise(name) not in found:
+                    found[normalise(name)] = (dist, dist_files(dist, source))
+    return found
+
+
+def record_paths(found: dict[str, tuple[metadata.Distribution, DistFiles]], root: Path, skip: str) -> frozenset[str]:
+    """Every path the other distributions of `root` record (to tell shared namespace folders)."""
+    out: set[str] = set()
+    for key, (dist, files) in found.items():
+        if key != skip and Path(str(dist.locate_file(""))) == root:
+            out |= files.files
+    return frozenset(out)
+
+
+class InstalledDistribution:
+    """A distribution installed in a site directory, read through its RECORD; an editable
+    install is read from the source directory its finder, .pth or .egg-link points at."""
+
+    def __init__(self, kind: str, shown_path: str, dist: metadata.Distribution, meta: DistFiles,
+                 choice: Choice | None = None, others: frozenset[str] = frozenset()) -> None:
+        self._dist = dist
+        self.root = Path(str(dist.locate_file("")))
+        self.meta = meta
+        self._choice = choice
+        self._others = others
+        version = parse_version(meta.version) if meta.version else None
+        direct = parse_direct_url(meta.direct_url)
+        self._info = TargetInfo(
+            kind=kind,
+            path=shown_path,
+            distribution=meta.name,
+            version=meta.version,
+            vcs_commit=(direct.commit_id if direct else None) or (version.commit if version else None),
+        )
+
+    @property
+    def info(self) -> TargetInfo:
+        return self._info
+
+    def files(self) -> frozenset[str]:
+        return self.meta.files
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self.meta.files:
+            return None
+        where = Path(self.meta.sources[path]) if path in self.meta.sources else self.root / path
+        try:
+            return where.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+        except OSError as exc:
+            raise TargetError(f"cannot read {where}: {exc.strerror}.") from None
+
+    @cached_property
+    def evidence(self) -> BuildEvidence:
+        """Build metadata and RECORD integrity (hashes every recorded file once, on first use)."""
+        dist = self._dist
+        record_text = _text(dist, "RECORD")
+        record = None
+        if record_text is not None:
+            record = check_installed(self.root, record_text, self._others)
+        installer = (_text(dist, "INSTALLER") or "").strip() or None
+        files = self.meta.files
+        meta = dist.metadata
+        core = core_metadata(meta["Name"], dist.version, meta.get_all("Project-URL") or [], meta["Home-page"])
+        editable = self.meta.editable
+        checkout = enclosing_checkout(Path(editable.source_dirs[0])) if editable and editable.source_dirs else None
+        return BuildEvidence(
+            distribution=self.meta.name,
+            version=parse_version(self.meta.version) if self.meta.version else None,
+            direct_url=parse_direct_url(self.meta.direct_url),
+            installer=installer,
+            top_level=top_level_names(_text(dist, "top_level.txt"), files),
+            project_urls=core.project_urls,
+            record=record,
+            editable=self.meta.editable,
+            binaries=tuple(sorted(f for f in files if PurePosixPath(f).suffix in BINARY_SUFFIXES)),
+            candidates=self._choice.candidates if self._choice else (),
+            chosen_by=self._choice.reason if self._choice else None,
+            checkout_commit=checkout[1] if checkout else None,
+        )
+
+
+def intact_on_disk(found: dict[str, tuple[metadata.Distribution, DistFiles]]) -> Intact:
+    """How many of a candidate's files (those the PRs change) still match its RECORD."""
+
+    def intact(cand: DistFiles, paths: Sequence[str]) -> int:
+        dist, _ = found[normalise(cand.name)]
+        entries = {e.path: e for e in parse_record(_text(dist, "RECORD") or "")}
+        read = read_under(Path(str(dist.locate_file(""))))
+
+        count = 0
+        for path in paths:
+            entry, data = entries.get(path), read(path)
+            if entry is not None and data is not None and matches(entry, data):
+                count += 1
+        return count
+
+    return intact
+

@@ -1,0 +1,158 @@
+"""RECORD integrity: files edited after install, files nobody recorded, recorded files that are gone."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+_SKIP_DIRS = frozenset({"__pycache__", ".git"})
+_SKIP_SUFFIXES = (".pyc", ".pyo")
+
+
+@dataclass(frozen=True)
+class RecordEntry:
+    path: str
+    """Posix path relative to the directory RECORD's paths start from."""
+    algorithm: str | None
+    digest: str | None
+    """urlsafe-base64 digest without padding, as RECORD writes it."""
+    size: int | None
+
+
+def parse_record(text: str) -> tuple[RecordEntry, ...]:
+    """RECORD's rows (a CSV of path, algorithm=digest, size); malformed rows are skipped."""
+    entries = []
+    try:
+        rows = list(csv.reader(io.StringIO(text.replace("\0", ""))))
+    except csv.Error:  # a damaged RECORD: keep the lines that still parse
+        rows = [line.split(",") for line in text.splitlines()]
+    for row in rows:
+        if not row or not row[0]:
+            continue
+        algorithm = digest = None
+        if len(row) > 1 and "=" in row[1]:
+            algorithm, _, digest = row[1].partition("=")
+        size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+        entries.append(RecordEntry(PurePosixPath(row[0]).as_posix(), algorithm, digest, size))
+    return tuple(entries)
+
+
+def record_digest(data: bytes, algorithm: str = "sha256") -> str | None:
+    """The digest RECORD would hold for `data`, or None for an algorithm hashlib lacks."""
+    try:
+        raw = hashlib.new(algorithm, data).digest()
+    except (ValueError, TypeError):
+        return None
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def matches(entry: RecordEntry, data: bytes) -> bool | None:
+    """True when `data` is what RECORD recorded; None when RECORD holds no usable hash."""
+    if entry.algorithm is None or entry.digest is None:
+        return None
+    digest = record_digest(data, entry.algorithm)
+    return None if digest is None else digest == entry.digest
+
+
+@dataclass(frozen=True)
+class RecordIntegrity:
+    """How the installed files compare with what the installer recorded."""
+
+    checked: int
+    """Recorded files whose hash was compared."""
+    edited: tuple[str, ...] = ()
+    """Files whose content no longer matches RECORD's hash: changed after install."""
+    unrecorded: tuple[str, ...] = ()
+    """Files inside the distribution's packages that no RECORD lists: added after install."""
+    absent: tuple[str, ...] = ()
+    """Files RECORD lists that are not there: deleted after install (or overwritten away)."""
+
+    @property
+    def clean(self) -> bool:
+        return not (self.edited or self.unrecorded or self.absent)
+
+    def issues(self) -> dict[str, str]:
+        """installed path -> a sentence on what is wrong with it."""
+        out = {p: "edited after install: its hash no longer matches RECORD" for p in self.edited}
+        out |= {p: "not in RECORD: added after install" for p in self.unrecorded}
+        out |= {p: "in RECORD but gone: deleted after install" for p in self.absent}
+        return out
+
+
+Reader = Callable[[str], bytes | None]
+"""A recorded path -> the bytes now there, or None when nothing is."""
+
+
+def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegrity:
+    """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped)."""
+    checked, edited, absent = 0, [], []
+    for entry in entries:
+        if entry.path.startswith("../") or PurePosixPath(entry.path).is_absolute():
+            continue
+        try:
+            data = read(entry.path)
+        except OSError:  # unreadable (permissions): neither edited nor gone as far as we know
+            continue
+        if data is None:
+            if entry.digest is not None:
+                absent.append(entry.path)
+            continue
+        verdict = matches(entry, data)
+        if verdict is None:
+            continue
+        checked += 1
+        if not verdict:
+            edited.append(entry.path)
+    return RecordIntegrity(checked, tuple(sorted(edited)), (), tuple(sorted(absent)))
+
+
+def read_under(root: Path) -> Reader:
+    def read(path: str) -> bytes | None:
+        try:
+            return (root / path).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+    return read
+
+
+def package_dirs(entries: Iterable[RecordEntry]) -> frozenset[str]:
+    """Top-level directories the recorded files live in (not *.dist-info, not outside the root)."""
+    dirs = set()
+    for entry in entries:
+        head, sep, _ = entry.path.partition("/")
+        if sep and head not in ("..", "") and not head.endswith((".dist-info", ".data", ".egg-info")):
+            dirs.add(head)
+    return frozenset(dirs)
+
+
+def unrecorded_files(root: Path, dirs: Iterable[str], recorded: frozenset[str]) -> tuple[str, ...]:
+    """Files under `dirs` of `root` that `recorded` (every RECORD of the site directory) lacks."""
+    found = []
+    for top in sorted(dirs):
+        for dirpath, dirnames, filenames in os.walk(root / top):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+            rel = Path(dirpath).relative_to(root).as_posix()
+            for name in sorted(filenames):
+                path = f"{rel}/{name}"
+                if path not in recorded and not name.endswith(_SKIP_SUFFIXES):
+                    found.append(path)
+    return tuple(found)
+
+
+def check_installed(root: Path, record_text: str, other_records: frozenset[str]) -> RecordIntegrity:
+    """RECORD integrity of a distribution installed under `root` (a site directory).
+
+    `other_records` holds every path the site directory's other distributions record, so a
+    namespace package shared with them is not reported as unrecorded.
+    """
+    entries = parse_record(record_text)
+    result = check_entries(entries, read_under(root))
+    recorded = frozenset(e.path for e in entries) | other_records
+    extra = unrecorded_files(root, package_dirs(entries), recorded)
+    return RecordIntegrity(result.checked, result.edited, extra, result.absent)

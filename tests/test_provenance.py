@@ -1,0 +1,83 @@
+"""Provenance: every hunk of a PR's own change lists the commits that introduced its lines."""
+
+from __future__ import annotations
+
+from conftest import GitRepo
+from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack
+
+TEXT = "".join(f"row {i}\n" for i in range(40))
+
+
+def rows(**changes: str) -> str:
+    out = TEXT.splitlines()
+    for key, value in changes.items():
+        out[int(key[1:])] = value
+    return "\n".join(out) + "\n"
+
+
+def test_each_hunk_names_the_commits_of_its_lines(git_repo: GitRepo) -> None:
+    git_repo.commit("base", {"m.py": TEXT})
+    git_repo.branch("a")
+    c1 = git_repo.commit("first", {"m.py": rows(r3="first")})
+    c2 = git_repo.commit("second", {"m.py": rows(r3="first", r4="second")})
+    c3 = git_repo.commit("far away", {"m.py": rows(r3="first", r4="second", r30="far")})
+    git_repo.pr_ref(1)
+    changes = load_stack(GitSource(git_repo.path), [1])
+    near, far = changes.hunks_of(1)
+    assert near.commits == (c1, c2) and near.commit == c2
+    assert far.commits == (c3,)
+
+
+def test_child_hunks_exclude_a_stale_parent_copy(git_repo: GitRepo) -> None:
+    """The child carries an old copy of its parent; its hunks and their commits are its own only."""
+    git_repo.commit("base", {"m.py": TEXT, "n.py": TEXT})
+    git_repo.branch("a")
+    a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 old")})
+    git_repo.branch("b")
+    b1 = git_repo.commit("B1", {"n.py": rows(r5="b1")})
+    b2 = git_repo.commit("B2", {"m.py": rows(r3="a1", r20="a2 old", r35="b2")})
+    git_repo.pr_ref(2)
+    git_repo.branch("a", a1)
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 new")})
+    git_repo.pr_ref(1)
+    changes = load_stack(GitSource(git_repo.path), [2])
+    assert changes.stack.states[2].value == "stale"
+    mine = changes.hunks_of(2)
+    assert [(h.path, h.commits) for h in mine] == [("m.py", (b2,)), ("n.py", (b1,))]
+    assert all("a2" not in line.text for h in mine for line in h.lines)
+    theirs = changes.hunks_of(1)
+    assert any("a2 new" in line.text for h in theirs for line in h.lines)
+
+
+def test_rebased_child_hunks_name_only_its_own_commits(git_repo: GitRepo) -> None:
+    git_repo.commit("base", {"m.py": TEXT})
+    git_repo.branch("a")
+    a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
+    git_repo.pr_ref(1)
+    git_repo.branch("main", "main")
+    git_repo.commit("main moves", {"other.py": "x\n"})
+    git_repo.branch("b")
+    git_repo.git("cherry-pick", a1)
+    b1 = git_repo.commit("B1", {"m.py": rows(r3="a1", r30="b1")})
+    git_repo.pr_ref(2)
+    changes = load_stack(GitSource(git_repo.path), [2])
+    [hunk] = changes.hunks_of(2)
+    assert hunk.commits == (b1,)
+    assert [h.commits for h in changes.hunks_of(1)] == [(a1,)]
+
+
+def test_stale_state_reaches_the_pull_request(git_repo: GitRepo) -> None:
+    git_repo.commit("base", {"m.py": TEXT})
+    git_repo.branch("a")
+    a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="old")})
+    git_repo.branch("b")
+    git_repo.commit("B1", {"n.py": "b\n"})
+    git_repo.pr_ref(2)
+    git_repo.branch("a", a1)
+    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="new")})
+    git_repo.pr_ref(1)
+    changes = load_stack(GitSource(git_repo.path), [2])
+    assert [(p.number, p.state, p.depends_on) for p in changes.prs] == [(1, "open", ()), (2, "stale", (1,))]

@@ -1,0 +1,33 @@
+"""The bench's repository at a small scale: many PR refs, noise stacks, and the measured stack."""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack, read_graph
+from prstack.stack import Evidence
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_stack.py"
+
+
+def test_detection_among_many_pr_refs(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("bench_stack", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    repo = bench.build(tmp_path / "repo", 400)
+    started = time.perf_counter()
+    stack = read_graph(GitSource(repo), [3])
+    elapsed = time.perf_counter() - started
+    assert stack.order == (1, 2, 3)
+    assert [(e.parent, e.child, e.evidence) for e in stack.edges] == [
+        (1, 2, (Evidence.ANCESTRY,)),
+        (2, 3, (Evidence.PATCH_ID, Evidence.MARKER)),
+    ]
+    assert elapsed < 5  # the bench's goal is 2 s at 5,000 refs; this guards against blow-ups
+    changes = load_stack(GitSource(repo), [3])
+    assert {h.path for h in changes.hunks_of(3)} == {"pkg/c.py"}
+    assert {h.path for h in changes.hunks_of(2)} == {"pkg/b.py"}

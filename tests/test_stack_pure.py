@@ -1,0 +1,105 @@
+"""The pure stack logic on literal data: matching copies, relating PRs, building the graph."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from prstack.models import Commit
+from prstack.stack import (
+    Evidence,
+    MatchKind,
+    PRFacts,
+    PRState,
+    StackEdge,
+    Unconfirmed,
+    build_stack,
+    match_copies,
+    relate,
+)
+
+
+def c(sha: str, subject: str, message: str = "") -> Commit:
+    return Commit(sha * 40 if len(sha) == 1 else sha, (), subject, "ada", message or subject)
+
+
+def facts(number: int, commits: list[Commit], own: int | None = None, **kw: object) -> PRFacts:
+    return PRFacts(
+        number=number,
+        head=commits[-1].sha,
+        fork_point="0" * 40,
+        commits=tuple(commits),
+        own=tuple(commits[own:] if own is not None else commits),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_match_copies_prefers_sha_then_patch_then_commit_id_then_subject() -> None:
+    parent = [c("a", "A"), c("b", "B"), c("d", "D", "D\n\ncommit-id: 12345678"), c("e", "E")]
+    child = [c("a", "A"), c("x", "B"), c("y", "D2", "D2\n\ncommit-id: 12345678"), c("z", "E")]
+    pids = {"b" * 40: "p1", "x" * 40: "p1"}
+    got = [(m.parent_sha[0], m.child_sha[0], m.how) for m in match_copies(parent, child, pids)]
+    assert got == [
+        ("a", "a", MatchKind.SHA),
+        ("b", "x", MatchKind.PATCH_ID),
+        ("d", "y", MatchKind.COMMIT_ID),
+        ("e", "z", MatchKind.SUBJECT),
+    ]
+
+
+def test_subject_match_needs_a_common_path() -> None:
+    parent, child = [c("a", "Docs")], [c("b", "Docs")]
+    paths = {"a" * 40: frozenset({"x.py"}), "b" * 40: frozenset({"y.py"})}
+    assert match_copies(parent, child, {}, paths) == []
+    paths["b" * 40] = frozenset({"x.py", "z.py"})
+    assert len(match_copies(parent, child, {}, paths)) == 1
+
+
+def test_relate_needs_own_commits_beyond_the_copy() -> None:
+    a = facts(1, [c("a", "A")], patch_ids={"a" * 40: "p"})
+    copy_only = facts(2, [c("b", "A")], patch_ids={"b" * 40: "p"})
+    assert relate(a, copy_only) is None
+    stacked = facts(2, [c("b", "A"), c("c", "C")], patch_ids={"b" * 40: "p"})
+    edge = relate(a, stacked)
+    assert edge is not None and edge.tip == "b" * 40 and edge.stale is None
+
+
+def test_relate_sibling_without_shared_head_is_no_parent() -> None:
+    sibling = facts(5, [c("a", "A"), c("b", "B")], own=1)
+    child = facts(3, [c("a", "A"), c("c", "C")], own=1)
+    assert relate(sibling, child) is None
+
+
+def edges_for(pairs: list[tuple[int, int]]) -> list[StackEdge]:
+    return [StackEdge(p, ch, (Evidence.ANCESTRY,), f"{p:040d}") for p, ch in pairs]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_build_stack_is_order_independent(seed: int) -> None:
+    pairs = [(1, 2), (2, 3), (1, 3), (1, 4), (4, 5), (2, 5)]
+    random.Random(seed).shuffle(pairs)
+    stack = build_stack([5, 3], {}, edges_for(pairs))
+    assert stack.order == (1, 2, 3, 4, 5)
+    assert stack.parents == {1: (), 2: (1,), 3: (2,), 4: (1,), 5: (2, 4)}
+    assert stack.children(1) == (2, 4)
+
+
+def test_cycles_are_reported_and_dropped() -> None:
+    stack = build_stack(
+        [1],
+        {},
+        edges_for([(1, 2), (2, 1), (2, 3)]),
+        [Unconfirmed(4, 3, ("Depends on #4",), "no"), Unconfirmed(3, 4, ("x",), "no")],
+    )
+    assert set(stack.cycles) == {(1, 2), (3, 4)}
+    assert [(e.parent, e.child) for e in stack.edges] == [(2, 3)]
+
+
+def test_states() -> None:
+    a = facts(1, [c("a", "A")], merged="squash")
+    b = facts(2, [c("a", "A"), c("b", "B")], own=1)
+    stale = StackEdge(1, 2, (Evidence.PATCH_ID,), "a" * 40, stale=None)
+    stack = build_stack([2], {1: a, 2: b}, [stale])
+    assert stack.states == {1: PRState.MERGED, 2: PRState.OPEN}
+    assert stack.base_of(2) == "a" * 40 and stack.own_commits(2) == ("b" * 40,)

@@ -1,0 +1,196 @@
+"""Builders for the target tests: a real repository with a PR, real wheels, real installs, the audit.
+
+`audit_with_build` does what audit_stack does plus the build join (issue 6), so the tests see
+the report exactly as the CLI will once AuditReport carries `build`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from installer import install
+from installer.destinations import SchemeDictionaryDestination
+from installer.sources import WheelFile
+
+from conftest import GitRepo
+from prstack.audit import audit
+from prstack.models import AuditReport
+from prstack.sources.git import GitSource
+from prstack.sources.loader import load_stack
+from prstack.targets.base import Target, TargetSpec, open_target
+from prstack.targets.layout import PathMap
+from prstack.targets.provenance import BuildReport, Contains, flag_results, join_build
+from prstack.targets.record import record_digest
+
+MODEL = '''"""The model."""
+
+
+def checkpoint_name(layer_id: int) -> str:
+    return f"layer.{layer_id}"
+
+
+def width() -> int:
+    return 64
+'''
+MODEL_FIXED = MODEL.replace('f"layer.{layer_id}"', 'f"layer.{layer_id + 1}"')
+RUNNER = '''"""The runner."""
+
+
+def cache_key(layer_id: int) -> str:
+    return f"kv.{layer_id}"
+'''
+KERNEL = "int cache_slot(int layer) {\n    return layer;\n}\n"
+KERNEL_FIXED = KERNEL.replace("return layer;", "return layer + 1;")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A repository: base on main, PR #7 (the fix) at refs/pull/7/head."""
+
+    repo: GitRepo
+    base: str
+    head: str
+
+    @property
+    def path(self) -> Path:
+        return self.repo.path
+
+    def files_at(self, rev: str, prefix: str = "src/", rename: str | None = None) -> dict[str, bytes]:
+        """Files under `prefix` at `rev`, keyed without the prefix (optionally renaming the package)."""
+        out = subprocess.run(["git", "-C", str(self.path), "archive", "--format=zip", rev], capture_output=True,
+                             check=True).stdout
+        with tempfile.TemporaryDirectory() as tmp:
+            zpath = Path(tmp) / "a.zip"
+            zpath.write_bytes(out)
+            with zipfile.ZipFile(zpath) as zf:
+                files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+        picked = {n.removeprefix(prefix): data for n, data in files.items() if n.startswith(prefix)}
+        if rename:
+            old, new = rename.split("=")
+            picked = {(new + n.removeprefix(old)) if n.startswith(old) else n: d for n, d in picked.items()}
+        return picked
+
+    def checkout(self, rev: str, dest: Path) -> Path:
+        """A plain copy of the tree at `rev` (an editable install's source directory)."""
+        for rel, data in self.files_at(rev, prefix="").items():
+            p = dest / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        return dest
+
+
+def make_project(root: Path, *, package: str = "src/kvs", kernel: bool = False) -> Project:
+    repo = GitRepo(root / "repo")
+    files: dict[str, str | bytes | None] = {
+        f"{package}/__init__.py": "",
+        f"{package}/model.py": MODEL,
+        f"{package}/runner.py": RUNNER,
+        "tests/test_model.py": "def test_nothing() -> None:\n    pass\n",
+    }
+    if kernel:
+        files["csrc/cache.cpp"] = KERNEL
+    base = repo.commit("base", files)
+    repo.branch("fix")
+    fix: dict[str, str | bytes | None] = {f"{package}/model.py": MODEL_FIXED}
+    if kernel:
+        fix["csrc/cache.cpp"] = KERNEL_FIXED
+    head = repo.commit("Fix the layer offset", fix)
+    repo.pr_ref(7)
+    repo.branch("main", base)
+    return Project(repo, base, head)
+
+
+def make_wheel(out_dir: Path, name: str, version: str, files: Mapping[str, bytes], *,
+               metadata: tuple[str, ...] = (), dist_info: Mapping[str, str] | None = None) -> Path:
+    """A py3-none-any wheel holding `files`, METADATA (plus `metadata` header lines), WHEEL, RECORD."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    di = f"{name.replace('-', '_')}-{version}.dist-info"
+    entries = dict(files)
+    head = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(f"{m}\n" for m in metadata)
+    entries[f"{di}/METADATA"] = head.encode()
+    entries[f"{di}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: prstack-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    for fname, text in (dist_info or {}).items():
+        entries[f"{di}/{fname}"] = text.encode()
+    record = "".join(f"{arc},sha256={record_digest(data)},{len(data)}\n" for arc, data in entries.items())
+    path = out_dir / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        for arc, data in entries.items():
+            zf.writestr(arc, data)
+        zf.writestr(f"{di}/RECORD", record + f"{di}/RECORD,,\n")
+    return path
+
+
+def install_into(wheel: Path, site: Path, *, installer: str = "pip", direct_url: dict[str, object] | None = None,
+                 overwrite: bool = False) -> None:
+    """Install like pip: INSTALLER, direct_url.json (PEP 610) when given, files over existing ones."""
+    site.mkdir(parents=True, exist_ok=True)
+    scheme = {key: str(site) for key in ("purelib", "platlib")}
+    scheme |= {key: str(site.parent / key) for key in ("headers", "scripts", "data")}
+    dest = SchemeDictionaryDestination(scheme, interpreter="python3", script_kind="posix",
+                                       overwrite_existing=overwrite)
+    extra = {"INSTALLER": f"{installer}\n".encode()}
+    if direct_url is not None:
+        extra["direct_url.json"] = json.dumps(direct_url).encode()
+    with WheelFile.open(wheel) as source:
+        install(source, dest, additional_metadata=extra)
+
+
+def contains_in(repo: Path) -> tuple[Contains, Contains]:
+    """The two git questions the build join asks, answered by a real clone."""
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+
+    def contains(build: str, head: str) -> bool | None:
+        if git("cat-file", "-e", f"{build}^{{commit}}").returncode != 0:
+            return None
+        return git("merge-base", "--is-ancestor", head, build).returncode == 0
+
+    def patch_contains(build: str, commit: str) -> bool | None:
+        out = git("cherry", build, commit, f"{commit}^")
+        return out.returncode == 0 and out.stdout.strip().startswith("-")
+
+    return contains, patch_contains
+
+
+@dataclass(frozen=True)
+class BuiltReport(AuditReport):
+    """AuditReport with the field the lead adds (AuditReport.build)."""
+
+    build: BuildReport | None = None
+
+
+def audit_with_build(project: Project, spec: TargetSpec, numbers: tuple[int, ...] = (7,),
+                     clone: bool = True) -> tuple[BuiltReport, Target]:
+    source = GitSource(project.path)
+    changes = load_stack(source, numbers)
+    repo_files = source.tree_paths(changes.top_sha)
+    target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
+    ev = target.evidence
+    results = flag_results(report.results, ev, PathMap(target.files(), repo_files).binary_for)
+    contains, patch_contains = contains_in(project.path)
+    build = join_build(ev, report.target.distribution or report.target.kind, report.prs, results,
+                       contains if clone else None, patch_contains if clone else None)
+    return BuiltReport(report.target, report.prs, results, build), target
+
+
+def statuses(report: AuditReport) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in report.results:
+        out.setdefault(r.hunk.path, []).append(r.status.value)
+    return out
+
+
+def test_the_builders_make_an_installable_wheel(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    wheel = make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head))
+    install_into(wheel, tmp_path / "site")
+    assert (tmp_path / "site" / "kvs" / "model.py").read_text() == MODEL_FIXED
+    assert (tmp_path / "site" / "kvs-1.0.0.dist-info" / "INSTALLER").read_text() == "pip\n"
