@@ -4,10 +4,11 @@ No I/O: callers pass bytes. The pieces live in `prstack.matching`; this module i
 How a hunk is judged, in order:
   1. file-level changes (binary, mode, pure rename, deleted file) and absent files;
   2. fast paths: target text identical to the PR head (all applied) or to its base (all missing);
-  3. per hunk, in diff order, near where the diff expects it (patch-like running offset, or
-     unique-line anchors from head/base): the whole new or old image, exact then under named
-     normalisations, then with fuzz; then with lines re-wrapped; then line by line at the place
-     found by its context (partial, diverged, conflict);
+  3. per hunk, in diff order, where the diff expects it after the offsets of the hunks before
+     it (as patch tracks them): a direct look there; else a window from unique lines around the
+     hunk in head/base, and the whole new or old image nearest to it (exact, then trailing-space,
+     whitespace, quotes), or re-wrapped; an image outside the window loses to the hunk's whole
+     context found inside it, judged there line by line (partial, diverged, conflict); then fuzz;
   4. hunks not present in their file: their block searched in the rest of the package (relocated).
 """
 
