@@ -159,7 +159,8 @@ def pct(ok: int, n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--small", action="store_true", help="a small case that runs in seconds")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per tool (median quoted)")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="timed runs per tool, median quoted (default 3; 1 with --small)")
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge module")
     ap.add_argument("--keep", type=Path, help="build the case here and keep it")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
@@ -171,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     size = (dict(modules=60, units=13, prs=6, files_per_pr=4, edits_per_file=4, big_mb=2)
             if args.small else
             dict(modules=2000, units=13, prs=60, files_per_pr=8, edits_per_file=5, big_mb=50))
+    args.repeat = args.repeat or (1 if args.small else 3)
     if args.big_mb is not None:
         size["big_mb"] = args.big_mb
     if args.keep and args.keep.exists():
