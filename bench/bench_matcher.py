@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -177,7 +178,15 @@ def main(argv: list[str] | None = None) -> int:
         size["big_mb"] = args.big_mb
     if args.keep and args.keep.exists():
         ap.error(f"--keep {args.keep}: already exists; give a new directory")
-    root = args.keep or Path(tempfile.mkdtemp(prefix="prstack-bench-"))
+    root = args.keep or Path(tempfile.mkdtemp(prefix="prstack-matcher-bench-"))
+    try:
+        return _bench(args, size, root)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
     started = time.perf_counter()
     case = build(root, **size)
     built = time.perf_counter() - started
