@@ -65,10 +65,25 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
                                      "matching": matching}))
 
 
-def run_prstack(case: Case) -> tuple[float, float, float, dict[HunkKey, HunkStatus]]:
+def child_lean(repo: str, tree: str, numbers: list[int], out: str) -> None:
+    """The same audit through bench/lean.py's lean git layer (a proposal, not the shipped path)."""
+    from lean import lean_audit
+
+    started = time.perf_counter()
+    report = lean_audit(repo, numbers, tree)
+    wall = time.perf_counter() - started
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = [[r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start, r.status.value]
+            for r in report.results]
+    Path(out).write_text(json.dumps({"wall": wall, "rss_mb": rss, "results": rows,
+                                     "matching": 0.0}))
+
+
+def run_prstack(case: Case, mode: str = "--child"
+                ) -> tuple[float, float, float, dict[HunkKey, HunkStatus]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src")}
-        subprocess.run([sys.executable, __file__, "--child", str(case.repo), str(case.tree),
+        env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE}"}
+        subprocess.run([sys.executable, __file__, mode, str(case.repo), str(case.tree),
                         ",".join(map(str, case.numbers)), out.name], check=True, env=env)
         data = json.loads(Path(out.name).read_text())
     verdicts = {(pr, path, o, n): S(st) for pr, path, o, n, st in data["results"]}
@@ -165,10 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge module")
     ap.add_argument("--keep", type=Path, help="build the case here and keep it")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--child-lean", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         repo, tree, numbers, out = args.child
         child(repo, tree, [int(n) for n in numbers.split(",")], out)
+        return 0
+    if args.child_lean:
+        repo, tree, numbers, out = args.child_lean
+        child_lean(repo, tree, [int(n) for n in numbers.split(",")], out)
         return 0
     size = (dict(modules=60, units=13, prs=6, files_per_pr=4, edits_per_file=4, big_mb=2)
             if args.small else
@@ -204,6 +224,12 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
         rss = max(rss, rss_mb)
     tools: list[tuple[str, float, dict[HunkKey, HunkStatus]]] = [
         ("prstack audit", statistics.median(walls), got_prstack)]
+    lean_walls, lean_rss, got_lean = [], 0.0, {}
+    for _ in range(args.repeat):
+        wall, _, rss_mb, got_lean = run_prstack(case, "--child-lean")
+        lean_walls.append(wall)
+        lean_rss = max(lean_rss, rss_mb)
+    tools.append(("prstack, lean git*", statistics.median(lean_walls), got_lean))
     for name, fn in (("git apply -R/PR", run_git_apply), ("patch -R/hunk", run_patch),
                      ("grep/hunk", run_grep)):
         t, got = timed(lambda fn=fn: fn(case), args.repeat)
@@ -211,7 +237,7 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
     scores = [(name, t, score(case.truth, got)) for name, t, got in tools]
 
     print()
-    header = f"{'status (hunks)':24}" + "".join(f"{name:>17}" for name, _, _ in scores)
+    header = f"{'status (hunks)':24}" + "".join(f"{name:>20}" for name, _, _ in scores)
     print(header)
     print("-" * len(header))
     for c in CLASSES:
@@ -219,20 +245,22 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
         row = f"{c.value + f' ({n})':24}"
         for _, _, sc in scores:
             ok, tot = sc["per"][c]  # type: ignore[index]
-            row += f"{pct(ok, tot):>17}"
+            row += f"{pct(ok, tot):>20}"
         print(row)
     print("-" * len(header))
-    print(f"{'overall':24}" + "".join(f"{100 * sc['overall']:16.1f}%" for _, _, sc in scores))  # type: ignore[operator]
-    print(f"{'false applied':24}" + "".join(f"{sc['false_applied']:>17}" for _, _, sc in scores))
-    print(f"{'wall time (median)':24}" + "".join(f"{t:16.2f}s" for _, t, _ in scores))
+    print(f"{'overall':24}" + "".join(f"{100 * sc['overall']:19.1f}%" for _, _, sc in scores))  # type: ignore[operator]
+    print(f"{'false applied':24}" + "".join(f"{sc['false_applied']:>20}" for _, _, sc in scores))
+    print(f"{'wall time (median)':24}" + "".join(f"{t:19.2f}s" for _, t, _ in scores))
     base = scores[0][1]
-    print(f"{'time / prstack':24}" + "".join(f"{t / base:16.1f}x" for _, t, _ in scores))
+    print(f"{'time / prstack':24}" + "".join(f"{t / base:19.1f}x" for _, t, _ in scores))
     print(f"prstack peak memory (RSS of the audit process): {rss:.0f} MB")
     print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching "
           f"(prstack.matcher, package index included): {statistics.median(matchings):.2f}s median, "
           f"the rest is git work (stack, diffs, blame) and reading the target")
 
-    print("\nper mutation (prstack / git apply / patch / grep):")
+    print(f"* prstack's library audit over bench/lean.py, a proposed lean git layer (stack, diffs "
+          f"and files in 3 git processes, no blame): peak {lean_rss:.0f} MB")
+    print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
     for m in sorted(mutations):
         cells = []
         for _, _, sc in scores:
