@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 
 from prstack.matching.text import conflict_blocks, decode, normalise_all, trivial
 
+SCAN = 64
+"""Searches within this radius look line by line instead of building the positions index."""
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
 
@@ -86,6 +88,8 @@ class FileIndex:
         if not image:
             return None
         lines = self.norm(level)
+        if radius is not None and radius <= SCAN:
+            return _scan(lines, image, expected, min_start, radius)
         pos = self.positions(level)
         n, m = len(lines), len(image)
         # Anchor the search on the image's rarest line.
@@ -111,6 +115,23 @@ class FileIndex:
                 if fallback is None:
                     fallback = start
         return fallback
+
+
+def _scan(lines: list[str], image: Sequence[str], expected: int, min_start: int,
+          radius: int) -> int | None:
+    """`find` within a small radius, by looking (no index needed)."""
+    n, m = len(lines), len(image)
+    first = image[0]
+    fallback: int | None = None
+    for delta in range(radius + 1):
+        for start in (expected - delta, expected + delta) if delta else (expected,):
+            if 0 <= start <= n - m and lines[start] == first and all(
+                    lines[start + j] == image[j] for j in range(1, m)):
+                if start >= min_start:
+                    return start
+                if fallback is None:
+                    fallback = start
+    return fallback
 
 
 def _outward(occ: list[int], shift: int, expected: int) -> Iterator[int]:

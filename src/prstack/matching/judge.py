@@ -168,6 +168,9 @@ def _search_images(
                     radius = NEAR
                 if one_sided and not sh.new_file:
                     radius = WEAK
+                if best is not None and not best[0][0]:
+                    # only a match as near as the best one so far can still win
+                    radius = best[0][1] if radius is None else min(radius, best[0][1])
                 s = idx.find([fn(x) for x in img], level, expected + fl,
                              min_start=min_start + fl, radius=radius)
                 if s is None:
