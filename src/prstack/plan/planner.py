@@ -1,158 +1,13 @@
-"""Pre-install planning: in which order PRs go onto a base, which are already in, which conflict.
-
-The plan replays what `git cherry-pick` would do, commit by commit, in memory (through the
-`PlanBackend`, whose git implementation is sources/gitplan.py) and decides from the outcomes.
-"""
+"""Pure planning: replay each PR's picks in memory through a PlanBackend and decide from the outcomes."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Protocol
 
-from prstack.audit import audit
-from prstack.errors import InputError
-from prstack.models import Hunk, PRStatus, PullRequest, TargetInfo
-from prstack.sources.git import GitSource
-from prstack.sources.gitplan import MergeOutcome, PlanGit
-from prstack.sources.loader import StackChanges, load_stack
-from prstack.targets.base import TargetSpec, open_target
-from prstack.targets.layout import PathMap, Placement
-
-
-class PlanStatus(StrEnum):
-    """What happens to one PR in the plan. Values are the JSON strings of prstack.plan/1."""
-
-    PRESENT = "present"
-    """Already in the onto-point: nothing to pick."""
-    CLEAN = "clean"
-    """Its commits pick cleanly onto the onto-point plus the PRs before it."""
-    CONFLICT = "conflict"
-    """A pick conflicts (with the onto-point or with an earlier PR of the plan)."""
-    BLOCKED = "blocked"
-    """It builds on a PR that conflicts or is blocked, so it cannot go on."""
-
-
-@dataclass(frozen=True)
-class Onto:
-    """Where the plan starts."""
-
-    kind: str
-    """'ref' (--onto REF) or 'installed' (a target's build commit, or its files over a commit)."""
-    name: str
-    """What the user gave: the ref, or the target's path."""
-    sha: str
-    """The commit the picks go onto (for an installed target without a build commit: a throw-away
-    commit holding the installed files over `start`)."""
-    tree: str
-    start: str
-    """The real commit a script starts from (equals `sha` except for the throw-away case)."""
-    target: TargetInfo | None = None
-    note: str | None = None
-
-    @property
-    def label(self) -> str:
-        """How reasons name it: the ref, the build commit, or the installed files."""
-        if self.kind == "ref":
-            return self.name
-        return f"the build commit {self.sha[:12]}" if self.sha == self.start else "the installed files"
-
-
-@dataclass(frozen=True)
-class Pick:
-    """One step of the script: the change parent..commit, picked onto the plan's state."""
-
-    parent: str
-    commit: str
-    subject: str = ""
-    squash: bool = False
-    """True when the PR's change is picked as one diff (it holds merge commits, or `paths`)."""
-    paths: tuple[str, ...] = ()
-    """When set, only these files' changes: re-applying what an installed target lacks."""
-
-
-@dataclass(frozen=True)
-class Lack:
-    """What the audit of an installed target found missing of one PR."""
-
-    hunks: int
-    """How many shipped hunks are not there."""
-    paths: tuple[str, ...]
-    """The repository files holding them (old paths of renames included)."""
-
-    def __str__(self) -> str:
-        return f"the target lacks {self.hunks} of its shipped hunk(s), in {', '.join(self.paths)}"
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """Where one PR's pick does not merge."""
-
-    path: str
-    commit: str
-    """The commit whose pick conflicts."""
-    regions: tuple[tuple[int, int], ...]
-    """1-based first and last lines of each conflict (markers included) in the merged file."""
-    hunks: tuple[Hunk, ...]
-    """The PR's own hunks in that file that do not fit the file it is picked onto."""
-    with_onto: bool
-    """True when the pick conflicts with the onto-point alone (plus the PR's own parents)."""
-    with_prs: tuple[int, ...]
-    """Earlier PRs of the plan that changed the file (and made or add to the conflict)."""
-    message: str | None = None
-
-
-@dataclass(frozen=True)
-class PRPlan:
-    """One PR's place and fate in the plan."""
-
-    pr: PullRequest
-    status: PlanStatus
-    reason: str
-    """One sentence: why present, what is picked, or what conflicts."""
-    picks: tuple[Pick, ...] = ()
-    """The picks the script does for this PR, in order (empty unless clean)."""
-    redundant: tuple[str, ...] = ()
-    """Commits whose change is already there (picking them changes nothing): left out."""
-    conflicts: tuple[Conflict, ...] = ()
-    blocked_by: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The plan: onto-point, PRs in the order they go on, and the tree after the clean picks."""
-
-    onto: Onto
-    prs: tuple[PRPlan, ...]
-    result_tree: str
-    """The onto-point's tree with every clean PR picked."""
-
-    @property
-    def clean(self) -> bool:
-        """True when nothing conflicts or is blocked (exit 0)."""
-        return all(p.status in (PlanStatus.PRESENT, PlanStatus.CLEAN) for p in self.prs)
-
-    @property
-    def picks(self) -> tuple[Pick, ...]:
-        return tuple(pick for p in self.prs for pick in p.picks)
-
-
-class PlanBackend(Protocol):
-    """The repository operations a plan needs (sources/gitplan.PlanGit plus GitSource)."""
-
-    def pick(self, tree: str, parent: str, commit: str) -> MergeOutcome: ...
-    def parents_of(self, commit: str) -> tuple[str, ...]: ...
-    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
-    def merge_base(self, a: str, b: str) -> str | None: ...
-    def patch_id(self, base: str, head: str) -> str | None: ...
-    def patch_ids(self, base: str, tip: str, paths: Sequence[str] = ()) -> dict[str, str]: ...
-    def reverse_applies(self, treeish: str, base: str, head: str) -> bool: ...
-    def restrict(self, base: str, head: str, paths: Sequence[str]) -> str: ...
-    def file_at(self, treeish: str, path: str) -> bytes | None: ...
-
-
-# -- pure helpers ---------------------------------------------------------------------------
+from prstack.models import Hunk, PullRequest
+from prstack.plan.model import Conflict, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
+from prstack.sources.gitplan import MergeOutcome
 
 
 def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:
@@ -211,7 +66,8 @@ def _touches(hunks: Sequence[Hunk], path: str) -> bool:
 # -- the planner ----------------------------------------------------------------------------
 
 
-_STUCK = (PlanStatus.CONFLICT, PlanStatus.BLOCKED)
+STUCK = (PlanStatus.CONFLICT, PlanStatus.BLOCKED)
+"""Statuses that stop a PR from going on (and block the PRs stacked on it)."""
 
 
 @dataclass(frozen=True)
@@ -383,7 +239,7 @@ class Planner:
                 parent = self.prs.get(pr.depends_on[-1])
                 if parent is not None:
                     self._chain_base[number] = self._chain_base.get(parent.number, parent.base_sha)
-            stuck = tuple(n for n in parents if plan[n].status in _STUCK)
+            stuck = tuple(n for n in parents if plan[n].status in STUCK)
             if stuck:
                 names = ", ".join(f"#{n}" for n in stuck)
                 plan[number] = PRPlan(pr, PlanStatus.BLOCKED,
@@ -441,90 +297,3 @@ def make_plan(backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest], hunk
     """Plan `prs` (in `order`) onto `onto`. `present` names PRs known to be in it and `lacking`
     PRs known to be missing from it (whatever its history says), each with why."""
     return Planner(backend, onto, prs, hunks, present, lacking).run(order)
-
-
-# -- from a clone and an onto-point to a plan -------------------------------------------------
-
-
-def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,
-               target: TargetSpec | None = None, base: str | None = None) -> Plan:
-    """Load the stack under `numbers` and plan it onto a ref or onto an installed target."""
-    changes = load_stack(source, numbers, base)
-    order = plan_order(numbers, changes.stack.parents)
-    git = PlanGit(source)
-    present: dict[int, str] = {}
-    lacking: dict[int, Lack] = {}
-    if onto is not None:
-        sha = source.resolve(onto)
-        start = Onto("ref", onto, sha, git.tree_of(sha), sha)
-    elif target is not None:
-        start, present, lacking = _installed_onto(source, git, changes, order, target)
-    else:
-        raise InputError("no onto-point: give --onto REF, or a target (--installed, "
-                         "--site-packages, --wheel, --tree) to plan onto what is installed.")
-    return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
-
-
-def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, order: Sequence[int],
-                    spec: TargetSpec) -> tuple[Onto, dict[int, str], dict[int, Lack]]:
-    """The onto-point of an installed target: its build commit when the clone has it, otherwise
-    its files (those the PRs touch) over the commit the present PRs reach. With it, from an audit
-    of the target: PRs whose every shipped hunk is applied (present, when there is no build
-    commit), and PRs with shipped hunks missing (never present, whatever the history says)."""
-    repo_files = source.tree_paths(changes.top_sha)
-    paths = sorted({h.path for h in changes.hunks}
-                   | {h.old_path for h in changes.hunks if h.old_path})
-    tgt = open_target(spec, paths, repo_files)
-    info = tgt.info
-    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
-    present = {
-        r.pr.number: "every shipped hunk is applied in the target"
-        for r in report.prs if r.status is PRStatus.APPLIED
-    }
-    missing = [r.hunk for r in report.results if r.status.shipped and not r.status.present]
-    lacking = {
-        number: Lack(
-            sum(h.pr == number for h in missing),
-            tuple(sorted({p for h in missing if h.pr == number for p in (h.path, h.old_path) if p})),
-        )
-        for number in sorted({h.pr for h in missing})
-    }
-    unknown = ""
-    if info.vcs_commit:
-        try:
-            sha = source.resolve(info.vcs_commit)
-        except InputError:
-            unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
-        else:
-            return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
-                        f"built from {sha[:12]} (from its metadata)"), {}, lacking
-    by_number = {pr.number: pr for pr in changes.prs}
-    start = by_number[order[0]].base_sha
-    for number in order:
-        below = [number, *by_number[number].depends_on]
-        if all(n in present for n in below):
-            start = by_number[number].head_sha
-    pathmap = PathMap(tgt.files(), repo_files)
-    files: dict[str, bytes] = {}
-    for path in paths:
-        location = pathmap.locate(path)
-        if location.placement is Placement.SHIPPED and location.installed_path:
-            data = tgt.read(location.installed_path)
-            if data is not None:
-                files[path] = data
-    tree = git.overlay(start, files)
-    sha = git.commit_tree(tree, [start], "prstack plan: installed files")
-    note = unknown or "no build commit in its metadata; "
-    note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
-    return Onto("installed", info.path, sha, tree, start, info, note), present, lacking
-
-
-def combined_patch(source: GitSource, plan: Plan) -> bytes:
-    """The combined diff of every clean pick, under a few lines saying what it holds (which
-    `git apply` skips): `git apply` takes it on the onto-point's tree."""
-    held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"
-    header = f"prstack plan: the changes of {held} onto {plan.onto.name} ({plan.onto.sha[:12]})\n"
-    left = [f"#{p.pr.number} ({p.status.value})" for p in plan.prs if p.status in _STUCK]
-    if left:
-        header += f"left out: {', '.join(left)}\n"
-    return header.encode() + b"\n" + PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)

@@ -1,0 +1,100 @@
+"""From a clone and an onto-point (a ref or an installed target) to a plan, and the combined patch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prstack.audit import audit
+from prstack.errors import InputError
+from prstack.models import PRStatus
+from prstack.plan.model import Lack, Onto, Plan
+from prstack.plan.planner import STUCK, make_plan, plan_order
+from prstack.sources.git import GitSource
+from prstack.sources.gitplan import PlanGit
+from prstack.sources.loader import StackChanges, load_stack
+from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.layout import PathMap, Placement
+
+
+def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,
+               target: TargetSpec | None = None, base: str | None = None) -> Plan:
+    """Load the stack under `numbers` and plan it onto a ref or onto an installed target."""
+    changes = load_stack(source, numbers, base)
+    order = plan_order(numbers, changes.stack.parents)
+    git = PlanGit(source)
+    present: dict[int, str] = {}
+    lacking: dict[int, Lack] = {}
+    if onto is not None:
+        sha = source.resolve(onto)
+        start = Onto("ref", onto, sha, git.tree_of(sha), sha)
+    elif target is not None:
+        start, present, lacking = _installed_onto(source, git, changes, order, target)
+    else:
+        raise InputError("no onto-point: give --onto REF, or a target (--installed, "
+                         "--site-packages, --wheel, --tree) to plan onto what is installed.")
+    return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
+
+
+def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, order: Sequence[int],
+                    spec: TargetSpec) -> tuple[Onto, dict[int, str], dict[int, Lack]]:
+    """The onto-point of an installed target: its build commit when the clone has it, otherwise
+    its files (those the PRs touch) over the commit the present PRs reach. With it, from an audit
+    of the target: PRs whose every shipped hunk is applied (present, when there is no build
+    commit), and PRs with shipped hunks missing (never present, whatever the history says)."""
+    repo_files = source.tree_paths(changes.top_sha)
+    paths = sorted({h.path for h in changes.hunks}
+                   | {h.old_path for h in changes.hunks if h.old_path})
+    tgt = open_target(spec, paths, repo_files)
+    info = tgt.info
+    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
+    present = {
+        r.pr.number: "every shipped hunk is applied in the target"
+        for r in report.prs if r.status is PRStatus.APPLIED
+    }
+    missing = [r.hunk for r in report.results if r.status.shipped and not r.status.present]
+    lacking = {
+        number: Lack(
+            sum(h.pr == number for h in missing),
+            tuple(sorted({p for h in missing if h.pr == number for p in (h.path, h.old_path) if p})),
+        )
+        for number in sorted({h.pr for h in missing})
+    }
+    unknown = ""
+    if info.vcs_commit:
+        try:
+            sha = source.resolve(info.vcs_commit)
+        except InputError:
+            unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
+        else:
+            return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
+                        f"built from {sha[:12]} (from its metadata)"), {}, lacking
+    by_number = {pr.number: pr for pr in changes.prs}
+    start = by_number[order[0]].base_sha
+    for number in order:
+        below = [number, *by_number[number].depends_on]
+        if all(n in present for n in below):
+            start = by_number[number].head_sha
+    pathmap = PathMap(tgt.files(), repo_files)
+    files: dict[str, bytes] = {}
+    for path in paths:
+        location = pathmap.locate(path)
+        if location.placement is Placement.SHIPPED and location.installed_path:
+            data = tgt.read(location.installed_path)
+            if data is not None:
+                files[path] = data
+    tree = git.overlay(start, files)
+    sha = git.commit_tree(tree, [start], "prstack plan: installed files")
+    note = unknown or "no build commit in its metadata; "
+    note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
+    return Onto("installed", info.path, sha, tree, start, info, note), present, lacking
+
+
+def combined_patch(source: GitSource, plan: Plan) -> bytes:
+    """The combined diff of every clean pick, under a few lines saying what it holds (which
+    `git apply` skips): `git apply` takes it on the onto-point's tree."""
+    held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"
+    header = f"prstack plan: the changes of {held} onto {plan.onto.name} ({plan.onto.sha[:12]})\n"
+    left = [f"#{p.pr.number} ({p.status.value})" for p in plan.prs if p.status in STUCK]
+    if left:
+        header += f"left out: {', '.join(left)}\n"
+    return header.encode() + b"\n" + PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)
