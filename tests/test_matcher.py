@@ -360,3 +360,13 @@ def test_twin_function_does_not_stand_in_for_the_place() -> None:
     assert target.count("c = compute()") == 1
     for sides in (False, True):
         assert statuses(judge(base, head, target, with_sides=sides)) == [D], sides
+
+
+def test_pure_addition_among_repeated_context_after_an_unrelated_line() -> None:
+    """Found by hypothesis: every context line repeats, so the bare context also sits one line
+    before the applied post-image; the post-image within a few lines of the place wins."""
+    base = "stmt_0(x)\n" * 4
+    head = base + "stmt_final(x)\n"
+    assert statuses(judge(base, head, "unrelated = 0\n" + head)) == [A]
+    assert statuses(judge(base, head, "unrelated = 0\n" + base)) == [M]
+    assert statuses(judge(base, head, head)) == [A]

@@ -35,6 +35,9 @@ class Shape:
         if self.lead < len(lines):
             self.trail = next(i for i, (k, _) in enumerate(reversed(lines)) if k != " ")
         self.new_file = hunk.old_start == 0 and hunk.old_lines == 0
+        kinds = {k for k, _ in lines}
+        self.pure = "+" not in kinds or "-" not in kinds
+        """A pure addition or deletion: one image is the other less the changed lines."""
 
     @classmethod
     def of(cls, hunk: Hunk) -> Shape:
@@ -140,6 +143,10 @@ def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | Non
     if not held:
         return None
     _, _, kind, image = max(held)
+    if sh.pure and len(image) < max(len(sh.old), len(sh.new)):
+        # only the bare context of a pure addition (or deletion) is here: the longer image may sit
+        # a line or two away among repeated lines, so let the search weigh both
+        return None
     status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
     note = None if kind else "the pre-change lines are still there"
     return Verdict(status, at, at + len(image), 0, None, note=note)
@@ -150,11 +157,14 @@ def _search_images(
 ) -> Verdict | None:
     """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
     place the longer image wins (a pure addition's old image is only its context, which the applied
-    new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied."""
+    new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied.
+    For a pure addition or deletion the longer image wins within WEAK lines of the place: it holds
+    the changed lines, while the shorter one is bare context, which repeated lines can make
+    appear a line or two off the place."""
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
-        best: tuple[tuple[bool, int, int, int, int], int, int, int] | None = None
+        best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
         for level in sh.levels:
             fn = LEVELS[level][1]
             for kind, image in ((0, sh.old), (1, sh.new)):
@@ -168,18 +178,19 @@ def _search_images(
                     radius = NEAR
                 if one_sided and not sh.new_file:
                     radius = WEAK
-                if best is not None and not best[0][0]:
+                if best is not None and not best[0][0] and not sh.pure:
                     # only a match as near as the best one so far can still win
-                    radius = best[0][1] if radius is None else min(radius, best[0][1])
+                    radius = best[0][2] if radius is None else min(radius, best[0][2])
                 s = idx.find([fn(x) for x in img], level, expected + fl,
                              min_start=min_start + fl, radius=radius)
                 if s is None:
                     continue
                 s -= fl
-                key = (s < min_start, abs(s - expected), -len(img), kind, level)
+                near = -len(img) if sh.pure and abs(s - expected) <= WEAK else 0
+                key = (s < min_start, near, abs(s - expected), -len(img), kind, level)
                 if best is None or key < best[0]:
                     best = (key, s, kind, level)
-            if level == 0 and best is not None and best[0][:2] == (False, 0):
+            if level == 0 and best is not None and not best[0][0] and best[0][2] == 0:
                 break
         if best is not None:
             _, s, kind, level = best

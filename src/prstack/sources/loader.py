@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 from prstack.hunks import added_line_numbers, parse_diff, with_provenance
-from prstack.models import Hunk, PullRequest
+from prstack.models import Commit, Hunk, PullRequest
 from prstack.sources.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git import GitSource
 from prstack.stack import PRState, Stack
@@ -60,10 +60,7 @@ def load_stack(
             mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
             commits = tuple(c for c in commits if c.sha in mine)
         own = parse_diff(src.diff(diff_base, head), number)
-        blame = _blame(src, start, head, own)
-        own = with_provenance(
-            own, blame, [c.sha for c in commits], partial(src.log_touching, start, head)
-        )
+        own = _attribute(src, start, head, commits, own)
         hunks += own
         merged = stack.states[number] is PRState.MERGED
         m = meta.get(number)
@@ -87,12 +84,31 @@ def load_stack(
     )
 
 
-def _blame(
-    src: GitSource, base: str, head: str, hunks: Sequence[Hunk]
-) -> dict[str, dict[int, str]]:
+def _attribute(
+    src: GitSource, base: str, head: str, commits: Sequence[Commit], hunks: Sequence[Hunk]
+) -> list[Hunk]:
+    """Each hunk with the commits that introduced it. A file only one of the PR's commits touches
+    owes all its lines to that commit (no blame needed: most PRs are one or two commits); files
+    touched by several commits are blamed over base..head. With a merge commit in the range,
+    every file is blamed and deletions are attributed by `git log`."""
+    order = [c.sha for c in commits]
+    if any(len(c.parents) != 1 for c in commits):
+        touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head)
+        to_blame = {h.path for h in hunks}
+    else:
+        by_path: defaultdict[str, list[str]] = defaultdict(list)
+        for sha, paths in src.commit_paths(order).items():
+            for path in paths:
+                by_path[path].append(sha)
+
+        def touching(path: str) -> Sequence[str]:
+            return by_path.get(path, [])
+
+        to_blame = {path for path, shas in by_path.items() if len(shas) > 1}
     ranges: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for hunk in hunks:
         numbers = added_line_numbers(hunk)
-        if numbers:
+        if numbers and hunk.path in to_blame:
             ranges[hunk.path].append((numbers[0], numbers[-1] - numbers[0] + 1))
-    return {path: src.blame_added(base, head, path, spans) for path, spans in ranges.items()}
+    blame = {path: src.blame_added(base, head, path, spans) for path, spans in ranges.items()}
+    return with_provenance(hunks, blame, order, touching)
