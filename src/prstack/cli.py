@@ -20,7 +20,6 @@ from prstack.render.graph import GraphFormat, render_graph
 from prstack.render.hunks import HunksFormat, render_hunks
 from prstack.render.text import clean
 from prstack.sources.cache import Cache
-from prstack.sources.git import GitSource
 from prstack.sources.loader import load_stack, read_graph
 from prstack.sources.remote import Via, open_source
 from prstack.targets import TargetSpec
@@ -80,11 +79,7 @@ def _console() -> Console:
 
 
 def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
-    rendered = render_audit(report, fmt, verbose=verbose)
-    if isinstance(rendered, str):
-        console.out(rendered, end="", highlight=False)
-    else:
-        console.print(rendered)
+    _print(console, render_audit(report, fmt, verbose=verbose))
     return 0 if report.all_present else 1
 
 
@@ -218,11 +213,6 @@ def plan(
     from prstack.plan import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
 
-    if git is None:
-        raise InputError(
-            "no PR source: give a local clone with --git PATH "
-            "(fetch the PR refs into it with git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
-        )
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     if onto is not None and has_target:
         raise InputError("--onto and a target both name an onto-point; give one of them.")
@@ -232,18 +222,13 @@ def plan(
             "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
         )
     spec = None if onto is not None else _target_spec(installed, python, site_packages, wheel, tree, dist)
-    source = GitSource(git)
+    source = open_source(prs, git=git, repo=repo, offline=offline, spec=spec).git
     result = plan_stack(source, prs, onto=onto, target=spec, base=base)
     if emit_script is not None:
         _write(emit_script, plan_script(result).encode())
     if emit_patch is not None:
         _write(emit_patch, combined_patch(source, result))
-    rendered = render_plan(result, fmt)
-    console = _console()
-    if isinstance(rendered, str):
-        console.out(rendered, end="", highlight=False)
-    else:
-        console.print(rendered)
+    _print(_console(), render_plan(result, fmt))
     raise typer.Exit(0 if result.clean else 1)
 
 
