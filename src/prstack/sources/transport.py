@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -49,15 +49,11 @@ class CacheRepo:
     def exists(self) -> bool:
         return (self.path / "HEAD").is_file()
 
-    def _git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
-        full_env = {
-            **os.environ,
-            "GIT_TERMINAL_PROMPT": "0",
-            "GCM_INTERACTIVE": "never",
-            **(env or {}),
-        }
+    def _spawn(self, args: Sequence[str], env: Mapping[str, str], doing: str) -> subprocess.CompletedProcess[str]:
+        """Run git in the cache repository, never prompting, within the time limit."""
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", **env}
         try:
-            done = subprocess.run(
+            return subprocess.run(
                 ["git", "-C", str(self.path), *args],
                 capture_output=True,
                 text=True,
@@ -67,9 +63,12 @@ class CacheRepo:
             )
         except subprocess.TimeoutExpired:
             raise SourceError(
-                f"git {args[0]} from {self.url} took longer than {self.timeout:g} s; try again, "
+                f"{doing} from {self.url} took longer than {self.timeout:g} s; try again, "
                 "or give a local clone with --git PATH."
             ) from None
+
+    def _git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
+        done = self._spawn(args, env or {}, f"git {args[0]}")
         if check and done.returncode != 0:
             raise SourceError(
                 f"git {' '.join(args[:2])} failed in the cache repository {self.path}: "
@@ -103,22 +102,11 @@ class CacheRepo:
         numbers = sorted(set(numbers))
         specs = [f"+refs/pull/{n}/head:refs/pull/{n}/head" for n in numbers]
         specs.append(f"+refs/heads/{default_branch}:refs/remotes/origin/{default_branch}")
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, token)}
-        cmd = ["git", "-C", str(self.path), "fetch", "--quiet", "--no-tags", "--filter=blob:none"]
-        try:
-            done = subprocess.run(
-                [*cmd, "origin", *specs],
-                capture_output=True,
-                text=True,
-                env=full_env,
-                timeout=self.timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise SourceError(
-                f"fetching PRs {', '.join(f'#{n}' for n in numbers)} from {self.url} took "
-                f"longer than {self.timeout:g} s; try again, or give a local clone with --git PATH."
-            ) from None
+        done = self._spawn(
+            ["fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin", *specs],
+            auth_env(self.url, token),
+            f"fetching PRs {', '.join(f'#{n}' for n in numbers)}",
+        )
         if done.returncode != 0:
             raise self._fetch_error(done.stderr, numbers)
         self._git(
