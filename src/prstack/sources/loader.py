@@ -51,7 +51,7 @@ def load_stack(
         f = stack.facts[number]
         head = f.head
         start = stack.base_of(number) or base_sha or f.fork_point
-        commits = src.commits(start, head)
+        commits = f.commits if start == f.fork_point else src.commits(start, head)
         diff_base = start
         if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
             # the PR merged the default branch since it was built on its parent: its own change
@@ -60,7 +60,7 @@ def load_stack(
             mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
             commits = tuple(c for c in commits if c.sha in mine)
         own = parse_diff(src.diff(diff_base, head), number)
-        own = _attribute(src, start, head, commits, own)
+        own = _attribute(src, start, head, commits, own, f.paths)
         hunks += own
         merged = stack.states[number] is PRState.MERGED
         m = meta.get(number)
@@ -85,19 +85,28 @@ def load_stack(
 
 
 def _attribute(
-    src: GitSource, base: str, head: str, commits: Sequence[Commit], hunks: Sequence[Hunk]
+    src: GitSource,
+    base: str,
+    head: str,
+    commits: Sequence[Commit],
+    hunks: Sequence[Hunk],
+    known_paths: Mapping[str, frozenset[str]],
 ) -> list[Hunk]:
     """Each hunk with the commits that introduced it. A file only one of the PR's commits touches
     owes all its lines to that commit (no blame needed: most PRs are one or two commits); files
     touched by several commits are blamed over base..head. With a merge commit in the range,
-    every file is blamed and deletions are attributed by `git log`."""
+    every file is blamed and deletions are attributed by `git log`. `known_paths` are the paths of
+    commits stack detection already read."""
     order = [c.sha for c in commits]
     if any(len(c.parents) != 1 for c in commits):
         touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head)
         to_blame = {h.path for h in hunks}
     else:
         by_path: defaultdict[str, list[str]] = defaultdict(list)
-        for sha, paths in src.commit_paths(order).items():
+        unknown = [sha for sha in order if sha not in known_paths]
+        paths_of = {**{sha: known_paths[sha] for sha in order if sha in known_paths}, **src.commit_paths(unknown)}
+        rank = {sha: i for i, sha in enumerate(order)}
+        for sha, paths in sorted(paths_of.items(), key=lambda item: rank[item[0]]):
             for path in paths:
                 by_path[path].append(sha)
 
