@@ -13,7 +13,6 @@ import git
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
 
-PR_REF_PATTERNS = ("refs/pull/{n}/head", "refs/remotes/*/pr/{n}", "refs/remotes/*/pull/{n}/head")
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -96,19 +95,14 @@ class GitSource:
 
     def pr_head(self, number: int) -> tuple[str, str]:
         """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""
-        patterns = [p.format(n=number) for p in PR_REF_PATTERNS]
-        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *patterns)
-        rows = [line.split() for line in out.splitlines() if line.strip()]
-        rows = [r for r in rows if pr_number_of_ref(r[0]) == number]
-        if not rows:
+        row = self._pr_ref_table.get(number)
+        if row is None:
             raise InputError(
                 f"PR #{number} is not in the clone {self.path} (no refs/pull/{number}/head); "
                 f"fetch it with: git -C {self.path} fetch origin "
                 f"'+refs/pull/{number}/head:refs/pull/{number}/head'"
             )
-        rows.sort(key=lambda r: (not r[0].startswith("refs/pull/"), r[0]))
-        ref, sha = rows[0]
-        return ref, self.resolve(sha)
+        return row
 
     # -- history --------------------------------------------------------------
 
@@ -256,21 +250,31 @@ class GitSource:
                         "--", *paths)
         return out.split()
 
-    def _pr_refs(self, *filters: str) -> dict[int, str]:
+    def _pr_ref_rows(self, *filters: str) -> dict[int, tuple[str, str]]:
+        """PR refs (filtered by for-each-ref options): number -> (ref name, head sha); where a PR
+        has several refs, refs/pull/N/head wins."""
         out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
                         "refs/pull/", "refs/remotes/")
-        found: dict[int, str] = {}
+        found: dict[int, tuple[str, str]] = {}
         for line in out.splitlines():
             ref, _, sha = line.partition(" ")
             number = pr_number_of_ref(ref)
             if number is not None and (number not in found or ref.startswith("refs/pull/")):
-                found[number] = sha
+                found[number] = (ref, sha)
         return found
+
+    def _pr_refs(self, *filters: str) -> dict[int, str]:
+        return {n: sha for n, (_, sha) in self._pr_ref_rows(*filters).items()}
+
+    @cached_property
+    def _pr_ref_table(self) -> dict[int, tuple[str, str]]:
+        """Every PR ref of the clone, read once."""
+        return self._pr_ref_rows()
 
     @cached_property
     def pr_refs(self) -> dict[int, str]:
         """Every PR ref of the clone: number -> head sha (read once)."""
-        return self._pr_refs()
+        return {n: sha for n, (_, sha) in self._pr_ref_table.items()}
 
     def prs_pointing_at(self, sha: str) -> dict[int, str]:
         """PRs whose head is exactly `sha`."""
