@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from prstack.audit import audit
+from prstack.audit import audit_stack
 from prstack.demo.run import DemoBuild
 from prstack.models import (
     AuditReport,
@@ -23,8 +23,7 @@ from prstack.models import (
 )
 from prstack.render import OutputFormat, render_audit
 from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack
-from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.base import TargetSpec
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.metadata import parse_direct_url, parse_version
 from prstack.targets.provenance import (
@@ -36,7 +35,6 @@ from prstack.targets.provenance import (
     record_issues,
 )
 from prstack.targets.record import RecordIntegrity
-from test_targets_support import BuiltReport, contains_in
 
 SHA = "3cfc8f8b7" + "1" * 31
 VLLM = BuildEvidence(
@@ -128,14 +126,10 @@ def test_flag_results_keeps_the_matcher_note_and_adds_record_and_binary() -> Non
 def test_the_demo_build_contains_both_heads_yet_misses_a_hunk(demo_build: DemoBuild) -> None:
     """The demo's story told by metadata: the build commit has both PR heads, yet the fork's
     conflict resolution dropped #40727's runner hunk, and the header flags it."""
-    source = GitSource(demo_build.repo.path)
-    changes = load_stack(source, [40898])
-    repo_files = source.tree_paths(changes.top_sha)
-    target = open_target(TargetSpec("site-packages", str(demo_build.site_packages)),
-                         sorted({h.path for h in changes.hunks}), repo_files)
-    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
-    contains, patch_contains = contains_in(demo_build.repo.path)
-    build = join_build(target.evidence, "kvserve", report.prs, report.results, contains, patch_contains)
+    report = audit_stack(GitSource(demo_build.repo.path), [40898],
+                         TargetSpec("site-packages", str(demo_build.site_packages)))
+    build = report.build
+    assert build is not None
     fork = demo_build.repo.fork_build[:9]
     assert build.header == (
         f"kvserve 0.3.0+g{fork}, built from {fork} (from the version's local part), "
@@ -189,7 +183,3 @@ def test_a_report_without_build_renders_as_before() -> None:
     data = json.loads(str(render_audit(plain, OutputFormat.JSON)))
     assert "build" not in data["target"] and data["target"]["vcs_commit"] == "1234567"
     assert "built from `1234567`" in str(render_audit(plain, OutputFormat.MARKDOWN))
-
-
-def test_built_report_is_an_audit_report() -> None:
-    assert issubclass(BuiltReport, AuditReport)

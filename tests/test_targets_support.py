@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from installer import install
@@ -24,8 +24,7 @@ from prstack.models import AuditReport
 from prstack.sources.git import GitSource
 from prstack.sources.loader import load_stack
 from prstack.targets.base import Target, TargetSpec, open_target
-from prstack.targets.layout import PathMap
-from prstack.targets.provenance import BuildReport, Contains, flag_results, join_build
+from prstack.targets.provenance import join_build
 from prstack.targets.record import record_digest
 
 MODEL = '''"""The model."""
@@ -141,44 +140,19 @@ def install_into(wheel: Path, site: Path, *, installer: str = "pip", direct_url:
         install(source, dest, additional_metadata=extra)
 
 
-def contains_in(repo: Path) -> tuple[Contains, Contains]:
-    """The two git questions the build join asks, answered by a real clone."""
-
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
-
-    def contains(build: str, head: str) -> bool | None:
-        if git("cat-file", "-e", f"{build}^{{commit}}").returncode != 0:
-            return None
-        return git("merge-base", "--is-ancestor", head, build).returncode == 0
-
-    def patch_contains(build: str, commit: str) -> bool | None:
-        out = git("cherry", build, commit, f"{commit}^")
-        return out.returncode == 0 and out.stdout.strip().startswith("-")
-
-    return contains, patch_contains
-
-
-@dataclass(frozen=True)
-class BuiltReport(AuditReport):
-    """AuditReport with the field the lead adds (AuditReport.build)."""
-
-    build: BuildReport | None = None
-
-
 def audit_with_build(project: Project, spec: TargetSpec, numbers: tuple[int, ...] = (7,),
-                     clone: bool = True) -> tuple[BuiltReport, Target]:
+                     clone: bool = True) -> tuple[AuditReport, Target]:
+    """The library audit with its build join, and the target it opened; `clone=False` joins the
+    metadata as if no clone were at hand (containment unknown)."""
     source = GitSource(project.path)
     changes = load_stack(source, numbers)
     repo_files = source.tree_paths(changes.top_sha)
     target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
     report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
-    ev = target.evidence
-    results = flag_results(report.results, ev, PathMap(target.files(), repo_files).binary_for)
-    contains, patch_contains = contains_in(project.path)
-    build = join_build(ev, report.target.distribution or report.target.kind, report.prs, results,
-                       contains if clone else None, patch_contains if clone else None)
-    return BuiltReport(report.target, report.prs, results, build), target
+    build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
+                       report.results, source.contains if clone else None,
+                       source.patch_contains if clone else None)
+    return replace(report, build=build), target
 
 
 def statuses(report: AuditReport) -> dict[str, list[str]]:
