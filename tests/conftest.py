@@ -13,6 +13,7 @@ from prstack.demo.fixture import GIT_ENV
 from prstack.demo.run import DemoBuild, build
 
 ROOT = Path(__file__).resolve().parents[1]
+pytest_plugins = ["ghserver"]  # the GitHub-shaped server and its `upstream`/`server` fixtures
 
 
 @pytest.fixture(scope="session")

@@ -14,11 +14,16 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from conftest import GitRepo
 
 
 @dataclass
@@ -455,3 +460,19 @@ def export_tree(repo: Any, rev: str, dest: Path) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository holding the test stack (PR #1, PR #2 stacked on it), once per module."""
+    repo = GitRepo(tmp_path_factory.mktemp("gh") / "upstream")
+    build_stack(repo)
+    return repo.path
+
+
+@pytest.fixture
+def server(upstream: Path) -> Iterator[GitHubServer]:
+    """The GitHub-shaped server for `upstream` on 127.0.0.1, stopped after the test."""
+    srv = serve_stack(upstream)
+    yield srv
+    srv.stop()

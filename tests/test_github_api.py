@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import GitRepo
-from ghserver import GitHubServer, build_stack, serve_stack
+from ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
 from prstack.sources.cache import Cache
 from prstack.sources.github import Backoff, GitHub, find_token
@@ -19,20 +17,6 @@ from prstack.sources.repo_id import RepoId
 
 REPO = RepoId("acme", "widget")
 FAST = Backoff(retries=2, factor=0)
-
-
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = GitRepo(tmp_path_factory.mktemp("gh") / "upstream")
-    build_stack(repo)
-    return repo.path
-
-
-@pytest.fixture
-def server(upstream: Path) -> Iterator[GitHubServer]:
-    srv = serve_stack(upstream)
-    yield srv
-    srv.stop()
 
 
 def client(server: GitHubServer, cache: Cache, **kw: object) -> GitHub:

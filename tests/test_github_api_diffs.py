@@ -3,31 +3,15 @@ as too large (406), patches the files API omits, the commits API's 250, paginati
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import GitRepo
-from ghserver import GitHubServer, build_stack, serve_stack
+from ghserver import GitHubServer
 from prstack.hunks import parse_diff
 from prstack.sources.cache import Cache
 from prstack.sources.github import Backoff, GitHub
 from prstack.sources.repo_id import RepoId
-
-
-@pytest.fixture(scope="module")
-def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = GitRepo(tmp_path_factory.mktemp("gh") / "upstream")
-    build_stack(repo)
-    return repo.path
-
-
-@pytest.fixture
-def server(upstream: Path) -> Iterator[GitHubServer]:
-    srv = serve_stack(upstream)
-    yield srv
-    srv.stop()
 
 
 def client(server: GitHubServer, tmp_path: Path, offline: bool = False) -> GitHub:
