@@ -179,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="timed runs per tool, median quoted (default 3; 1 with --small)")
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge module")
     ap.add_argument("--keep", type=Path, help="build the case here and keep it")
+    ap.add_argument("--prstack-only", action="store_true",
+                    help="time and score prstack alone (no peers, no lean row): for quick iteration")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--child-lean", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -225,13 +227,15 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
     tools: list[tuple[str, float, dict[HunkKey, HunkStatus]]] = [
         ("prstack audit", statistics.median(walls), got_prstack)]
     lean_walls, lean_rss, got_lean = [], 0.0, {}
-    for _ in range(args.repeat):
+    for _ in range(0 if args.prstack_only else args.repeat):
         wall, _, rss_mb, got_lean = run_prstack(case, "--child-lean")
         lean_walls.append(wall)
         lean_rss = max(lean_rss, rss_mb)
-    tools.append(("prstack, lean git*", statistics.median(lean_walls), got_lean))
-    for name, fn in (("git apply -R/PR", run_git_apply), ("patch -R/hunk", run_patch),
-                     ("grep/hunk", run_grep)):
+    peers: tuple[tuple[str, Callable[[Case], dict[HunkKey, HunkStatus]]], ...] = (
+        ("git apply -R/PR", run_git_apply), ("patch -R/hunk", run_patch), ("grep/hunk", run_grep))
+    if not args.prstack_only:
+        tools.append(("prstack, lean git*", statistics.median(lean_walls), got_lean))
+    for name, fn in () if args.prstack_only else peers:
         t, got = timed(lambda fn=fn: fn(case), args.repeat)
         tools.append((name, t, got))
     scores = [(name, t, score(case.truth, got)) for name, t, got in tools]
@@ -258,8 +262,9 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
           f"(prstack.matcher, package index included): {statistics.median(matchings):.2f}s median, "
           f"the rest is git work (stack, diffs, blame) and reading the target")
 
-    print(f"* prstack's library audit over bench/lean.py, a proposed lean git layer (stack, diffs "
-          f"and files in 3 git processes, no blame): peak {lean_rss:.0f} MB")
+    if not args.prstack_only:
+        print(f"* prstack's library audit over bench/lean.py, a proposed lean git layer (stack, diffs "
+              f"and files in 3 git processes, no blame): peak {lean_rss:.0f} MB")
     print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
     for m in sorted(mutations):
         cells = []
