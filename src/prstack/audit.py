@@ -58,8 +58,10 @@ def audit(
     target: Target,
     repo_files: Iterable[str],
     file_at: FileAt,
+    prefetch: Callable[[Sequence[tuple[str, str]]], None] | None = None,
 ) -> AuditReport:
-    """Judge every hunk of `prs` (bottom-first) against `target`."""
+    """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
+    up front every (commit, path) `file_at` will be asked for, in order, to read them ahead."""
     pathmap = PathMap(target.files(), repo_files)
     package = PackageIndex(
         lambda: {
@@ -72,23 +74,32 @@ def audit(
     groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
     for hunk in hunks:
         groups[(hunk.pr, hunk.path)].append(hunk)
+    locations = {key: pathmap.locate(key[1]) for key in groups}
+    if prefetch is not None:
+        prefetch([
+            key
+            for (number, path), file_hunks in groups.items()
+            if locations[(number, path)].placement not in _LOCATION_STATUS
+            for key in _sides(by_pr[number], path, file_hunks[0].old_path)
+            if key is not None
+        ])
     results: dict[tuple[int, str], list[HunkResult]] = {}
     for (number, path), file_hunks in groups.items():
         pr = by_pr[number]
-        location = pathmap.locate(path)
+        location = locations[(number, path)]
         if location.placement in _LOCATION_STATUS:
             status = _LOCATION_STATUS[location.placement]
             results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
             continue
         installed = location.installed_path
         assert installed is not None
-        old_path = file_hunks[0].old_path
+        base_key, head_key = _sides(pr, path, file_hunks[0].old_path)
         results[(number, path)] = match_file(
             file_hunks,
             target.read(installed) if location.placement is Placement.SHIPPED else None,
             installed_path=installed,
-            base=file_at(pr.base_sha, old_path) if old_path else None,
-            head=file_at(pr.head_sha, path),
+            base=file_at(*base_key) if base_key else None,
+            head=file_at(*head_key),
             package=package,
         )
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
@@ -97,6 +108,11 @@ def audit(
         mine = [r for r in ordered if r.hunk.pr == pr.number]
         reports.append(PRReport(pr, pr_status(mine), status_counts(mine)))
     return AuditReport(target.info, tuple(reports), tuple(ordered))
+
+
+def _sides(pr: PullRequest, path: str, old_path: str | None) -> tuple[tuple[str, str] | None, tuple[str, str]]:
+    """The (commit, path) files a hunk group is judged with: the base's (if any), the head's."""
+    return ((pr.base_sha, old_path) if old_path else None), (pr.head_sha, path)
 
 
 def audit_stack(
@@ -111,7 +127,8 @@ def audit_stack(
     changes = load_stack(source, numbers, base, metadata)
     repo_files = source.tree_paths(changes.top_sha)
     target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
+    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
+                   source.prefetch_files)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)

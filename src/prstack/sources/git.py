@@ -12,6 +12,7 @@ import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
+from prstack.sources.gitbatch import BlobReader, diff_many
 
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 DEFAULT_BRANCH_CANDIDATES = (
@@ -155,19 +156,24 @@ class GitSource:
         return tuple(commits)
 
     def diff(self, base: str, head: str) -> bytes:
-        """The unified diff base..head with rename detection and full blob ids."""
-        return self._run_bytes(
-            "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "-M",
-            "--full-index", "--src-prefix=a/", "--dst-prefix=b/", base, head, "--",
-        )
+        """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
+        return self.diffs([(base, head)])[0]
+
+    def diffs(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
+        """`diff` of every (base, head) pair, in order, from one git process."""
+        return diff_many(self.path, pairs, self.git.environment())
+
+    @cached_property
+    def _blobs(self) -> BlobReader:
+        return BlobReader(self.path, self.git.environment())
 
     def file_at(self, rev: str, path: str) -> bytes | None:
         """A file's bytes at a revision, or None when it is not there."""
-        try:
-            _, kind, _, data = self.git.get_object_data(f"{rev}:{path}")
-        except ValueError:
-            return None
-        return bytes(data) if kind in ("blob", b"blob") else None
+        return self._blobs.read(rev, path)
+
+    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Start reading these (rev, path) files in the background; `file_at` then waits for them."""
+        self._blobs.prefetch(keys)
 
     def tree_paths(self, rev: str) -> list[str]:
         """Every file path of the repository at a revision."""

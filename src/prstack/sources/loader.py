@@ -44,44 +44,63 @@ def load_stack(
     merged the default branch after its parent is measured against both merged together."""
     base_sha = src.resolve(base) if base else None
     stack = read_graph(src, numbers, metadata, base_sha)
+    ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
+    diffs = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
     meta = metadata or {}
-    for number in stack.order:
-        f = stack.facts[number]
-        head = f.head
-        start = stack.base_of(number) or base_sha or f.fork_point
-        commits = f.commits if start == f.fork_point else src.commits(start, head)
-        diff_base = start
-        if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
-            # the PR merged the default branch since it was built on its parent: its own change
-            # is measured against parent + default branch, so the merged-in commits are not its
-            diff_base = src.merged_tree(start, f.fork_point) or start
-            mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
-            commits = tuple(c for c in commits if c.sha in mine)
-        own = parse_diff(src.diff(diff_base, head), number)
-        own = _attribute(src, start, head, commits, own, f.paths)
+    for r, diff in zip(ranges, diffs, strict=True):
+        number = r.number
+        own = parse_diff(diff, number)
+        own = _attribute(src, r.start, r.head, r.commits, own, stack.facts[number].paths)
         hunks += own
         merged = stack.states[number] is PRState.MERGED
         m = meta.get(number)
         prs.append(
             PullRequest(
                 number=number,
-                head_sha=head,
-                base_sha=start,
+                head_sha=r.head,
+                base_sha=r.start,
                 title=m.title if m else None,
                 body=m.body if m else None,
                 state=stack.states[number].value,  # open, merged or stale (built on an old parent)
-                head_ref=f.ref,
+                head_ref=stack.facts[number].ref,
                 base_ref=m.base_ref if m else None,
                 depends_on=stack.parents[number],
                 merged=merged,
-                commits=commits,
+                commits=r.commits,
             )
         )
     return StackChanges(
         tuple(prs), tuple(hunks), stack, src.default_ref, stack.facts[stack.order[-1]].head
     )
+
+
+@dataclass(frozen=True)
+class _OwnRange:
+    """Where one PR's own change starts and ends, and its commits."""
+
+    number: int
+    start: str
+    diff_base: str
+    """`start`, or the tree of `start` merged with the fork point (see load_stack)."""
+    head: str
+    commits: tuple[Commit, ...]
+
+
+def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) -> _OwnRange:
+    f = stack.facts[number]
+    head = f.head
+    start = stack.base_of(number) or base_sha or f.fork_point
+    commits = f.commits if start == f.fork_point else src.commits(start, head)
+    diff_base = start
+    if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
+        # the PR merged the default branch since it was built on its parent: its own change
+        # is measured against parent + default branch, so the merged-in commits are not its
+        diff_base = src.merged_tree(start, f.fork_point) or start
+        mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
+        commits = tuple(c for c in commits if c.sha in mine)
+    return _OwnRange(number, start, diff_base, head, tuple(commits))
 
 
 def _attribute(

@@ -1,0 +1,316 @@
+"""Git in bulk: many diffs from one `git diff-tree --stdin`, many files from one `git cat-file
+--batch` that reads ahead on another core. A process per diff or per file costs more than the work."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from prstack.errors import SourceError
+from prstack.sources.bigdiff import shifted_hunks, trimmed_diff
+
+_HEADER = re.compile(rb"^[0-9a-f]{40,64} [0-9a-f]{40,64}\n?$")
+DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
+                "--src-prefix=a/", "--dst-prefix=b/")
+"""The patch form every PR diff has (rename detection, full blob ids), as `git diff` gives it."""
+
+
+Env = Mapping[str, str] | None
+"""Variables set for git on top of the process environment (auth, offline guards)."""
+
+
+def _environ(env: Env) -> dict[str, str] | None:
+    return {**os.environ, **env} if env else None
+
+
+def _spawn(repo: Path, args: Sequence[str], env: Env) -> subprocess.Popen[bytes]:
+    """A git process fed on stdin, answering on stdout (cat-file reports missing objects there)."""
+    return subprocess.Popen(["git", "-C", str(repo), *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environ(env))
+
+
+def _run(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:
+    done = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
+                          env=_environ(env))
+    if done.returncode != 0:
+        stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
+        raise SourceError(f"git {args[0] if args[0] != '-c' else args[2]} failed in {repo}: {stderr}")
+    return done.stdout
+
+
+def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
+              big_file: int | None = None) -> list[bytes]:
+    """The unified diff of each (base, head) pair of commits or trees, in order, from a few git
+    processes: one naming every side's tree, one listing what changed, one `git diff-tree --stdin`
+    diffing the tree pairs (with `--always` every pair yields exactly one header line, so the
+    output splits by position). Files of `big_file` bytes or more (BIG_FILE by default) are
+    diffed on the parts that differ (`prstack.sources.bigdiff`) instead of by git as a whole."""
+    if not pairs:
+        return []
+    revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
+    trees = _run(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
+    tree_of = dict(zip(revs, trees, strict=True))
+    stdin = "".join(f"{tree_of[base]} {tree_of[head]}\n" for base, head in pairs).encode()
+    big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
+    excluded = sorted({change.path for change in big})
+    pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
+    with ThreadPoolExecutor(max_workers=2) as pool:  # huge blobs inflate while git diffs the rest
+        blobs = {sha: pool.submit(_blob, repo, sha, env)
+                 for change in big for sha in (change.old_blob, change.new_blob)}
+        out = _run(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
+                          *DIFF_OPTIONS, *pathspec], env, stdin)
+        texts = {sha: future.result() for sha, future in blobs.items()}
+    sections: list[list[bytes]] = []
+    for line in out.splitlines(keepends=True):
+        if len(line) <= 130 and _HEADER.match(line) and len(sections) < len(pairs):
+            sections.append([])
+        elif sections:
+            sections[-1].append(line)
+    if len(sections) != len(pairs):
+        raise SourceError(f"git diff-tree in {repo} answered {len(sections)} of {len(pairs)} diffs")
+    diffs = [b"".join(s) for s in sections]
+    for change in big:
+        file_diff = _big_file_diff(change, texts[change.old_blob], texts[change.new_blob], env)
+        diffs[change.pair] = _insert_file(diffs[change.pair], change.path, file_diff)
+    return diffs
+
+
+BIG_FILE = 4_000_000
+"""Files at least this large on both sides of a change are diffed by `bigdiff`."""
+
+
+@dataclass(frozen=True)
+class _BigChange:
+    pair: int
+    path: str
+    mode: str
+    old_blob: str
+    new_blob: str
+
+
+def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) -> list[_BigChange]:
+    """Modifications of huge files, where every change the pairs make to that path is one
+    (renamed, added, deleted, re-moded or oddly named huge files are left to git)."""
+    raw = _run(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64"],
+               env, stdin)
+    found: list[_BigChange] = []
+    others: set[str] = set()
+    pair = -1
+    tokens = raw.split(b"\0")
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        *headers, meta = token.split(b"\n")
+        pair += len([h for h in headers if _HEADER.match(h)])
+        i += 1
+        if not meta.startswith(b":"):
+            continue
+        fields = meta[1:].split()
+        status = fields[4][:1] if len(fields) == 5 else b"?"
+        npaths = 2 if status in (b"R", b"C") else 1
+        paths = [t.decode("utf-8", "surrogateescape") for t in tokens[i : i + npaths]]
+        i += npaths
+        if status == b"M" and fields[0] == fields[1] and _plain(paths[0]):
+            found.append(_BigChange(pair, paths[0], fields[1].decode(), fields[2].decode(),
+                                    fields[3].decode()))
+        else:
+            others.update(paths)
+    if not found or pair + 1 != count:
+        return []
+    sizes = _sizes(repo, {b for c in found for b in (c.old_blob, c.new_blob)}, env)
+    big = [c for c in found if min(sizes.get(c.old_blob, 0), sizes.get(c.new_blob, 0)) >= big_file]
+    small = {c.path for c in found if c not in big}
+    return [c for c in big if c.path not in others and c.path not in small]
+
+
+def _plain(path: str) -> bool:
+    """A path git prints unquoted (so a header written here reads as git's would)."""
+    return path.isprintable() and '"' not in path and "\\" not in path and " b/" not in path
+
+
+def _sizes(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, int]:
+    out = _run(repo, ["cat-file", "--batch-check=%(objectname) %(objectsize)"], env,
+               "".join(f"{b}\n" for b in blobs).encode())
+    sizes = {}
+    for line in out.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            sizes[parts[0]] = int(parts[1])
+    return sizes
+
+
+def _blob(repo: Path, sha: str, env: Env) -> bytes:
+    return _run(repo, ["cat-file", "blob", sha], env)
+
+
+def _big_file_diff(change: _BigChange, old: bytes, new: bytes, env: Env) -> bytes:
+    """git's diff of one huge file, computed on the parts of it that differ when that is safe."""
+    hunks = trimmed_diff(old, new, partial(diff_texts, env))
+    if hunks is None:
+        hunks = shifted_hunks(diff_texts(env, old, new), 0, 0)
+    header = (f"diff --git a/{change.path} b/{change.path}\n"
+              f"index {change.old_blob}..{change.new_blob} {change.mode}\n"
+              f"--- a/{change.path}\n+++ b/{change.path}\n").encode("utf-8", "surrogateescape")
+    return header + b"".join(hunks)
+
+
+def diff_texts(env: Env, old: bytes, new: bytes) -> bytes:
+    """git's unified diff of two texts (the options of DIFF_OPTIONS that shape hunks, pinned)."""
+    with tempfile.TemporaryDirectory(prefix="prstack-diff-") as tmp:
+        a, b = Path(tmp, "a"), Path(tmp, "b")
+        a.write_bytes(old)
+        b.write_bytes(new)
+        done = subprocess.run(
+            ["git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "-U3",
+             "--diff-algorithm=myers", "--indent-heuristic", "--", str(a), str(b)],
+            capture_output=True, env=_environ(env), cwd=tmp)
+    if done.returncode not in (0, 1):
+        stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
+        raise SourceError(f"git diff --no-index failed: {stderr}")
+    return done.stdout
+
+
+def _insert_file(diff: bytes, path: str, file_diff: bytes) -> bytes:
+    """`diff` with one more file's diff, placed in git's path order."""
+    key = f"diff --git a/{path} ".encode("utf-8", "surrogateescape")
+    for m in re.finditer(rb"^diff --git a/[^\n]*", diff, re.MULTILINE):
+        if m.group() + b" " > key:
+            return diff[: m.start()] + file_diff + diff[m.start() :]
+    return diff + file_diff
+
+
+class _Died:
+    """git stopped answering."""
+
+
+DIED = _Died()
+
+
+class BlobReader:
+    """Files at revisions, from one long-lived `git cat-file --batch` process.
+
+    `prefetch` queues (rev, path) pairs; a thread asks git for all of them at once and stores the
+    answers, so git inflates blobs on one core while the caller matches on the other. `read`
+    returns a prefetched answer (waiting for it if need be) or asks git directly.
+    """
+
+    def __init__(self, repo: Path, env: Env = None) -> None:
+        self._repo = repo
+        self._env = env
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ready: dict[tuple[str, str], threading.Event] = {}
+        self._uses: dict[tuple[str, str], int] = {}
+        """Reads still expected of each prefetched file (its bytes are dropped after the last)."""
+        self._data: dict[tuple[str, str], bytes | None] = {}
+        self._error: BaseException | None = None
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            self._proc = _spawn(self._repo, ["cat-file", "--batch"], self._env)
+        return self._proc
+
+    def _answer(self, proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
+        """The next answer; `DIED` when git stopped (a partial clone that may not fetch a blob
+        it lacks exits rather than answer "missing")."""
+        assert proc.stdout is not None
+        header = proc.stdout.readline()
+        if not header:
+            return DIED
+        parts = header.split()
+        if len(parts) == 3:  # "<sha> <type> <size>", then the content and a newline
+            body = proc.stdout.read(int(parts[2]) + 1)[:-1]
+            return body if parts[1] == b"blob" else None
+        return None  # "<name> missing" / "ambiguous"
+
+    def read_object(self, sha: str) -> bytes | None:
+        """A blob's bytes by its id, or None."""
+        return self._ask(sha)
+
+    def read(self, rev: str, path: str) -> bytes | None:
+        """The file's bytes at `rev`, or None when it is not a file there."""
+        key = (rev, path)
+        event = self._ready.get(key)
+        if event is not None and self._uses.get(key, 0) > 0:
+            event.wait()
+            if self._error is not None:
+                raise SourceError(f"reading files from {self._repo} failed: {self._error}")
+            self._uses[key] -= 1
+            got = self._data.get(key, DIED) if self._uses[key] else self._data.pop(key, DIED)
+            if not self._uses[key]:
+                del self._uses[key], self._ready[key]
+            if not isinstance(got, _Died):
+                return got
+        return None if "\n" in path else self._ask(f"{rev}:{path}")
+
+    def _ask(self, name: str) -> bytes | None:
+        with self._lock:
+            proc = self._process()
+            assert proc.stdin is not None
+            with contextlib.suppress(OSError):  # git died: _answer says so
+                proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
+                proc.stdin.flush()
+            got = self._answer(proc)
+            if isinstance(got, _Died):
+                self.close()
+                return None
+            return got
+
+    def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Start reading these files in the background, in this order; each is kept until `read`
+        has been asked for it as many times as it is listed here."""
+        wanted = []
+        for key in keys:
+            if "\n" in key[1]:
+                continue
+            if key not in self._ready:
+                self._ready[key] = threading.Event()
+                wanted.append(key)
+            self._uses[key] = self._uses.get(key, 0) + 1
+        if not wanted:
+            return
+        events = [self._ready[key] for key in wanted]
+        proc = _spawn(self._repo, ["cat-file", "--batch"], self._env)
+
+        def feed() -> None:
+            assert proc.stdin is not None
+            try:
+                for rev, path in wanted:
+                    proc.stdin.write(f"{rev}:{path}\n".encode("utf-8", "surrogateescape"))
+                proc.stdin.close()
+            except OSError:
+                pass  # the reader reports git's failure
+
+        def collect() -> None:
+            try:
+                for key, event in zip(wanted, events, strict=True):
+                    got = self._answer(proc)
+                    if isinstance(got, _Died):
+                        break  # the rest are read directly, one by one
+                    self._data[key] = got
+                    event.set()
+            except BaseException as exc:  # handed to the reader's thread
+                self._error = exc
+            finally:
+                for event in events:
+                    event.set()
+                proc.wait()
+
+        threading.Thread(target=feed, daemon=True).start()
+        threading.Thread(target=collect, daemon=True).start()
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            proc.wait()
