@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.conftest import GitRepo
 
+from conftest import GitRepo
 from prstack.hunks import parse_diff
 from prstack.sources.bigdiff import regions, trimmed_diff
 from prstack.sources.gitbatch import diff_many, diff_texts
