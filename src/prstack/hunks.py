@@ -37,12 +37,12 @@ def check_path(path: str) -> str:
     return path
 
 
+_KINDS: frozenset[LineKind] = frozenset((" ", "-", "+"))
+
+
 def _line_text(value: str) -> str:
-    if value.endswith("\n"):
-        value = value[:-1]
-    if value.endswith("\r"):
-        value = value[:-1]
-    return value
+    """A diff line's text without its line ending (LF or CRLF)."""
+    return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith(("\n", "\r")) else value
 
 
 def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
@@ -87,23 +87,15 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
             continue
         for uh in pfile:
             lines = tuple(
-                HunkLine(_kind(line.line_type), _line_text(line.value))
+                HunkLine(line.line_type, _line_text(line.value))
                 for line in uh
-                if line.line_type in (" ", "-", "+")
+                if line.line_type in _KINDS
             )
             hunks.append(
                 Hunk(pr, path, old_path, change, uh.source_start, uh.source_length,
                      uh.target_start, uh.target_length, lines, (), old_blob, new_blob)
             )
     return hunks
-
-
-def _kind(line_type: str) -> LineKind:
-    if line_type == "-":
-        return "-"
-    if line_type == "+":
-        return "+"
-    return " "
 
 
 def added_line_numbers(hunk: Hunk) -> list[int]:

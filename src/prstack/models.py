@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal, NewType
+from typing import TYPE_CHECKING, Literal, NamedTuple, NewType
 
 if TYPE_CHECKING:
     from prstack.targets.provenance import BuildReport
@@ -60,9 +60,8 @@ class FileChange(StrEnum):
 LineKind = Literal[" ", "-", "+"]
 
 
-@dataclass(frozen=True)
-class HunkLine:
-    """One line of a hunk body."""
+class HunkLine(NamedTuple):
+    """One line of a hunk body (a named tuple: diffs hold tens of thousands of them)."""
 
     kind: LineKind
     """' ' context, '-' removed, '+' added."""

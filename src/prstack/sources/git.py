@@ -161,7 +161,12 @@ class GitSource:
 
     def diffs(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff` of every (base, head) pair, in order, from one git process."""
-        return diff_many(self.path, pairs, self.git.environment())
+        return diff_many(self.path, pairs, self.git.environment(), read=self._read)
+
+    @cached_property
+    def _read(self) -> dict[tuple[str, str], bytes]:
+        """Files diffs already read (huge ones, diffed in parts): (rev, path) -> bytes."""
+        return {}
 
     @cached_property
     def _blobs(self) -> BlobReader:
@@ -169,11 +174,12 @@ class GitSource:
 
     def file_at(self, rev: str, path: str) -> bytes | None:
         """A file's bytes at a revision, or None when it is not there."""
-        return self._blobs.read(rev, path)
+        known = self._read.get((rev, path))
+        return known if known is not None else self._blobs.read(rev, path)
 
     def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
         """Start reading these (rev, path) files in the background; `file_at` then waits for them."""
-        self._blobs.prefetch(keys)
+        self._blobs.prefetch(key for key in keys if key not in self._read)
 
     def tree_paths(self, rev: str) -> list[str]:
         """Every file path of the repository at a revision."""

@@ -48,12 +48,14 @@ def _run(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) 
 
 
 def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
-              big_file: int | None = None) -> list[bytes]:
+              big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None
+              ) -> list[bytes]:
     """The unified diff of each (base, head) pair of commits or trees, in order, from a few git
     processes: one naming every side's tree, one listing what changed, one `git diff-tree --stdin`
     diffing the tree pairs (with `--always` every pair yields exactly one header line, so the
     output splits by position). Files of `big_file` bytes or more (BIG_FILE by default) are
-    diffed on the parts that differ (`prstack.sources.bigdiff`) instead of by git as a whole."""
+    diffed on the parts that differ (`prstack.sources.bigdiff`) instead of by git as a whole;
+    their texts, read for that, are put in `read` as (rev, path) -> bytes for the pairs' revs."""
     if not pairs:
         return []
     revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
@@ -79,6 +81,10 @@ def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
         raise SourceError(f"git diff-tree in {repo} answered {len(sections)} of {len(pairs)} diffs")
     diffs = [b"".join(s) for s in sections]
     for change in big:
+        if read is not None:
+            base, head = pairs[change.pair]
+            read[(base, change.path)] = texts[change.old_blob]
+            read[(head, change.path)] = texts[change.new_blob]
         file_diff = _big_file_diff(change, texts[change.old_blob], texts[change.new_blob], env)
         diffs[change.pair] = _insert_file(diffs[change.pair], change.path, file_diff)
     return diffs
