@@ -103,10 +103,10 @@ def audit(
             package=package,
         )
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
-    reports = []
-    for pr in prs:
-        mine = [r for r in ordered if r.hunk.pr == pr.number]
-        reports.append(PRReport(pr, pr_status(mine), status_counts(mine)))
+    of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
+    for r in ordered:
+        of_pr[r.hunk.pr].append(r)
+    reports = [PRReport(pr, pr_status(of_pr[pr.number]), status_counts(of_pr[pr.number])) for pr in prs]
     return AuditReport(target.info, tuple(reports), tuple(ordered))
 
 

@@ -183,12 +183,16 @@ def disagreements(ev: BuildEvidence, prs: Sequence[PRReport], results: Sequence[
     out = []
     for p in prs:
         how = contains.get(p.pr.number, Containment.UNKNOWN)
+        contradicts = (how.contained is True and p.status in (PRStatus.MISSING, PRStatus.PARTIAL)) or (
+            how.contained is False and p.status is PRStatus.APPLIED)
+        if not contradicts:
+            continue
         mine = [r for r in results if r.hunk.pr == p.pr.number and r.status.shipped]
-        if how.contained is True and p.status in (PRStatus.MISSING, PRStatus.PARTIAL):
+        if how.contained is True:
             files = tuple(dict.fromkeys(r.installed_path or r.hunk.path for r in mine if not r.status.present))
             cause, touched = _cause_missing(ev, files, how)
             out.append(Disagreement(p.pr.number, how, p.status, cause, touched or files))
-        elif how.contained is False and p.status is PRStatus.APPLIED:
+        else:
             files = tuple(dict.fromkeys(r.found_path or r.installed_path or r.hunk.path for r in mine))
             cause, touched = _cause_present(ev, files)
             out.append(Disagreement(p.pr.number, how, p.status, cause, touched or files))
