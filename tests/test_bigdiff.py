@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from conftest import GitRepo
 from prstack.hunks import parse_diff
 from prstack.sources.bigdiff import regions, trimmed_diff
-from prstack.sources.gitbatch import diff_many, diff_texts
+from prstack.sources.git import GitSource
+from prstack.sources.gitbatch import BIG_FILE, diff_many, diff_texts
+from prstack.sources.loader import load_stack
 
 _FUNC = re.compile(rb"^(@@ [^@]* @@).*$", re.MULTILINE)
 
@@ -132,3 +134,22 @@ def test_diff_many_trims_huge_files_and_keeps_file_order(tmp_path: Path) -> None
     assert trimmed[2] == b""
     paths = list(dict.fromkeys(h.path for h in parse_diff(trimmed[0], 1)))
     assert paths == ["pkg/a.py", "pkg/big.py", "pkg/renamed.py", "pkg/z.py"]
+
+
+def test_a_stack_with_a_huge_file_loads_the_hunks_git_gives(tmp_path: Path) -> None:
+    """Through the loader: a PR changing a 4 MB table among small files has the hunks of
+    `git diff`, in its file order, the table's diffed in parts while the rest was parsed."""
+    repo = GitRepo(tmp_path / "repo")
+    old = table(130_000)
+    assert len(text(old)) >= BIG_FILE
+    base = repo.commit("base", {"pkg/a.py": "A = 1\n", "pkg/big.py": text(old).decode(),
+                                "pkg/z.py": "Z = 1\n"})
+    repo.branch("feature")
+    head = repo.commit("change", {"pkg/a.py": "A = 2\n", "pkg/z.py": "Z = 2\n",
+                                  "pkg/big.py": text(edited(old, CASES["insertions and deletions"])).decode()})
+    repo.pr_ref(7)
+    changes = load_stack(GitSource(repo.path), [7])
+    expected = parse_diff(repo.git("diff", "-M", "--full-index", base, head).encode() + b"\n", 7)
+    assert [(h.path, h.old_start, h.new_start, h.lines) for h in changes.hunks] == [
+        (h.path, h.old_start, h.new_start, h.lines) for h in expected]
+    assert [h.path for h in changes.hunks][:2] == ["pkg/a.py", "pkg/big.py"]

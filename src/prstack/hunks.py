@@ -98,6 +98,13 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
     return hunks
 
 
+def in_path_order(hunks: list[Hunk], file_hunks: list[Hunk], path: str) -> list[Hunk]:
+    """`hunks` of a diff with one more file's hunks placed where git's path order puts them."""
+    key = path.encode("utf-8", "surrogateescape")
+    at = next((i for i, h in enumerate(hunks) if h.path.encode("utf-8", "surrogateescape") > key), len(hunks))
+    return hunks[:at] + file_hunks + hunks[at:]
+
+
 def added_line_numbers(hunk: Hunk) -> list[int]:
     """1-based line numbers, in the post-change file, of the hunk's added lines."""
     numbers, line_no = [], hunk.new_start

@@ -12,7 +12,7 @@ import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
-from prstack.sources.gitbatch import BlobReader, diff_many
+from prstack.sources.gitbatch import BlobReader, PendingDiffs
 
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 DEFAULT_BRANCH_CANDIDATES = (
@@ -157,11 +157,12 @@ class GitSource:
 
     def diff(self, base: str, head: str) -> bytes:
         """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
-        return self.diffs([(base, head)])[0]
+        return self.diffs([(base, head)]).whole()[0]
 
-    def diffs(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
-        """`diff` of every (base, head) pair, in order, from one git process."""
-        return diff_many(self.path, pairs, self.git.environment(), read=self._read)
+    def diffs(self, pairs: Sequence[tuple[str, str]]) -> PendingDiffs:
+        """`diff` of every (base, head) pair, in order, from one git process (huge files' diffs
+        come after the rest: `main` now, `huge()` when their texts are read)."""
+        return PendingDiffs(self.path, pairs, self.git.environment(), read=self._read)
 
     @cached_property
     def _read(self) -> dict[tuple[str, str], bytes]:

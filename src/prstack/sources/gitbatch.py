@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -50,44 +50,73 @@ def _run(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) 
 def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
               big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None
               ) -> list[bytes]:
-    """The unified diff of each (base, head) pair of commits or trees, in order, from a few git
-    processes: one naming every side's tree, one listing what changed, one `git diff-tree --stdin`
-    diffing the tree pairs (with `--always` every pair yields exactly one header line, so the
-    output splits by position). Files of `big_file` bytes or more (BIG_FILE by default) are
-    diffed on the parts that differ (`prstack.sources.bigdiff`) instead of by git as a whole;
-    their texts, read for that, are put in `read` as (rev, path) -> bytes for the pairs' revs."""
-    if not pairs:
-        return []
-    revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
-    trees = _run(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
-    tree_of = dict(zip(revs, trees, strict=True))
-    stdin = "".join(f"{tree_of[base]} {tree_of[head]}\n" for base, head in pairs).encode()
-    big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
-    excluded = sorted({change.path for change in big})
-    pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
-    with ThreadPoolExecutor(max_workers=2) as pool:  # huge blobs inflate while git diffs the rest
-        blobs = {sha: pool.submit(_blob, repo, sha, env)
-                 for change in big for sha in (change.old_blob, change.new_blob)}
+    """The unified diff of each (base, head) pair of commits or trees, in order (see PendingDiffs)."""
+    return PendingDiffs(repo, pairs, env, big_file, read).whole()
+
+
+class PendingDiffs:
+    """The unified diffs of many (base, head) pairs of commits or trees, from a few git processes:
+    one naming every side's tree, one listing what changed, one `git diff-tree --stdin` diffing
+    the tree pairs (with `--always` every pair yields exactly one header line, so the output
+    splits by position).
+
+    Files of `big_file` bytes or more (BIG_FILE by default) are diffed on the parts that differ
+    (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read on other
+    threads meanwhile: `main` is ready at once, `huge()` waits for them. The texts are put in
+    `read` as (rev, path) -> bytes for the pairs' revs.
+    """
+
+    def __init__(self, repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
+                 big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None) -> None:
+        self._pairs, self._env, self._read = list(pairs), env, read
+        self.main: list[bytes] = []
+        """Each pair's diff, less the huge files."""
+        self._big: list[_BigChange] = []
+        self._texts: dict[str, Future[bytes]] = {}
+        if not pairs:
+            return
+        revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
+        trees = _run(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
+        tree_of = dict(zip(revs, trees, strict=True))
+        stdin = "".join(f"{tree_of[base]} {tree_of[head]}\n" for base, head in pairs).encode()
+        self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
+        excluded = sorted({change.path for change in self._big})
+        pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
+        if self._big:  # huge blobs inflate on other cores while git diffs the rest
+            pool = ThreadPoolExecutor(max_workers=2)
+            self._texts = {sha: pool.submit(_blob, repo, sha, env)
+                           for change in self._big for sha in (change.old_blob, change.new_blob)}
+            pool.shutdown(wait=False)
         out = _run(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
                           *DIFF_OPTIONS, *pathspec], env, stdin)
-        texts = {sha: future.result() for sha, future in blobs.items()}
-    sections: list[list[bytes]] = []
-    for line in out.splitlines(keepends=True):
-        if len(line) <= 130 and _HEADER.match(line) and len(sections) < len(pairs):
-            sections.append([])
-        elif sections:
-            sections[-1].append(line)
-    if len(sections) != len(pairs):
-        raise SourceError(f"git diff-tree in {repo} answered {len(sections)} of {len(pairs)} diffs")
-    diffs = [b"".join(s) for s in sections]
-    for change in big:
-        if read is not None:
-            base, head = pairs[change.pair]
-            read[(base, change.path)] = texts[change.old_blob]
-            read[(head, change.path)] = texts[change.new_blob]
-        file_diff = _big_file_diff(change, texts[change.old_blob], texts[change.new_blob], env)
-        diffs[change.pair] = _insert_file(diffs[change.pair], change.path, file_diff)
-    return diffs
+        sections: list[list[bytes]] = []
+        for line in out.splitlines(keepends=True):
+            if len(line) <= 130 and _HEADER.match(line) and len(sections) < len(pairs):
+                sections.append([])
+            elif sections:
+                sections[-1].append(line)
+        if len(sections) != len(pairs):
+            raise SourceError(f"git diff-tree in {repo} answered {len(sections)} of {len(pairs)} diffs")
+        self.main = [b"".join(s) for s in sections]
+
+    def huge(self) -> list[tuple[int, str, bytes]]:
+        """(pair index, path, that file's diff) for each huge file, once its texts are read."""
+        out = []
+        for change in self._big:
+            old, new = self._texts[change.old_blob].result(), self._texts[change.new_blob].result()
+            if self._read is not None:
+                base, head = self._pairs[change.pair]
+                self._read[(base, change.path)] = old
+                self._read[(head, change.path)] = new
+            out.append((change.pair, change.path, _big_file_diff(change, old, new, self._env)))
+        return out
+
+    def whole(self) -> list[bytes]:
+        """Each pair's whole diff, files in git's order."""
+        diffs = list(self.main)
+        for pair, path, file_diff in self.huge():
+            diffs[pair] = _insert_file(diffs[pair], path, file_diff)
+        return diffs
 
 
 BIG_FILE = 4_000_000

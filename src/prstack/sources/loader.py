@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from prstack.hunks import added_line_numbers, parse_diff, with_provenance
+from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.models import Commit, Hunk, PullRequest
 from prstack.sources.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git import GitSource
@@ -45,13 +45,15 @@ def load_stack(
     base_sha = src.resolve(base) if base else None
     stack = read_graph(src, numbers, metadata, base_sha)
     ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
-    diffs = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
+    pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
+    parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.main, strict=True)]
+    for at, path, file_diff in pending.huge():  # huge files, diffed while the rest was parsed
+        parsed[at] = in_path_order(parsed[at], parse_diff(file_diff, ranges[at].number), path)
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
     meta = metadata or {}
-    for r, diff in zip(ranges, diffs, strict=True):
+    for r, own in zip(ranges, parsed, strict=True):
         number = r.number
-        own = parse_diff(diff, number)
         own = _attribute(src, r.start, r.head, r.commits, own, stack.facts[number].paths)
         hunks += own
         merged = stack.states[number] is PRState.MERGED
