@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -19,7 +20,7 @@ from prstack.models import (
 from prstack.sources.detect import PRMetadata
 from prstack.sources.git import GitSource
 from prstack.sources.loader import load_stack
-from prstack.targets.base import Target, TargetSpec, open_target
+from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 from prstack.targets.layout import PathMap, Placement
 from prstack.targets.provenance import flag_results, join_build
 
@@ -59,17 +60,14 @@ def audit(
     repo_files: Iterable[str],
     file_at: FileAt,
     prefetch: Callable[[Sequence[tuple[str, str]]], None] | None = None,
+    package: PackageIndex | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
-    up front every (commit, path) `file_at` will be asked for, in order, to read them ahead."""
+    up front every (commit, path) `file_at` will be asked for, in order, to read them ahead.
+    `package` is the target's package index, when one is already made (see `package_index`)."""
     pathmap = PathMap(target.files(), repo_files)
-    package = PackageIndex(
-        lambda: {
-            path: data
-            for path in sorted(target.files())
-            if path.endswith(TEXT_SUFFIXES) and (data := target.read(path)) is not None
-        }
-    )
+    if package is None:
+        package = package_index(target)
     by_pr = {pr.number: pr for pr in prs}
     groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
     for hunk in hunks:
@@ -110,6 +108,17 @@ def audit(
     return AuditReport(target.info, tuple(reports), tuple(ordered))
 
 
+def package_index(target: Target) -> PackageIndex:
+    """The index of every text file of the target, read and built on first use (or `warm`)."""
+    return PackageIndex(
+        lambda: {
+            path: data
+            for path in sorted(target.files())
+            if path.endswith(TEXT_SUFFIXES) and (data := target.read(path)) is not None
+        }
+    )
+
+
 def _sides(pr: PullRequest, path: str, old_path: str | None) -> tuple[tuple[str, str] | None, tuple[str, str]]:
     """The (commit, path) files a hunk group is judged with: the base's (if any), the head's."""
     return ((pr.base_sha, old_path) if old_path else None), (pr.head_sha, path)
@@ -123,12 +132,20 @@ def audit_stack(
     metadata: Mapping[int, PRMetadata] | None = None,
 ) -> AuditReport:
     """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
-    the target, and audit every hunk."""
+    the target, and audit every hunk.
+
+    A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first
+    and its package index built on another thread while git works for the stack."""
+    early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
+    package = None
+    if early is not None:
+        package = package_index(early)
+        threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     changes = load_stack(source, numbers, base, metadata)
     repo_files = source.tree_paths(changes.top_sha)
-    target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+    target = early or open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
     report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
-                   source.prefetch_files)
+                   source.prefetch_files, package)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from prstack.errors import PrstackError
 from prstack.matching.text import LEVELS, LOOSEST, decode, normalise_all, trivial
 
 _loose = LEVELS[LOOSEST][1]
@@ -26,6 +29,7 @@ class PackageIndex:
 
     def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
         self._load = load
+        self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
         self._keys: list[str] = []
@@ -51,6 +55,10 @@ class PackageIndex:
         return self._files
 
     def _index(self) -> dict[str, int]:
+        with self._lock:
+            return self._build()
+
+    def _build(self) -> dict[str, int]:
         if self._first is None:
             for path in sorted(self.data):
                 if len(self.data[path]) > INDEX_MAX_BYTES:
@@ -63,6 +71,12 @@ class PackageIndex:
             self._first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
             self._count = Counter(keys)
         return self._first
+
+    def warm(self) -> None:
+        """Read and index everything now (e.g. on another thread while git works); an error
+        reading the target is raised again where the index is used."""
+        with contextlib.suppress(PrstackError):
+            self._index()
 
     def find_block(
         self, block: Sequence[str], *, exclude: str | None = None

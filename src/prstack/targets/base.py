@@ -113,6 +113,17 @@ def _site_dirs_of(python: str) -> list[str]:
     return [p for p in paths if p and os.path.isdir(p)]
 
 
+def needs_pr_paths(spec: TargetSpec) -> bool:
+    """Whether opening the target needs the paths the PRs touch (to choose the distribution that
+    ships them): all but a plain source tree and a wheel."""
+    if spec.kind == "wheel":
+        return False
+    if spec.kind == "tree":
+        root = Path(spec.path or ".")
+        return root.is_dir() and next(root.glob("*.dist-info"), None) is not None
+    return True
+
+
 def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> Target:
     """Open what the user asked to audit, choosing the distribution that ships the PRs' files."""
     if spec.kind == "tree":
