@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Protocol
 
 from prstack.errors import InputError
 from prstack.markers import Marker, commit_id, named_prs
+from prstack.models import Commit
 from prstack.sources.git import GitSource
+from prstack.sources.history import History
 from prstack.stack import (
     Evidence,
     MissingParent,
@@ -45,7 +48,8 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
     """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
     head is already in the default branch through a merge commit — that merge's first parent's
     merge base with the head."""
-    if src.is_ancestor(head, default):
+    history = src.history(default)
+    if history.in_default(head):
         merge = src.merge_commit_bringing(head, default)
         base = src.merge_base(f"{merge}^1", head) if merge else None
         if base is None or base == head:
@@ -54,7 +58,7 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
                 "point is unknown; give it with --base REF."
             )
         return base
-    base = src.merge_base(head, default)
+    base = history.merge_base(head)
     if base is None:
         raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
     return base
@@ -79,6 +83,14 @@ class _Reader:
     """Fork point for PRs whose own cannot be found (fast-forward merged): the --base override."""
     _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
     _deep: dict[str, list[int]] | None = None
+    _placed: dict[int, tuple[str, str, tuple[Commit, ...]] | None] = field(default_factory=dict)
+    _candidates: dict[int, _Candidates] = field(default_factory=dict)
+    _merged_at: dict[int, set[int]] = field(default_factory=dict)
+    _warmed: set[int] = field(default_factory=set)
+
+    @cached_property
+    def history(self) -> History:
+        return self.src.history(self.default)
 
     def head(self, number: int) -> str | None:
         if number not in self.heads:
@@ -88,16 +100,18 @@ class _Reader:
                 return None
         return self.heads[number]
 
-    def load(self, number: int) -> PRFacts | None:
-        """The PR's facts (None when its history cannot be placed against the default branch)."""
-        if number in self.facts or number in self.unloadable:
-            return self.facts.get(number)
+    def place(self, number: int) -> tuple[str, str, tuple[Commit, ...]] | None:
+        """(head, fork point, commits) of the PR, None when its history cannot be placed against
+        the default branch; notes the PRs whose heads are below its head."""
+        if number in self._placed:
+            return self._placed[number]
+        self._placed[number] = None
         head = self.head(number)
         if head is None:
-            self.unloadable.add(number)
             return None
         below = {
-            n: sha for n, sha in self.src.pr_heads_in_range(head, self.default).items() if n != number and sha != head
+            n: sha for n, sha in self.history.heads_in_range(head, self.src.pr_refs).items()
+            if n != number and sha != head
         }
         self.ancestors[number] = below
         for n, sha in below.items():
@@ -106,14 +120,25 @@ class _Reader:
             fork = fork_point(self.src, head, self.default)
         except InputError:
             if self.base is None:
-                self.unloadable.add(number)
                 return None
             fork = self.base
-        commits = self.src.commits(fork, head)
+        self._placed[number] = (head, fork, self.history.commits(fork, head))
+        return self._placed[number]
+
+    def load(self, number: int) -> PRFacts | None:
+        """The PR's facts (None when its history cannot be placed against the default branch)."""
+        if number in self.facts or number in self.unloadable:
+            return self.facts.get(number)
+        placed = self.place(number)
+        if placed is None:
+            self.unloadable.add(number)
+            return None
+        head, fork, commits = placed
+        below = self.ancestors[number]
         shas = [c.sha for c in commits]
         cut = max((shas.index(sha) + 1 for sha in below.values() if sha in shas), default=0)
         meta = self.metadata.get(number)
-        recent = [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
+        recent = _recent(commits)
         facts = PRFacts(
             number=number,
             head=head,
@@ -138,16 +163,15 @@ class _Reader:
             return f
         how: str | None = None
         landed: str | None = f.head
-        if self.src.is_ancestor(f.head, self.default):
+        if self.history.in_default(f.head):
             how = "ancestry"
         elif f.own:
             paths = self.src.changed_paths(f.fork_point, f.head)
-            touching = self.src.commits_touching(f.fork_point, self.default, paths)
+            touching = self.history.touching(f.fork_point, paths)
             if touching:
                 by_pid = {pid: sha for sha, pid in self.src.patch_ids(touching).items()}
                 own_pids = [f.patch_ids.get(c.sha) for c in f.own]
-                own_base = f.own[0].parents[0] if f.own[0].parents else f.fork_point
-                squash = self.src.diff_patch_id(own_base, f.head)
+                squash = self.src.diff_patch_id(_own_base(f), f.head)
                 if own_pids and all(p is not None and p in by_pid for p in own_pids):
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
@@ -159,6 +183,81 @@ class _Reader:
             f = replace(f, merged=how, landed=landed)
             self.facts[number] = f
         return f
+
+    # -- warming: what the visits will ask git, asked for many PRs at once ------------------------
+
+    def prefetch(self, numbers: Iterable[int], requested: Sequence[int]) -> None:
+        """Before visiting these PRs: load, in a few git processes for all of them, their facts
+        and their ancestors' (each is visited in turn), what their merged checks need, and the
+        facts of every PR their visits will relate them to. Fills caches only: the visits decide."""
+        todo = [n for n in dict.fromkeys(numbers) if n not in self._warmed]
+        if not todo:
+            return
+        self._warmed.update(todo)
+        self.warm_facts(todo, with_ancestors=True)
+        visiting = [*todo, *(n for t in todo for n in self.ancestors.get(t, {}))]
+        self._warm_merged(visiting)
+        children = [f for n in todo if (f := self.facts.get(n)) is not None]
+        self.history.warm_containing(f.commits[0].sha for f in children if f.commits)
+        related = set()
+        for child in children:
+            c = self.candidates(child, requested)
+            related |= c.ancestry | c.candidates
+        self.warm_facts(sorted(related), with_ancestors=False)
+
+    def warm_facts(self, numbers: Iterable[int], *, with_ancestors: bool) -> None:
+        """Place these PRs (and their ancestor PRs) with one git log, then compute the patch-ids
+        and paths of all their commits in one pipeline."""
+        numbers = [n for n in dict.fromkeys(numbers) if n not in self.facts and n not in self.unloadable]
+        self.history.ensure(h for n in numbers if (h := self.head(n)) is not None)
+        places = [self.place(n) for n in numbers]
+        if with_ancestors:
+            above = list(numbers)
+            numbers = list(dict.fromkeys([*numbers, *(a for n in above for a in self.ancestors.get(n, {}))]))
+            places = [self.place(n) for n in numbers]
+        recent = [s for p in places if p is not None for s in _recent(p[2])]
+        self.src.patches.warm(ids=recent, paths=recent)
+        for n in numbers:
+            self.load(n)
+
+    def _warm_merged(self, numbers: Iterable[int]) -> None:
+        """What `mark_merged` asks git for these PRs: the paths each changes, the default-branch
+        commits since its fork point touching them, and the patch-ids of those and of its change."""
+        facts = [
+            f for n in dict.fromkeys(numbers)
+            if (f := self.facts.get(n)) is not None and f.merged is None and f.own
+            and not self.history.in_default(f.head)
+        ]
+        self.src.patches.warm(pair_paths=[(f.fork_point, f.head) for f in facts])
+        asks = [(f, self.src.changed_paths(f.fork_point, f.head)) for f in facts]
+        self.history.warm_touching((f.fork_point, paths) for f, paths in asks)
+        touched = [(f, t) for f, paths in asks if (t := self.history.touching(f.fork_point, paths))]
+        self.src.patches.warm(
+            ids=[sha for _, t in touched for sha in t], pair_ids=[(_own_base(f), f.head) for f, _ in touched]
+        )
+
+    def candidates(self, child: PRFacts, requested: Sequence[int]) -> _Candidates:
+        """The PRs the child's visit relates it to, and the markers that name them."""
+        number = child.number
+        if number in self._candidates:
+            return self._candidates[number]
+        markers = named_prs([child.body, *(c.message for c in child.commits)], number)
+        claimed = set(named_prs([child.body, *(c.message for c in child.own)], number))
+        default_branch = self.default.rsplit("/", 1)[-1]
+        stacked_branch = child.base_branch not in (None, "", default_branch)
+        by_branch = {
+            n for n, meta in self.metadata.items()
+            if n != number and stacked_branch and meta.head_ref == child.base_branch
+        }
+        claimed |= by_branch
+        ancestry = set(self.ancestors[number]) | self.merged_parents_at(child)
+        candidates = set(markers) | by_branch | set(requested) | self.head_hints(child)
+        if child.commits:
+            first = child.commits[0].sha
+            candidates |= set(self.history.containing(first, not_containing=child.head))
+        found = _Candidates(markers, claimed, by_branch, ancestry, candidates - {number})
+        self._candidates[number] = found
+        return found
 
     def head_hints(self, child: PRFacts) -> set[int]:
         """PRs whose head commit has the subject or the commit-id of one of the child's commits."""
@@ -189,13 +288,38 @@ class _Reader:
 
     def merged_parents_at(self, child: PRFacts) -> set[int]:
         """PRs merged with a merge commit whose head is exactly where the child forks."""
+        if child.number in self._merged_at:
+            return self._merged_at[child.number]
         found = set()
         for n, sha in self.src.prs_pointing_at(child.fork_point).items():
             merge = self.src.merge_commit_bringing(sha, self.default)
             if n != child.number and merge and not self.src.is_ancestor(sha, f"{merge}^1"):
                 self.heads.setdefault(n, sha)
                 found.add(n)
+        self._merged_at[child.number] = found
         return found
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """Whom one PR's visit tries as its parents."""
+
+    markers: Mapping[int, list[Marker]]
+    claimed: set[int]
+    """PRs named by the child's own markers or metadata (a missing or unbacked one is reported)."""
+    by_branch: set[int]
+    ancestry: set[int]
+    candidates: set[int]
+
+
+def _recent(commits: Sequence[Commit]) -> list[str]:
+    """The commits whose patch-ids and paths a PR's facts hold: its last ones, merges left out."""
+    return [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
+
+
+def _own_base(f: PRFacts) -> str:
+    """Where the PR's own change starts (its squash merge is own_base..head)."""
+    return f.own[0].parents[0] if f.own[0].parents else f.fork_point
 
 
 def read_graph(
@@ -218,6 +342,7 @@ def read_graph(
     found = _Found()
     todo, seen = list(requested), set()
     while todo:
+        reader.prefetch((n for n in todo if n not in seen), requested)
         number = todo.pop(0)
         if number not in seen:
             seen.add(number)
@@ -242,25 +367,14 @@ def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found
         if number in requested:
             fork_point(src, reader.heads[number], reader.default)  # raises the user-facing error
         return []
-    markers = named_prs([child.body, *(c.message for c in child.commits)], number)
-    claimed = set(named_prs([child.body, *(c.message for c in child.own)], number))
-    default_branch = reader.default.rsplit("/", 1)[-1]
-    by_branch = {
-        n
-        for n, meta in reader.metadata.items()
-        if n != number and child.base_branch not in (None, "", default_branch) and meta.head_ref == child.base_branch
-    }
-    claimed |= by_branch
-    ancestry = set(reader.ancestors[number]) | reader.merged_parents_at(child)
-    candidates = set(markers) | by_branch | set(requested) | reader.head_hints(child)
-    if child.commits:
-        first = child.commits[0].sha
-        candidates |= set(src.prs_containing(first, not_containing=child.head))
-    parents = _try(reader, child, ancestry, candidates - {number}, markers, claimed, by_branch, found)
+    c = reader.candidates(child, requested)
+    markers, claimed, by_branch, ancestry, candidates = c.markers, c.claimed, c.by_branch, c.ancestry, c.candidates
+    parents = _try(reader, child, ancestry, candidates, markers, claimed, by_branch, found)
     if not parents and len(child.commits) > 1:
         # nothing found: look for a parent whose commits (not only its head) the child copies,
         # e.g. a parent rebased and extended since the child was built
         deeper = reader.deep_hints(child)
+        reader.warm_facts(sorted(deeper), with_ancestors=True)
         for hinted in list(deeper):  # the subject may be named under a PR stacked on the parent
             if reader.load(hinted) is not None:
                 deeper |= set(reader.ancestors[hinted])

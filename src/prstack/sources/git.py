@@ -13,7 +13,10 @@ import git
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
 from prstack.sources.gitbatch import BlobReader, PendingDiffs
+from prstack.sources.history import LOG_FORMAT, History, parse_log
+from prstack.sources.patches import Patches
 
+_SHA_RE = re.compile(r"[0-9a-f]{40}")
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -50,6 +53,9 @@ class GitSource:
                 "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
             ) from None
         self.git = self.repo.git
+        self.patches = Patches(self._pipe)
+        self._histories: dict[str, History] = {}
+        self._commits: dict[tuple[str, str], tuple[Commit, ...]] = {}
 
     def _run(self, *args: str) -> str:
         try:
@@ -143,17 +149,20 @@ class GitSource:
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
         """Commits of base..head, oldest first."""
-        sep = "\x1e"
-        fmt = f"%H%x00%P%x00%an%x00%s%x00%B{sep}"
-        out = self._run("log", "--reverse", "--topo-order", f"--format={fmt}", f"{base}..{head}")
-        commits = []
-        for record in out.split(sep):
-            record = record.strip("\n")
-            if not record:
-                continue
-            sha, parents, author, subject, body = record.split("\x00", 4)
-            commits.append(Commit(sha, tuple(parents.split()), subject, author, body.strip()))
-        return tuple(commits)
+        key = (base, head)
+        if key not in self._commits:
+            out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
+            commits = tuple(parse_log(out))
+            if not all(map(_SHA_RE.fullmatch, key)):
+                return commits  # a ref can move: only commit ids are kept
+            self._commits[key] = commits
+        return self._commits[key]
+
+    def history(self, default: str) -> History:
+        """The PR heads' history outside `default`, loaded as asked and kept (see History)."""
+        if default not in self._histories:
+            self._histories[default] = History(self, default)
+        return self._histories[default]
 
     def diff(self, base: str, head: str) -> bytes:
         """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
@@ -224,6 +233,10 @@ class GitSource:
 
     # -- stack detection (issue 4) ----------------------------------------------
 
+    def pipe(self, args: Sequence[str], data: str | bytes) -> bytes:
+        """Run git with `data` on stdin; its stdout."""
+        return self._pipe(args, data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+
     def _pipe(self, args: Sequence[str], data: bytes) -> bytes:
         """Run git with `data` on stdin; its stdout."""
         done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True)
@@ -234,26 +247,21 @@ class GitSource:
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit sha -> `git patch-id --stable` of its change (merges and empty commits: none)."""
-        if not shas:
-            return {}
-        diffs = self._pipe(
-            ["diff-tree", "--stdin", "-p", "-r", "--root", "--no-color", "--no-ext-diff",
-             "--no-renames"],
-            ("\n".join(shas) + "\n").encode(),
-        )
-        out = self._pipe(["patch-id", "--stable"], diffs).decode()
-        pairs = (line.split() for line in out.splitlines() if line.strip())
-        return {sha: pid for pid, sha in pairs}
+        return self.patches.ids(shas)
 
     def diff_patch_id(self, base: str, head: str) -> str | None:
         """The patch-id of the whole change base..head (what a squash merge of it would have)."""
-        diff = self._run_bytes("diff", "--no-color", "--no-ext-diff", "--no-renames", base, head)
-        out = self._pipe(["patch-id", "--stable"], diff).decode().split()
-        return out[0] if out else None
+        return self.patches.pair_id(base, head)
 
     def changed_paths(self, base: str, head: str) -> list[str]:
-        out = self._run_bytes("diff", "--name-only", "-z", "--no-renames", base, head)
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+        return self.patches.pair_paths(base, head)
+
+    def merge_base_octopus(self, commits: Sequence[str]) -> str | None:
+        """A commit every one of `commits` descends from (git merge-base --octopus), if any."""
+        try:
+            return self._run("merge-base", "--octopus", *commits).split()[0]
+        except (SourceError, IndexError):
+            return None
 
     def commits_touching(self, base: str, head: str, paths: Sequence[str]) -> list[str]:
         """Non-merge commits of base..head touching any of `paths`, oldest first."""
@@ -263,18 +271,30 @@ class GitSource:
                         "--", *paths)
         return out.split()
 
+    def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
+        """(ref name, head sha) of every PR ref in for-each-ref's order, filtered by for-each-ref
+        options (unfiltered: read once)."""
+        return self._read_pr_ref_rows(*filters) if filters else self._all_pr_ref_rows
+
+    @cached_property
+    def _all_pr_ref_rows(self) -> list[tuple[str, str]]:
+        return self._read_pr_ref_rows()
+
+    def _read_pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
+        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
+                        "refs/pull/", "refs/remotes/")
+        rows = (line.partition(" ") for line in out.splitlines())
+        return [(ref, sha) for ref, _, sha in rows if pr_number_of_ref(ref) is not None]
+
+    @staticmethod
+    def pick_pr_refs(rows: Iterable[tuple[str, str]]) -> dict[int, str]:
+        """PR number -> head sha of PR ref rows; where a PR has several refs, refs/pull/N/head wins."""
+        return {n: sha for n, (_, sha) in _pick(rows).items()}
+
     def _pr_ref_rows(self, *filters: str) -> dict[int, tuple[str, str]]:
         """PR refs (filtered by for-each-ref options): number -> (ref name, head sha); where a PR
         has several refs, refs/pull/N/head wins."""
-        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
-                        "refs/pull/", "refs/remotes/")
-        found: dict[int, tuple[str, str]] = {}
-        for line in out.splitlines():
-            ref, _, sha = line.partition(" ")
-            number = pr_number_of_ref(ref)
-            if number is not None and (number not in found or ref.startswith("refs/pull/")):
-                found[number] = (ref, sha)
-        return found
+        return _pick(self.pr_ref_rows(*filters))
 
     def _pr_refs(self, *filters: str) -> dict[int, str]:
         return {n: sha for n, (_, sha) in self._pr_ref_rows(*filters).items()}
@@ -301,8 +321,7 @@ class GitSource:
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
         """PRs whose head is one of `head`'s commits not in `default` (walks only those, so it
         stays fast with thousands of PR refs): number -> sha."""
-        in_range = set(self._run("rev-list", head, f"^{default}").split())
-        return {n: sha for n, sha in self.pr_refs.items() if sha in in_range}
+        return self.history(default).heads_in_range(head, self.pr_refs)
 
     def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
         """Of every PR ref's head commit, in one git call: subject -> PRs, and commit-id /
@@ -329,21 +348,7 @@ class GitSource:
 
     def commit_paths(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
         """Commit sha -> the paths it changes against its first parent (merges: none)."""
-        if not shas:
-            return {}
-        out = self._pipe(
-            ["diff-tree", "--stdin", "-r", "--root", "--name-only", "--no-renames", "-z"],
-            ("\n".join(shas) + "\n").encode(),
-        )
-        found: dict[str, set[str]] = {}
-        current: set[str] | None = None
-        for item in out.decode("utf-8", "surrogateescape").split("\0"):
-            item = item.strip("\n")
-            if re.fullmatch(r"[0-9a-f]{40}", item):
-                current = found.setdefault(item, set())
-            elif item and current is not None:
-                current.add(item)
-        return {sha: frozenset(paths) for sha, paths in found.items()}
+        return self.patches.paths(shas)
 
     def pr_commit_subjects(self, default: str) -> dict[str, list[int]]:
         """Subject of every commit of every PR ref not in `default` -> PRs that reach it (one git
@@ -370,3 +375,13 @@ class GitSource:
     def rev_list(self, *revs: str) -> list[str]:
         """`git rev-list REVS` (e.g. 'base..head', '^other')."""
         return self._run("rev-list", *revs).split()
+
+
+def _pick(rows: Iterable[tuple[str, str]]) -> dict[int, tuple[str, str]]:
+    """PR number -> (ref name, head sha); where a PR has several refs, refs/pull/N/head wins."""
+    found: dict[int, tuple[str, str]] = {}
+    for ref, sha in rows:
+        number = pr_number_of_ref(ref)
+        if number is not None and (number not in found or ref.startswith("refs/pull/")):
+            found[number] = (ref, sha)
+    return found
