@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -184,13 +184,16 @@ def match_copies(
     paths: Mapping[str, frozenset[str]] | None = None,
 ) -> list[CommitMatch]:
     """Pair each parent commit with its copy among the child's commits: same sha, else same
-    patch-id, else same commit-id trailer, else same subject and author (an edited copy)."""
+    patch-id, else same commit-id trailer, else same subject and author (an edited copy).
+
+    Patch-ids are read only for the commits `copy_candidates` names (a patch-id can be costly)."""
+    need = copy_candidates(parent, child, patch_ids, paths)
     by_sha = {c.sha for c in child}
     by_patch: dict[str, list[str]] = {}
     by_cid: dict[str, list[str]] = {}
     by_subject: dict[tuple[str, str], list[str]] = {}
     for c in child:
-        if (pid := patch_ids.get(c.sha)) is not None:
+        if c.sha in need and (pid := patch_ids.get(c.sha)) is not None:
             by_patch.setdefault(pid, []).append(c.sha)
         if (cid := commit_id(c.message)) is not None:
             by_cid.setdefault(cid, []).append(c.sha)
@@ -205,7 +208,7 @@ def match_copies(
         found: tuple[str | None, MatchKind]
         if p.sha in by_sha and p.sha not in used:
             found = (p.sha, MatchKind.SHA)
-        elif (pid := patch_ids.get(p.sha)) and (s := take(by_patch.get(pid, ()))):
+        elif p.sha in need and (pid := patch_ids.get(p.sha)) and (s := take(by_patch.get(pid, ()))):
             found = (s, MatchKind.PATCH_ID)
         elif (cid := commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
             found = (s, MatchKind.COMMIT_ID)
@@ -216,6 +219,50 @@ def match_copies(
             used.add(found[0])
             matches.append(CommitMatch(p.sha, found[0], found[1]))
     return matches
+
+
+def copy_candidates(
+    parent: Sequence[Commit],
+    child: Sequence[Commit],
+    patch_ids: Container[str],
+    paths: Mapping[str, frozenset[str]] | None = None,
+) -> set[str]:
+    """The commits of either side whose patch-ids (`patch_ids`: the commits that have one) can
+    equal one on the other side: the only ones `match_copies` reads. A patch-id hashes the names
+    of the files it changes, so two commits share one only when they change the same paths: a
+    commit is left out when its paths are known and no commit with a patch-id on the other side
+    changes exactly those (or has unknown paths)."""
+    paths = paths or {}
+
+    def could_match(side: Sequence[Commit], other: Sequence[Commit]) -> set[str]:
+        carriers = [c.sha for c in other if c.sha in patch_ids]
+        names = {paths[sha] for sha in carriers if sha in paths}
+        anything = any(sha not in paths for sha in carriers)
+        return {
+            c.sha for c in side
+            if c.sha in patch_ids and (anything or c.sha not in paths or paths[c.sha] in names)
+        }
+
+    return could_match(parent, child) | could_match(child, parent)
+
+
+class _Layered(Mapping[str, str]):
+    """`{**below, **top}` without reading every value (a source may compute patch-ids on demand)."""
+
+    def __init__(self, top: Mapping[str, str], below: Mapping[str, str]) -> None:
+        self.top, self.below = top, below
+
+    def __getitem__(self, key: str) -> str:
+        return self.top[key] if key in self.top else self.below[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or key in self.below
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self.below, *self.top]))
+
+    def __len__(self) -> int:
+        return len(set(self.top) | set(self.below))
 
 
 def _overlap(a: str, b: str, paths: Mapping[str, frozenset[str]]) -> bool:
@@ -246,12 +293,8 @@ def relate(
             parent.number, child.number, (Evidence.ANCESTRY, *extra), parent.head, tuple(markers)
         )
     own = parent.own or parent.commits
-    matches = match_copies(
-        own,
-        child.commits,
-        {**parent.patch_ids, **child.patch_ids},
-        {**parent.paths, **child.paths},
-    )
+    patch_ids = _Layered(child.patch_ids, parent.patch_ids)
+    matches = match_copies(own, child.commits, patch_ids, {**parent.paths, **child.paths})
     exact = [m for m in matches if m.how is not MatchKind.SUBJECT]
     if not exact and len(matches) < len(own):
         return None  # an edited copy counts only when every commit of the parent has one

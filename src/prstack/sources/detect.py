@@ -20,6 +20,7 @@ from prstack.stack import (
     StackEdge,
     Unconfirmed,
     build_stack,
+    copy_candidates,
     relate,
 )
 
@@ -145,7 +146,7 @@ class _Reader:
             fork_point=fork,
             commits=commits,
             own=commits[cut:],
-            patch_ids=self.src.patch_ids(recent),
+            patch_ids=self.src.patches.lazy_ids(recent),
             paths=self.src.commit_paths(recent),
             ref=f"refs/pull/{number}/head",
             title=meta.title if meta else None,
@@ -169,9 +170,10 @@ class _Reader:
             paths = self.src.changed_paths(f.fork_point, f.head)
             touching = self.history.touching(f.fork_point, paths)
             if touching:
-                by_pid = {pid: sha for sha, pid in self.src.patch_ids(touching).items()}
-                own_pids = [f.patch_ids.get(c.sha) for c in f.own]
-                squash = self.src.diff_patch_id(_own_base(f), f.head)
+                rebase, squash_too, compared = self._merged_needs(f, touching)
+                by_pid = {pid: sha for sha, pid in self.src.patch_ids(compared).items()}
+                own_pids = [f.patch_ids.get(c.sha) if rebase else None for c in f.own]
+                squash = self.src.diff_patch_id(_own_base(f), f.head) if squash_too else None
                 if own_pids and all(p is not None and p in by_pid for p in own_pids):
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
@@ -183,6 +185,18 @@ class _Reader:
             f = replace(f, merged=how, landed=landed)
             self.facts[number] = f
         return f
+
+    def _merged_needs(self, f: PRFacts, touching: Sequence[str]) -> tuple[bool, bool, list[str]]:
+        """Which patch-ids the merged check compares, from paths alone (equal patch-ids change
+        the same paths): whether every own commit may have a copy among `touching` (rebase),
+        whether the squashed change may, and the commits of `touching` that may be a copy."""
+        names = self.src.commit_paths(touching)
+        touched = set(names.values())
+        rebase = all(f.paths.get(c.sha) in touched for c in f.own)
+        squashed = frozenset(self.src.changed_paths(_own_base(f), f.head))
+        squash_too = squashed in touched
+        wanted = ({f.paths[c.sha] for c in f.own} if rebase else set()) | ({squashed} if squash_too else set())
+        return rebase, squash_too, [sha for sha in touching if names.get(sha) in wanted]
 
     # -- warming: what the visits will ask git, asked for many PRs at once ------------------------
 
@@ -199,15 +213,17 @@ class _Reader:
         self._warm_merged(visiting)
         children = [f for n in todo if (f := self.facts.get(n)) is not None]
         self.history.warm_containing(f.commits[0].sha for f in children if f.commits)
-        related = set()
+        tried = {child.number: self.candidates(child, requested) for child in children}
+        self.warm_facts(sorted({n for c in tried.values() for n in c.ancestry | c.candidates}), with_ancestors=False)
+        copies: set[str] = set()
         for child in children:
-            c = self.candidates(child, requested)
-            related |= c.ancestry | c.candidates
-        self.warm_facts(sorted(related), with_ancestors=False)
+            c = tried[child.number]
+            copies |= self.copy_ids(child, c.candidates - c.ancestry)  # ancestry needs no copies
+        self.src.patches.warm(ids=sorted(copies))
 
     def warm_facts(self, numbers: Iterable[int], *, with_ancestors: bool) -> None:
-        """Place these PRs (and their ancestor PRs) with one git log, then compute the patch-ids
-        and paths of all their commits in one pipeline."""
+        """Place these PRs (and, if asked, their ancestor PRs) with one git log, then read the
+        paths of all their commits in one git process (patch-ids are computed as needed)."""
         numbers = [n for n in dict.fromkeys(numbers) if n not in self.facts and n not in self.unloadable]
         self.history.ensure(h for n in numbers if (h := self.head(n)) is not None)
         places = [self.place(n) for n in numbers]
@@ -216,7 +232,7 @@ class _Reader:
             numbers = list(dict.fromkeys([*numbers, *(a for n in above for a in self.ancestors.get(n, {}))]))
             places = [self.place(n) for n in numbers]
         recent = [s for p in places if p is not None for s in _recent(p[2])]
-        self.src.patches.warm(ids=recent, paths=recent)
+        self.src.patches.warm(paths=recent)
         for n in numbers:
             self.load(n)
 
@@ -233,8 +249,25 @@ class _Reader:
         self.history.warm_touching((f.fork_point, paths) for f, paths in asks)
         touched = [(f, t) for f, paths in asks if (t := self.history.touching(f.fork_point, paths))]
         self.src.patches.warm(
-            ids=[sha for _, t in touched for sha in t], pair_ids=[(_own_base(f), f.head) for f, _ in touched]
+            paths=[sha for _, t in touched for sha in t], pair_paths=[(_own_base(f), f.head) for f, _ in touched]
         )
+        ids: list[str] = []
+        pair_ids: list[tuple[str, str]] = []
+        for f, t in touched:
+            rebase, squash_too, compared = self._merged_needs(f, t)
+            ids += compared + ([c.sha for c in f.own if c.sha in f.patch_ids] if rebase else [])
+            pair_ids += [(_own_base(f), f.head)] if squash_too else []
+        self.src.patches.warm(ids=ids, pair_ids=pair_ids)
+
+    def copy_ids(self, child: PRFacts, parents: Iterable[int]) -> set[str]:
+        """The commits whose patch-ids relating these PRs to the child reads (`copy_candidates`)."""
+        ids: set[str] = set()
+        for n in parents:
+            if (parent := self.facts.get(n)) is not None:
+                carriers = {*parent.patch_ids, *child.patch_ids}
+                paths = {**parent.paths, **child.paths}
+                ids |= copy_candidates(parent.own or parent.commits, child.commits, carriers, paths)
+        return ids
 
     def candidates(self, child: PRFacts, requested: Sequence[int]) -> _Candidates:
         """The PRs the child's visit relates it to, and the markers that name them."""
@@ -379,6 +412,7 @@ def _visit(reader: _Reader, number: int, requested: Sequence[int], found: _Found
             if reader.load(hinted) is not None:
                 deeper |= set(reader.ancestors[hinted])
         deeper -= candidates | ancestry | {number}
+        src.patches.warm(ids=sorted(reader.copy_ids(child, deeper)))
         parents = _try(reader, child, set(), deeper, markers, claimed, by_branch, found)
     return parents
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 Pipe = Callable[[Sequence[str], bytes], bytes]
 """Runs git with the given arguments and standard input; returns its standard output."""
@@ -47,6 +47,10 @@ class Patches:
             named = self._names([*paths, *(_line(p) for p in pair_paths)])
             self._paths.update((s, frozenset(n) if n else None) for s, n in zip(paths, named, strict=False))
             self._pair_paths.update(zip(pair_paths, named[len(paths):], strict=True))
+
+    def lazy_ids(self, shas: Sequence[str]) -> PatchIds:
+        """Commit sha -> patch-id like `ids`, each computed only when its value is read."""
+        return PatchIds(self, shas)
 
     def ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit sha -> patch-id, in the order asked (merges and empty commits: none)."""
@@ -98,6 +102,39 @@ class Patches:
     def _names(self, lines: Sequence[str]) -> list[tuple[str, ...]]:
         sections = self._sections(["--name-only", "-z"], lines, b"\0")
         return [tuple(item[:-1].decode("utf-8", "surrogateescape") for item in body) for body in sections]
+
+
+class PatchIds(Mapping[str, str]):
+    """Commit sha -> patch-id of the given commits, as `Patches.ids` gives, but each value is
+    computed only when read (a commit changing a huge file costs a second to diff): which commits
+    have one is known from their paths, which are cheap. `Patches.warm` computes many at once."""
+
+    def __init__(self, patches: Patches, shas: Sequence[str]) -> None:
+        self._patches = patches
+        changed = patches.paths(shas)  # a commit that changes something has a patch-id
+        self._shas = [s for s in dict.fromkeys(shas) if s in changed]
+        self._known = set(self._shas)
+
+    def __getitem__(self, sha: str) -> str:
+        if sha not in self._known:
+            raise KeyError(sha)
+        found = self._patches.ids([sha])
+        if sha not in found:
+            raise KeyError(sha)
+        return found[sha]
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._shas)
+
+    def __len__(self) -> int:
+        return len(self._shas)
+
+    def __repr__(self) -> str:
+        self._patches.warm(ids=self._shas)
+        return repr(dict(self))
 
 
 def _line(pair: Pair) -> str:
