@@ -190,7 +190,8 @@ class History:
         bottom = forks[0] if len(forks) == 1 else self.src.merge_base_octopus(forks)
         if bottom is None:
             return
-        rows = [line.split() for line in self.src.rev_list("--parents", f"{bottom}..{self.default}", "--")]
+        listing = self.src.pipe(["rev-list", "--parents", "--stdin"], f"{self.default}\n^{bottom}\n")
+        rows = [line.split() for line in listing.decode().splitlines()]
         if any(len(row) != 2 for row in rows):
             return  # merge commits: which side git follows depends on the paths; ask git per fork
         position = {row[0]: i for i, row in enumerate(rows)}
