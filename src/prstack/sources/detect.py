@@ -211,15 +211,22 @@ class _Reader:
         self.warm_facts(todo, with_ancestors=True)
         visiting = [*todo, *(n for t in todo for n in self.ancestors.get(t, {}))]
         self._warm_merged(visiting)
+        self._warm_containing(visiting)
         children = [f for n in todo if (f := self.facts.get(n)) is not None]
-        self.history.warm_containing(f.commits[0].sha for f in children if f.commits)
         tried = {child.number: self.candidates(child, requested) for child in children}
-        self.warm_facts(sorted({n for c in tried.values() for n in c.ancestry | c.candidates}), with_ancestors=False)
+        related = sorted({n for c in tried.values() for n in c.ancestry | c.candidates})
+        self.warm_facts(related, with_ancestors=False)
+        self._warm_containing(related)  # those that turn out parents are visited next
         copies: set[str] = set()
         for child in children:
             c = tried[child.number]
             copies |= self.copy_ids(child, c.candidates - c.ancestry)  # ancestry needs no copies
         self.src.patches.warm(ids=sorted(copies))
+
+    def _warm_containing(self, numbers: Iterable[int]) -> None:
+        """Which PR refs hold each PR's first commit (a visit looks for more parents there)."""
+        firsts = (f.commits[0].sha for n in numbers if (f := self.facts.get(n)) is not None and f.commits)
+        self.history.warm_containing(firsts)
 
     def warm_facts(self, numbers: Iterable[int], *, with_ancestors: bool) -> None:
         """Place these PRs (and, if asked, their ancestor PRs) with one git log, then read the

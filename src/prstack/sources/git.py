@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterable, Sequence
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import git
@@ -30,6 +30,7 @@ DEFAULT_BRANCH_CANDIDATES = (
 )
 
 
+@cache  # asked for every PR ref, several times a run, among thousands of refs
 def pr_number_of_ref(refname: str) -> int | None:
     """The PR number a ref name stands for (refs/pull/N/head, refs/remotes/R/pr/N), else None."""
     m = _PR_REF_RE.match(refname)
