@@ -110,6 +110,20 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
                 c.sha, not_containing=head
             ), (n, c.subject)
     assert forks.keys() == {1, 2, 3, 4, 5, 6, 7} | (set() if main_merges else {8})
+    # ranges and ancestry between any two of the heads and fork points, from what is loaded
+    plain = GitSource(path)  # no history loaded: every answer from git
+    firsts = {plain.commits(fork, heads[n])[0].sha for n, fork in forks.items()}
+    points = sorted({*heads.values(), *forks.values(), *firsts})
+    answered = 0
+    for a in points:
+        for b in sorted(heads.values()):
+            known = history.known_range(a, b)
+            assert known is None or known == plain.commits(a, b), (a, b)
+            ancestry = history.known_ancestry(a, b)
+            assert ancestry is None or ancestry == _is_ancestor(path, a, b), (a, b)
+            assert src.is_ancestor(a, b) == _is_ancestor(path, a, b), (a, b)
+            answered += (known is not None) + (ancestry is not None)
+    assert answered > len(points) * len(heads) // 2  # most from memory
     # merged checks: default-branch commits since each fork touching the PR's paths, in one batch
     asks = [(fork, src.changed_paths(fork, heads[n])) for n, fork in forks.items()]
     for (fork, paths), n in zip(asks, forks, strict=True):

@@ -115,6 +115,9 @@ class GitSource:
     # -- history --------------------------------------------------------------
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        for history in self._histories.values():
+            if (known := history.known_ancestry(ancestor, descendant)) is not None:
+                return known
         try:
             self.git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant])
         except git.GitCommandError:
@@ -149,15 +152,18 @@ class GitSource:
         return out.split()[0] if out.split() else None
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
-        """Commits of base..head, oldest first."""
+        """Commits of base..head, oldest first (from the history detection loaded, when it can)."""
         key = (base, head)
-        if key not in self._commits:
-            out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
-            commits = tuple(parse_log(out))
-            if not all(map(_SHA_RE.fullmatch, key)):
-                return commits  # a ref can move: only commit ids are kept
+        if key in self._commits:
+            return self._commits[key]
+        for history in self._histories.values():
+            if (known := history.known_range(base, head)) is not None:
+                return known
+        out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
+        commits = tuple(parse_log(out))
+        if all(map(_SHA_RE.fullmatch, key)):  # a ref can move: only commit ids are kept
             self._commits[key] = commits
-        return self._commits[key]
+        return commits
 
     def history(self, default: str) -> History:
         """The PR heads' history outside `default`, loaded as asked and kept (see History)."""

@@ -117,25 +117,59 @@ class History:
         return self.src.merge_base(head, self.default)
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
-        """`GitSource.commits(base, head)`: from memory when base..head is one line of outside
-        commits starting right after `base`, else from git."""
-        if not self.in_default(head) and self.boundary(head) == {base}:
-            line = self._line(head)
-            if line is not None:
-                return line
+        """`GitSource.commits(base, head)`, with `head`'s history loaded first (so it can come from
+        memory, see `known_range`)."""
+        self.ensure([head])
         return self.src.commits(base, head)
 
-    def _line(self, head: str) -> tuple[Commit, ...] | None:
-        """The outside commits below `head`, oldest first, when each has one parent."""
-        ancestors = self.ancestors(head)
-        if any(len(self._outside[sha].parents) != 1 for sha in ancestors):
+    def known_range(self, base: str, head: str) -> tuple[Commit, ...] | None:
+        """base..head, oldest first, from what is loaded (loading nothing), when that is exact: every
+        commit of it is outside and has one parent (so the order is git's), and nothing of the
+        default branch is in it (`base` is where `head` enters the default branch, or an outside
+        commit that enters it wherever `head` does). None otherwise."""
+        if head not in self._outside:
             return None
+        entries = self.boundary(head)
+        if base in self._outside:
+            if not entries <= self.boundary(base):
+                return None
+            below = self.ancestors(base)
+        elif entries != {base}:
+            return None
+        else:
+            below = frozenset()
         line: list[Commit] = []
         sha = head
-        while sha in self._outside:
-            line.append(self._outside[sha])
-            sha = self._outside[sha].parents[0]
+        while sha in self._outside and sha not in below:
+            commit = self._outside[sha]
+            if len(commit.parents) != 1:
+                return None
+            line.append(commit)
+            sha = commit.parents[0]
+        if len(line) != len(self.ancestors(head) - below):
+            return None  # a commit of the range off the line: a merge below `base` joins it
         return tuple(reversed(line))
+
+    def known_ancestry(self, ancestor: str, descendant: str) -> bool | None:
+        """`git merge-base --is-ancestor` from what is loaded (loading nothing), when that is exact;
+        None when git must say."""
+        a, d = self._side(ancestor), self._side(descendant)
+        if d is True:
+            if a is True:
+                return ancestor in self.ancestors(descendant)
+            if a is False and ancestor in self.boundary(descendant):
+                return True
+        elif d is False and a is True:
+            return False  # nothing of the default branch holds an outside commit
+        return None
+
+    def _side(self, sha: str) -> bool | None:
+        """True: a loaded outside commit; False: known to be in the default branch; None: unknown."""
+        if sha in self._outside:
+            return True
+        if sha in self._asked or sha in self._children:
+            return False  # a head asked about and not found outside, or the parent of an outside commit
+        return None
 
     def heads_in_range(self, head: str, refs: dict[int, str]) -> dict[int, str]:
         """The PRs of `refs` whose head is one of `head`'s commits outside the default branch."""
