@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator, Mapping
 
 import pytest
 
@@ -15,6 +16,7 @@ from prstack.stack import (
     StackEdge,
     Unconfirmed,
     build_stack,
+    copy_candidates,
     match_copies,
     relate,
 )
@@ -54,6 +56,46 @@ def test_subject_match_needs_a_common_path() -> None:
     assert match_copies(parent, child, {}, paths) == []
     paths["b" * 40] = frozenset({"x.py", "z.py"})
     assert len(match_copies(parent, child, {}, paths)) == 1
+
+
+class ReadLog(Mapping[str, str]):
+    """Patch-ids that remember which were read (a source computes them on demand)."""
+
+    def __init__(self, ids: dict[str, str]) -> None:
+        self.ids = ids
+        self.read: set[str] = set()
+
+    def __getitem__(self, sha: str) -> str:
+        self.read.add(sha)
+        return self.ids[sha]
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self.ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def test_patch_ids_read_only_where_the_paths_agree() -> None:
+    """Equal patch-ids change the same paths: a commit whose paths no commit on the other side
+    changes is matched without reading its patch-id (which can take a second to compute)."""
+    parent = [c("a", "A"), c("b", "B"), c("h", "Huge")]
+    child = [c("x", "A again"), c("y", "B again"), c("z", "Z")]
+    one, two, huge = frozenset({"one.py"}), frozenset({"two.py"}), frozenset({"huge.py", "one.py"})
+    paths = {"a" * 40: one, "b" * 40: two, "h" * 40: huge, "x" * 40: one, "y" * 40: frozenset({"two.py", "3"}),
+             "z" * 40: frozenset({"z.py"})}
+    pids = ReadLog({sha * 40: f"p{sha}" for sha in "abhyz"} | {"x" * 40: "pa"})
+    assert copy_candidates(parent, child, pids, paths) == {"a" * 40, "x" * 40}
+    got = [(m.parent_sha[0], m.child_sha[0], m.how) for m in match_copies(parent, child, pids, paths)]
+    assert got == [("a", "x", MatchKind.PATCH_ID)]
+    assert pids.read == {"a" * 40, "x" * 40}
+    # unknown paths on one side: every patch-id on the other may match, all are read
+    del paths["z" * 40]
+    assert copy_candidates(parent, child, pids, paths) == {sha * 40 for sha in "abhxz"}
+    assert copy_candidates(parent, child, pids, None) == {sha * 40 for sha in "abhxyz"}
 
 
 def test_relate_needs_own_commits_beyond_the_copy() -> None:

@@ -106,9 +106,9 @@ class _Reader:
         the default branch; notes the PRs whose heads are below its head."""
         if number in self._placed:
             return self._placed[number]
-        self._placed[number] = None
         head = self.head(number)
         if head is None:
+            self._placed[number] = None
             return None
         below = {
             n: sha for n, sha in self.history.heads_in_range(head, self.src.pr_refs).items()
@@ -121,6 +121,7 @@ class _Reader:
             fork = fork_point(self.src, head, self.default)
         except InputError:
             if self.base is None:
+                self._placed[number] = None
                 return None
             fork = self.base
         self._placed[number] = (head, fork, self.history.commits(fork, head))
@@ -233,13 +234,11 @@ class _Reader:
         paths of all their commits in one git process (patch-ids are computed as needed)."""
         numbers = [n for n in dict.fromkeys(numbers) if n not in self.facts and n not in self.unloadable]
         self.history.ensure(h for n in numbers if (h := self.head(n)) is not None)
-        places = [self.place(n) for n in numbers]
+        for n in numbers:
+            self.place(n)
         if with_ancestors:
-            above = list(numbers)
-            numbers = list(dict.fromkeys([*numbers, *(a for n in above for a in self.ancestors.get(n, {}))]))
-            places = [self.place(n) for n in numbers]
-        recent = [s for p in places if p is not None for s in _recent(p[2])]
-        self.src.patches.warm(paths=recent)
+            numbers = list(dict.fromkeys([*numbers, *(a for n in numbers for a in self.ancestors.get(n, {}))]))
+        self.src.patches.warm(paths=[s for n in numbers if (p := self.place(n)) for s in _recent(p[2])])
         for n in numbers:
             self.load(n)
 

@@ -69,9 +69,8 @@ class History:
         self._tips += [h for h in new if h in self._outside]
 
     def warm_containing(self, shas: Iterable[str]) -> None:
-        """Load every PR ref holding one of these outside commits (one for-each-ref, one git log)."""
-        shas = list(shas)
-        self.ensure(shas)
+        """Load every PR ref holding one of these outside commits (one for-each-ref, one git log);
+        commits not loaded as outside ones are left to git (`containing`)."""
         new = [s for s in dict.fromkeys(shas) if s in self._outside and s not in self._contained]
         if not new:
             return

@@ -39,14 +39,14 @@ class Patches:
         pair_ids = [p for p in dict.fromkeys(pair_ids) if p not in self._pair_ids]
         if ids or pair_ids:
             found = self._patch_ids([*ids, *(_line(p) for p in pair_ids)])
-            self._ids.update(zip(ids, found, strict=False))
-            self._pair_ids.update(zip(pair_ids, found[len(ids):], strict=True))
+            self._ids.update(zip(ids, found[: len(ids)], strict=True))
+            self._pair_ids.update(zip(pair_ids, found[len(ids) :], strict=True))
         paths = [s for s in dict.fromkeys(paths) if s not in self._paths]
         pair_paths = [p for p in dict.fromkeys(pair_paths) if p not in self._pair_paths]
         if paths or pair_paths:
             named = self._names([*paths, *(_line(p) for p in pair_paths)])
-            self._paths.update((s, frozenset(n) if n else None) for s, n in zip(paths, named, strict=False))
-            self._pair_paths.update(zip(pair_paths, named[len(paths):], strict=True))
+            self._paths.update((s, frozenset(n) or None) for s, n in zip(paths, named[: len(paths)], strict=True))
+            self._pair_paths.update(zip(pair_paths, named[len(paths) :], strict=True))
 
     def lazy_ids(self, shas: Sequence[str]) -> PatchIds:
         """Commit sha -> patch-id like `ids`, each computed only when its value is read."""
