@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
-from prstack.errors import InputError
+from prstack.errors import InputError, SourceError
 from prstack.sources.git import GitSource
 from prstack.sources.loader import read_graph
 from prstack.stack import Evidence, PRState, Stack
@@ -235,3 +235,30 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
                     "+refs/pull/2/head:refs/pull/2/head"], check=True)
     with pytest.raises(InputError, match="--base"):
         read_graph(GitSource(cut), [2])
+
+
+def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_path: Path) -> None:
+    """A blobless clone reads blobs lazily for patch-ids; the source's environment (offline: no
+    transport allowed) reaches every git process detection starts, so offline is never online."""
+    git_repo.commit("base", {"a.py": A0, "b.py": A0})
+    git_repo.branch("a")
+    a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
+    git_repo.pr_ref(1)
+    git_repo.branch("main", "main")
+    git_repo.commit("main moves", {"b.py": edit(A0, 40, "main")})
+    git_repo.branch("b")
+    git_repo.git("cherry-pick", a)
+    git_repo.commit("B", {"b.py": edit(edit(A0, 40, "main"), 5, "b")})
+    git_repo.pr_ref(2)
+    git_repo.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "blobless.git"
+    url = f"file://{git_repo.path}"
+    subprocess.run(["git", "clone", "--quiet", "--bare", "--filter=blob:none", url, str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "fetch", "--quiet", "--filter=blob:none", "origin",
+                    "+refs/pull/*/head:refs/pull/*/head"], check=True)
+    offline = GitSource(clone)
+    offline.git.update_environment(GIT_ALLOW_PROTOCOL="prstack-offline")
+    with pytest.raises(SourceError, match=r"promisor|not allowed"):
+        read_graph(offline, [2])  # the copy of A needs patch-ids, so blobs
+    stack = read_graph(GitSource(clone), [2])
+    assert evidence_of(stack, 1, 2) == (Evidence.PATCH_ID,)

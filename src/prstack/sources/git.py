@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -246,7 +247,8 @@ class GitSource:
 
     def _pipe(self, args: Sequence[str], data: bytes) -> bytes:
         """Run git with `data` on stdin; its stdout."""
-        done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True)
+        env = {**os.environ, **self.git.environment()}  # what the caller set: auth for lazy blobs, offline
+        done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True, env=env)
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
             raise SourceError(f"git {' '.join(args[:2])} failed in {self.path}: {stderr}")
@@ -326,8 +328,8 @@ class GitSource:
         return self._pr_refs(f"--contains={sha}", *extra)
 
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
-        """PRs whose head is one of `head`'s commits not in `default` (walks only those, so it
-        stays fast with thousands of PR refs): number -> sha."""
+        """PRs whose head is one of `head`'s commits not in `default` (from the history of the PR
+        heads outside `default`, loaded once for all of them): number -> sha."""
         return self.history(default).heads_in_range(head, self.pr_refs)
 
     def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
