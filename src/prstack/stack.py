@@ -5,11 +5,15 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 import networkx as nx
 
-from prstack.markers import commit_id
+from prstack import markers
 from prstack.models import Commit
+
+_commit_id = lru_cache(maxsize=1 << 16)(markers.commit_id)
+"""`markers.commit_id`, kept per message: relating PRs asks it of every commit for every pair."""
 
 
 class Evidence(StrEnum):
@@ -195,7 +199,7 @@ def match_copies(
     for c in child:
         if c.sha in need and (pid := patch_ids.get(c.sha)) is not None:
             by_patch.setdefault(pid, []).append(c.sha)
-        if (cid := commit_id(c.message)) is not None:
+        if (cid := _commit_id(c.message)) is not None:
             by_cid.setdefault(cid, []).append(c.sha)
         by_subject.setdefault((c.subject, c.author), []).append(c.sha)
     used: set[str] = set()
@@ -210,7 +214,7 @@ def match_copies(
             found = (p.sha, MatchKind.SHA)
         elif p.sha in need and (pid := patch_ids.get(p.sha)) and (s := take(by_patch.get(pid, ()))):
             found = (s, MatchKind.PATCH_ID)
-        elif (cid := commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
+        elif (cid := _commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
             found = (s, MatchKind.COMMIT_ID)
         else:
             same = by_subject.get((p.subject, p.author), ())
@@ -233,17 +237,21 @@ def copy_candidates(
     commit is left out when its paths are known and no commit with a patch-id on the other side
     changes exactly those (or has unknown paths)."""
     paths = paths or {}
+    ours = [c.sha for c in parent if c.sha in patch_ids]
+    theirs = [c.sha for c in child if c.sha in patch_ids]
+    if not ours or not theirs:
+        return set()
+    return _could_match(ours, theirs, paths) | _could_match(theirs, ours, paths)
 
-    def could_match(side: Sequence[Commit], other: Sequence[Commit]) -> set[str]:
-        carriers = [c.sha for c in other if c.sha in patch_ids]
-        names = {paths[sha] for sha in carriers if sha in paths}
-        anything = any(sha not in paths for sha in carriers)
-        return {
-            c.sha for c in side
-            if c.sha in patch_ids and (anything or c.sha not in paths or paths[c.sha] in names)
-        }
 
-    return could_match(parent, child) | could_match(child, parent)
+def _could_match(side: list[str], other: list[str], paths: Mapping[str, frozenset[str]]) -> set[str]:
+    """The commits of `side` (all with patch-ids) whose patch-id may equal one of `other`'s."""
+    names = set()
+    for sha in other:
+        if sha not in paths:
+            return set(side)  # unknown paths: any patch-id may be its
+        names.add(paths[sha])
+    return {sha for sha in side if sha not in paths or paths[sha] in names}
 
 
 class _Layered(Mapping[str, str]):
