@@ -18,6 +18,8 @@ from prstack.sources.history import LOG_FORMAT, History, parse_log
 from prstack.sources.patches import Patches
 
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
+_FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
+"""A commit named by its id (or its parent): what it stands for never changes."""
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -58,6 +60,10 @@ class GitSource:
         self.patches = Patches(self._pipe)
         self._histories: dict[str, History] = {}
         self._commits: dict[tuple[str, str], tuple[Commit, ...]] = {}
+        """Answers git gave about commits named by id (refs move, commits do not): kept."""
+        self._ancestry: dict[tuple[str, str], bool] = {}
+        self._merge_bases: dict[tuple[str, str], str | None] = {}
+        self._bringing: dict[tuple[str, str], str | None] = {}
 
     def _run(self, *args: str) -> str:
         try:
@@ -119,11 +125,17 @@ class GitSource:
         for history in self._histories.values():
             if (known := history.known_ancestry(ancestor, descendant)) is not None:
                 return known
-        try:
-            self.git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant])
-        except git.GitCommandError:
-            return False
-        return True
+        key = (ancestor, descendant)
+        if key not in self._ancestry:
+            try:
+                self.git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant])
+                answer = True
+            except git.GitCommandError:
+                answer = False
+            if not all(map(_FIXED_RE.fullmatch, key)):
+                return answer
+            self._ancestry[key] = answer
+        return self._ancestry[key]
 
     def contains(self, commit: str, head: str) -> bool | None:
         """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
@@ -142,15 +154,24 @@ class GitSource:
         return out.strip().startswith("-")
 
     def merge_base(self, a: str, b: str) -> str | None:
-        try:
-            return self._run("merge-base", a, b).strip() or None
-        except SourceError:
-            return None
+        key = (a, b)
+        if key not in self._merge_bases:
+            try:
+                base = self._run("merge-base", a, b).strip() or None
+            except SourceError:
+                base = None
+            if not all(map(_FIXED_RE.fullmatch, key)):
+                return base
+            self._merge_bases[key] = base
+        return self._merge_bases[key]
 
     def merge_commit_bringing(self, head: str, default: str) -> str | None:
         """The earliest merge commit on the path from `head` to `default` (how a merged PR came in)."""
-        out = self._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
-        return out.split()[0] if out.split() else None
+        key = (head, default)  # the default branch is read as fixed for the source's life, as PR refs are
+        if key not in self._bringing:
+            out = self._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
+            self._bringing[key] = out.split()[0] if out.split() else None
+        return self._bringing[key]
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
         """Commits of base..head, oldest first (from the history detection loaded, when it can)."""
