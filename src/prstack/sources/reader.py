@@ -58,7 +58,9 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
 
 @dataclass
 class Reader:
-    """One stack detection run: caches what git said about each PR."""
+    """One stack detection run: caches what git said about each PR. The visits ask one PR at a
+    time; `prefetch` first asks git for everything the queued PRs' visits will need, in a few
+    processes for all of them, so the visits find it in the caches."""
 
     src: GitSource
     metadata: Mapping[int, PRMetadata]
