@@ -65,25 +65,10 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
                                      "matching": matching}))
 
 
-def child_lean(repo: str, tree: str, numbers: list[int], out: str) -> None:
-    """The same audit through bench/lean.py's lean git layer (a proposal, not the shipped path)."""
-    from lean import lean_audit
-
-    started = time.perf_counter()
-    report = lean_audit(repo, numbers, tree)
-    wall = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows = [[r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start, r.status.value]
-            for r in report.results]
-    Path(out).write_text(json.dumps({"wall": wall, "rss_mb": rss, "results": rows,
-                                     "matching": 0.0}))
-
-
-def run_prstack(case: Case, mode: str = "--child"
-                ) -> tuple[float, float, float, dict[HunkKey, HunkStatus]]:
+def run_prstack(case: Case) -> tuple[float, float, float, dict[HunkKey, HunkStatus]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE}"}
-        subprocess.run([sys.executable, __file__, mode, str(case.repo), str(case.tree),
+        subprocess.run([sys.executable, __file__, "--child", str(case.repo), str(case.tree),
                         ",".join(map(str, case.numbers)), out.name], check=True, env=env)
         data = json.loads(Path(out.name).read_text())
     verdicts = {(pr, path, o, n): S(st) for pr, path, o, n, st in data["results"]}
@@ -180,17 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--big-mb", type=int, default=None, help="size of the one huge module")
     ap.add_argument("--keep", type=Path, help="build the case here and keep it")
     ap.add_argument("--prstack-only", action="store_true",
-                    help="time and score prstack alone (no peers, no lean row): for quick iteration")
+                    help="time and score prstack alone (no peers): for quick iteration")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    ap.add_argument("--child-lean", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         repo, tree, numbers, out = args.child
         child(repo, tree, [int(n) for n in numbers.split(",")], out)
-        return 0
-    if args.child_lean:
-        repo, tree, numbers, out = args.child_lean
-        child_lean(repo, tree, [int(n) for n in numbers.split(",")], out)
         return 0
     size = (dict(modules=60, units=13, prs=6, files_per_pr=4, edits_per_file=4, big_mb=2)
             if args.small else
@@ -226,15 +206,8 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
         rss = max(rss, rss_mb)
     tools: list[tuple[str, float, dict[HunkKey, HunkStatus]]] = [
         ("prstack audit", statistics.median(walls), got_prstack)]
-    lean_walls, lean_rss, got_lean = [], 0.0, {}
-    for _ in range(0 if args.prstack_only else args.repeat):
-        wall, _, rss_mb, got_lean = run_prstack(case, "--child-lean")
-        lean_walls.append(wall)
-        lean_rss = max(lean_rss, rss_mb)
     peers: tuple[tuple[str, Callable[[Case], dict[HunkKey, HunkStatus]]], ...] = (
         ("git apply -R/PR", run_git_apply), ("patch -R/hunk", run_patch), ("grep/hunk", run_grep))
-    if not args.prstack_only:
-        tools.append(("prstack, lean git*", statistics.median(lean_walls), got_lean))
     for name, fn in () if args.prstack_only else peers:
         t, got = timed(lambda fn=fn: fn(case), args.repeat)
         tools.append((name, t, got))
@@ -262,9 +235,6 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
           f"(prstack.matcher, package index included): {statistics.median(matchings):.2f}s median, "
           f"the rest is git work (stack, diffs, blame) and reading the target")
 
-    if not args.prstack_only:
-        print(f"* prstack's library audit over bench/lean.py, a proposed lean git layer (stack, diffs "
-              f"and files in 3 git processes, no blame): peak {lean_rss:.0f} MB")
     print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
     for m in sorted(mutations):
         cells = []
