@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import GitRepo
 from prstack.hunks import parse_diff
-from prstack.sources.bigdiff import regions, trimmed_diff
+from prstack.sources.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
 from prstack.sources.git import GitSource
 from prstack.sources.gitbatch import BIG_FILE, diff_many, diff_texts
 from prstack.sources.loader import load_stack
@@ -153,3 +153,20 @@ def test_a_stack_with_a_huge_file_loads_the_hunks_git_gives(tmp_path: Path) -> N
     assert [(h.path, h.old_start, h.new_start, h.lines) for h in changes.hunks] == [
         (h.path, h.old_start, h.new_start, h.lines) for h in expected]
     assert [h.path for h in changes.hunks][:2] == ["pkg/a.py", "pkg/big.py"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.binary(max_size=300), st.binary(max_size=200_000).map(lambda x: x[:1] * len(x)),
+       st.integers(0, 5))
+def test_common_ends_are_exact(x: bytes, y: bytes, run: bytes, lo: int) -> None:
+    """The chunked comparisons agree with a byte-by-byte count, across chunk borders too."""
+    a, b = run + x + run, run + y + run
+    limit = min(len(a), len(b)) - lo
+    naive = 0
+    while naive < limit and a[lo + naive] == b[lo + naive]:
+        naive += 1
+    assert common_prefix(a, b, lo, lo, max(0, limit)) == max(0, naive)
+    naive = 0
+    while naive < limit and a[len(a) - 1 - naive] == b[len(b) - 1 - naive]:
+        naive += 1
+    assert common_suffix(a, b, len(a), len(b), max(0, limit)) == max(0, naive)

@@ -45,26 +45,44 @@ class Region:
     cut_back: bool
 
 
-def _common_prefix(a: bytes, b: bytes, a_lo: int, b_lo: int, limit: int) -> int:
-    lo, hi = 0, limit
-    while lo < hi:  # a[a_lo:a_lo+lo] == b[b_lo:b_lo+lo]; slices compare at memcmp speed
-        mid = (lo + hi + 1) // 2
-        if a[a_lo + lo : a_lo + mid] == b[b_lo + lo : b_lo + mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+_CHUNK = 1 << 16
+"""Texts are compared this many bytes at a time (small copies; no page faults for whole-text slices)."""
 
 
-def _common_suffix(a: bytes, b: bytes, a_hi: int, b_hi: int, limit: int) -> int:
-    lo, hi = 0, limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[a_hi - mid : a_hi - lo] == b[b_hi - mid : b_hi - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+def common_prefix(a: bytes, b: bytes, a_lo: int, b_lo: int, limit: int) -> int:
+    """How many bytes a[a_lo:] and b[b_lo:] share at the front (at most `limit`)."""
+    done = 0
+    while done < limit:
+        n = min(_CHUNK, limit - done)
+        if a[a_lo + done : a_lo + done + n] != b[b_lo + done : b_lo + done + n]:
+            lo, hi = done, done + n - 1  # the mismatch is in this chunk
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if a[a_lo + lo : a_lo + mid] == b[b_lo + lo : b_lo + mid]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+        done += n
+    return limit
+
+
+def common_suffix(a: bytes, b: bytes, a_hi: int, b_hi: int, limit: int) -> int:
+    """How many bytes a[:a_hi] and b[:b_hi] share at the end (at most `limit`)."""
+    done = 0
+    while done < limit:
+        n = min(_CHUNK, limit - done)
+        if a[a_hi - done - n : a_hi - done] != b[b_hi - done - n : b_hi - done]:
+            lo, hi = done, done + n - 1
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if a[a_hi - mid : a_hi - lo] == b[b_hi - mid : b_hi - lo]:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            return lo
+        done += n
+    return limit
 
 
 def _line_back(text: bytes, at: int, lo: int, lines: int) -> int:
@@ -91,13 +109,13 @@ def _trim(a: bytes, b: bytes, span: tuple[int, int, int, int], margin: int
     """The span less its identical ends (kept: `margin` lines each side); None when identical.
     Spans start at line starts and end after a newline (or at the end of the text)."""
     a_lo, a_hi, b_lo, b_hi = span
-    prefix = _common_prefix(a, b, a_lo, b_lo, min(a_hi - a_lo, b_hi - b_lo))
+    prefix = common_prefix(a, b, a_lo, b_lo, min(a_hi - a_lo, b_hi - b_lo))
     if prefix == a_hi - a_lo == b_hi - b_lo:
         return None
     start = max(a_lo, a.rfind(b"\n", a_lo, a_lo + prefix) + 1)  # the first differing line
     start = _line_back(a, start, a_lo, margin)
     b_start = b_lo + (start - a_lo)
-    suffix = _common_suffix(a, b, a_hi, b_hi, min(a_hi - start, b_hi - b_start))
+    suffix = common_suffix(a, b, a_hi, b_hi, min(a_hi - start, b_hi - b_start))
     end = a_hi - suffix
     if end < a_hi:  # the identical tail starts after a newline inside it (one both texts have)
         end = _line_forward(a, end, a_hi, 1)
