@@ -18,8 +18,9 @@ from collections.abc import Sequence
 from functools import partial
 
 from prstack.matching.index import Anchors, FileIndex
-from prstack.matching.judge import Shape, Verdict, judge
+from prstack.matching.judge import Verdict, judge
 from prstack.matching.package import PackageIndex
+from prstack.matching.shape import Shape
 from prstack.matching.text import blob_id, decode, has_markers, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 

@@ -15,20 +15,15 @@ MAX_VERIFY = 200_000
 
 
 class Positions:
-    """Where each distinct line occurs; built at C speed for the (usual) mostly-unique lines."""
+    """Where each distinct line occurs; built at C speed (a dict of first positions and, when
+    some line repeats, a Counter); the positions of a repeated line are listed on first ask."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         n = len(lines)
+        self._lines = lines
         self._first = dict(zip(reversed(lines), range(n - 1, -1, -1), strict=True))
-        self._counts: Counter[str] | None = None
+        self._counts: Counter[str] | None = Counter(lines) if len(self._first) < n else None
         self._many: dict[str, list[int]] = {}
-        if len(self._first) < n:
-            self._counts = Counter(lines)
-            many = self._many = {line: [] for line, c in self._counts.items() if c > 1}
-            for i, line in enumerate(lines):
-                slot = many.get(line)
-                if slot is not None:
-                    slot.append(i)
 
     def count(self, line: str) -> int:
         if self._counts is None:
@@ -37,11 +32,19 @@ class Positions:
 
     def occ(self, line: str) -> list[int]:
         """Sorted positions of `line` (empty when absent)."""
-        many = self._many.get(line)
-        if many is not None:
-            return many
         first = self._first.get(line)
-        return [] if first is None else [first]
+        if first is None:
+            return []
+        count = self.count(line)
+        if count == 1:
+            return [first]
+        got = self._many.get(line)
+        if got is None:
+            got = self._many[line] = [first]
+            index = self._lines.index
+            for _ in range(count - 1):
+                got.append(index(line, got[-1] + 1))
+        return got
 
 
 class FileIndex:

@@ -47,7 +47,7 @@ def _identity(line: str) -> str:
 
 
 def _trailing(line: str) -> str:
-    return line.rstrip()  # same as _TRAILING on the joined text (lines hold no newline)
+    return line.rstrip()
 
 
 _NO_WS: Final = str.maketrans("", "", " \t\f\v\r")
@@ -67,15 +67,9 @@ def normalise_all(lines: list[str], level: int) -> list[str]:
     """`LEVELS[level]` applied to every line at once (one pass over the joined text, C speed)."""
     if level == 0 or not lines:
         return lines
-    text = "\n".join(lines)
     if level == 1:
-        text = _TRAILING.sub("", text)
-    else:
-        text = text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES)
-    return text.split("\n")
-
-
-_TRAILING: Final = re.compile(r"[^\S\n]+(?=\n|\Z)")
+        return list(map(str.rstrip, lines))
+    return "\n".join(lines).translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
 
 
 LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (
