@@ -5,8 +5,9 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
-from prstack.matching.text import conflict_blocks, decode, normalise_all, trivial
+from prstack.matching.text import LOOSEST, conflict_blocks, decode, normalise_all, trivial, wrap_lines
 
 SCAN = 64
 """Searches within this radius look line by line instead of building the positions index."""
@@ -49,13 +50,18 @@ class Positions:
 
 class FileIndex:
     """One target file's lines with, per normalisation level, the normalised lines and a
-    dict from normalised line to its sorted positions. Levels are built lazily."""
+    dict from normalised line to its sorted positions. Levels are built lazily; a level that
+    changes nothing shares the level below it (its lines, positions and search results)."""
 
     def __init__(self, lines: list[str], *, markers: bool = True) -> None:
         self.lines = lines
         self._norm: dict[int, list[str]] = {0: lines}
+        self._same: dict[int, int] = {0: 0}
+        """Level -> the lowest level with the same normalised lines."""
         self._pos: dict[int, Positions] = {}
+        self._found: dict[tuple[int, tuple[str, ...], int, int, int | None], int | None] = {}
         self._conflicts = conflict_blocks(lines) if markers else []
+        self._wrap: tuple[list[str], list[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -64,10 +70,18 @@ class FileIndex:
         """The file's lines under normalisation `level` (index into LEVELS)."""
         got = self._norm.get(level)
         if got is None:
-            got = self._norm[level] = normalise_all(self.lines, level)
+            got = normalise_all(self.lines, level)
+            below = self.norm(level - 1)
+            if got == below:
+                got, self._same[level] = below, self._same[level - 1]
+            else:
+                self._same[level] = level
+            self._norm[level] = got
         return got
 
     def positions(self, level: int) -> Positions:
+        self.norm(level)
+        level = self._same[level]
         got = self._pos.get(level)
         if got is None:
             got = self._pos[level] = Positions(self.norm(level))
@@ -75,8 +89,23 @@ class FileIndex:
 
     def holds(self, image: Sequence[str], at: int) -> bool:
         """True when the exact lines `image` are at `at` (no index needed)."""
-        return at >= 0 and at + len(image) <= len(self.lines) and all(
-            self.lines[at + j] == line for j, line in enumerate(image))
+        return at >= 0 and self.lines[at : at + len(image)] == list(image)
+
+    def wrap_window(self, lo: int, hi: int) -> tuple[str, list[int]]:
+        """Lines [lo, hi) as `wrap_pieces` makes them, joined, and where each piece starts in
+        that text (plus, last, the text's length)."""
+        if self._wrap is None:
+            self._wrap = wrap_lines(self.norm(LOOSEST))
+        closed, full = self._wrap
+        lo, hi, _ = slice(lo, hi).indices(len(full))  # as slicing reads them (hi may be < 0)
+        pieces = full[lo:hi]
+        loose = self.norm(LOOSEST)
+        last = hi - 1
+        while last >= lo and not loose[last]:
+            last -= 1
+        if last >= lo:  # the window's last piece has no next one: its comma stays
+            pieces[last - lo] = closed[last]
+        return "".join(pieces), list(accumulate(map(len, pieces), initial=0))
 
     def in_conflict(self, start: int, end: int) -> bool:
         """True when lines [start, end) touch a conflict block (or a stray marker line)."""
@@ -90,6 +119,16 @@ class FileIndex:
         `expected`, preferring starts at or after `min_start`; None when there is none."""
         if not image:
             return None
+        self.norm(level)
+        memo = (self._same[level], tuple(image), expected, min_start, radius)
+        if memo in self._found:
+            return self._found[memo]
+        got = self._find(image, level, expected, min_start, radius)
+        self._found[memo] = got
+        return got
+
+    def _find(self, image: Sequence[str], level: int, expected: int, min_start: int,
+              radius: int | None) -> int | None:
         lines = self.norm(level)
         if radius is not None and radius <= SCAN:
             return _scan(lines, image, expected, min_start, radius)

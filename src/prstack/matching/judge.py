@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from prstack.matching.index import FileIndex
 from prstack.matching.shape import Shape
-from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, trivial, wrap_pieces
+from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, trivial
 from prstack.models import HunkStatus
 
 PATCH_FUZZ = 2
@@ -158,27 +159,22 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
     size = max(len(sh.old), len(sh.new))
     lo = max(0, min(expected, len(idx)) - 40 - size)
     hi = min(len(idx), expected + 3 * size + 40)
-    pieces = wrap_pieces(idx.lines[lo:hi])
-    starts: dict[int, int] = {}
-    ends: dict[int, int] = {}
-    pos = 0
-    for i, piece in enumerate(pieces):
-        starts.setdefault(pos, lo + i)
-        pos += len(piece)
-        ends[pos] = lo + i + 1
-    text = "".join(pieces)
+    text, cum = idx.wrap_window(lo, hi)
+    n = len(cum) - 1
     best: tuple[tuple[bool, int, int], int, int] | None = None
-    for kind, image in ((0, sh.old), (1, sh.new)):
-        needle = "".join(wrap_pieces(image))
+    for kind, needle in enumerate(sh.wrapped):
         if not needle:
             continue
         at = text.find(needle)
         while at >= 0:
-            s, e = starts.get(at), ends.get(at + len(needle))
-            if s is not None and e is not None:
+            # a match counts only from the start of a piece to the end of one
+            i = bisect.bisect_left(cum, at)
+            j = bisect.bisect_right(cum, at + len(needle)) - 1
+            if i < n and cum[i] == at and j >= 1 and cum[j] == at + len(needle):
+                s = lo + i
                 key = (s < min_start, abs(s - expected), kind)
                 if best is None or key < best[0]:
-                    best = (key, s, e)
+                    best = (key, s, lo + j)
             at = text.find(needle, at + 1)
     if best is None:
         return None

@@ -139,7 +139,29 @@ def wrap_pieces(lines: Sequence[str]) -> list[str]:
         piece = _COMMA_CLOSE.sub("", piece)
         if piece.endswith(","):
             nxt = next((p for p in pieces[i + 1 :] if p), "")
-            if nxt[:1] in (")", "]", "}"):
+            if nxt[:1] in _CLOSERS:
                 piece = piece[:-1]
         pieces[i] = piece
     return pieces
+
+
+_CLOSERS: Final = (")", "]", "}")
+
+
+def wrap_lines(loose: list[str]) -> tuple[list[str], list[str]]:
+    """`wrap_pieces` of a whole file at once, from its lines at LEVELS[LOOSEST]: the pieces with
+    only the commas before a closing bracket dropped, and the pieces as `wrap_pieces` gives them.
+    (A window of the file is the second list's slice, except for its last non-empty piece, which
+    sees no next piece in the window: that one is the first list's.)"""
+    if not loose:
+        return [], []
+    closed = _COMMA_CLOSE.sub("", "\n".join(loose)).split("\n")
+    pieces = closed[:]
+    nxt = ""
+    for i in range(len(loose) - 1, -1, -1):
+        if nxt in _CLOSERS and closed[i].endswith(","):
+            pieces[i] = closed[i][:-1]
+        if loose[i]:
+            nxt = loose[i][0]
+    return closed, pieces
+
