@@ -7,10 +7,22 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
 
-from prstack.matching.text import LOOSEST, conflict_blocks, decode, normalise_all, trivial, wrap_lines
+from prstack.matching.text import (
+    LOOSEST,
+    LazyLines,
+    conflict_blocks,
+    decode,
+    has_markers,
+    normalise_all,
+    trivial,
+    wrap_lines,
+)
 
 SCAN = 64
 """Searches within this radius look line by line instead of building the positions index."""
+LAZY_BYTES = 4_000_000
+"""Files at least this big are decoded only where looked at until a search needs them whole: a
+direct look at where a hunk is expected reads a few lines."""
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
 
@@ -53,22 +65,46 @@ class FileIndex:
     dict from normalised line to its sorted positions. Levels are built lazily; a level that
     changes nothing shares the level below it (its lines, positions and search results)."""
 
-    def __init__(self, lines: list[str], *, markers: bool = True) -> None:
-        self.lines = lines
-        self._norm: dict[int, list[str]] = {0: lines}
+    def __init__(self, lines: list[str] | LazyLines, *, markers: bool = True) -> None:
+        self._lazy = lines if isinstance(lines, LazyLines) else None
+        self._lines = None if isinstance(lines, LazyLines) else lines
+        self._norm: dict[int, list[str]] = {}
         self._same: dict[int, int] = {0: 0}
         """Level -> the lowest level with the same normalised lines."""
         self._pos: dict[int, Positions] = {}
         self._found: dict[tuple[int, tuple[str, ...], int, int, int | None], int | None] = {}
-        self._conflicts = conflict_blocks(lines) if markers else []
+        self._conflicts = conflict_blocks(self.lines) if markers else []
         self._wrap: tuple[list[str], list[str]] | None = None
 
+    @classmethod
+    def of(cls, data: bytes) -> FileIndex:
+        """The index of a file's bytes; a big file is decoded only where looked at, until some
+        search needs all of it."""
+        lines = LazyLines(data) if len(data) >= LAZY_BYTES else decode(data)
+        return cls(lines, markers=has_markers(data))
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            assert self._lazy is not None
+            self._lines = self._lazy.all()
+            self._lazy = None
+        return self._lines
+
     def __len__(self) -> int:
-        return len(self.lines)
+        return self._lazy.count if self._lazy is not None else len(self.lines)
+
+    def window(self, start: int, end: int) -> list[str]:
+        """lines[start:end], decoding only those lines where it can."""
+        if self._lazy is not None and start >= 0 and end >= 0:
+            return self._lazy.get(start, end)
+        return self.lines[start:end]
 
     def norm(self, level: int) -> list[str]:
         """The file's lines under normalisation `level` (index into LEVELS)."""
         got = self._norm.get(level)
+        if got is None and level == 0:
+            got = self._norm[0] = self.lines
         if got is None:
             got = normalise_all(self.lines, level)
             below = self.norm(level - 1)
@@ -89,7 +125,7 @@ class FileIndex:
 
     def holds(self, image: Sequence[str], at: int) -> bool:
         """True when the exact lines `image` are at `at` (no index needed)."""
-        return at >= 0 and self.lines[at : at + len(image)] == list(image)
+        return at >= 0 and self.window(at, at + len(image)) == list(image)
 
     def wrap_window(self, lo: int, hi: int) -> tuple[str, list[int]]:
         """Lines [lo, hi) as `wrap_pieces` makes them, joined, and where each piece starts in

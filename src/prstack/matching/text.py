@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 from typing import Final
 
 Normaliser = Callable[[str], str]
@@ -26,6 +28,50 @@ def decode(data: bytes) -> list[str]:
     if text.endswith("\n"):
         lines.pop()
     return lines
+
+
+class LazyLines:
+    """A big file's lines, decoded only where asked: the lines `decode` gives, without decoding
+    (and holding) the whole file to look at a few of them.
+
+    Newlines are counted per chunk of bytes once; a line's start is found from its chunk. A range
+    of lines decodes alone exactly as within the whole file: it is cut at newlines, and a newline
+    byte is never part of a multi-byte sequence (nor of a run of undecodable bytes).
+    """
+
+    CHUNK = 1 << 15
+
+    def __init__(self, data: bytes) -> None:
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._data = data
+        step = self.CHUNK
+        self._newlines = list(accumulate(
+            (data.count(b"\n", at, at + step) for at in range(0, len(data), step)), initial=0))
+        """Newlines before each chunk (and, last, in all)."""
+        self.count = self._newlines[-1] + (1 if data and not data.endswith(b"\n") else 0)
+        """How many lines `decode` gives."""
+
+    def _start(self, k: int) -> int:
+        """Offset of the byte after the k-th newline (k >= 1); len(data) + 1 when there is none."""
+        c = bisect.bisect_left(self._newlines, k) - 1
+        if c + 1 >= len(self._newlines):
+            return len(self._data) + 1
+        at = c * self.CHUNK
+        piece = self._data[at : at + self.CHUNK]
+        return at + len(piece) - len(piece.split(b"\n", k - self._newlines[c])[-1])
+
+    def get(self, a: int, b: int) -> list[str]:
+        """Lines [a, b) (0 <= a), cut to the file's end."""
+        b = min(b, self.count)
+        if a >= b:
+            return []
+        start = self._start(a) if a else 0
+        end = min(self._start(b) - 1, len(self._data))
+        return self._data[start:end].decode("utf-8", "surrogateescape").split("\n")
+
+    def all(self) -> list[str]:
+        return decode(self._data)
 
 
 def same_text(a: bytes, b: bytes) -> bool:
