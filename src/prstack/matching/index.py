@@ -43,6 +43,12 @@ class Positions:
             return 1 if line in self._first else 0
         return self._counts.get(line, 0)
 
+    def unique(self, line: str) -> int | None:
+        """The position of `line` if it occurs exactly once, else None."""
+        if self._counts is not None and self._counts.get(line) != 1:
+            return None
+        return self._first.get(line)
+
     def occ(self, line: str) -> list[int]:
         """Sorted positions of `line` (empty when absent)."""
         first = self._first.get(line)
@@ -236,6 +242,8 @@ class Anchors:
         self._data = ref
         self._lines: list[str] | None = None
         self._target = target
+        self._votes: dict[int, int | None] = {}
+        """Reference line -> its shift to the target, if it is a vote (unique there, not trivial)."""
 
     @property
     def _ref(self) -> list[str]:
@@ -247,15 +255,21 @@ class Anchors:
     def window(self, line0: int, end0: int) -> tuple[int, int] | None:
         """Where the target should hold reference lines [line0, end0): the start as implied by
         the unique lines just before them and by those just after them (low, high)."""
-        pos = self._target.positions(0)
+        unique = self._target.positions(0).unique
+        votes = self._votes
+        ref = self._ref
         guesses = []
-        for lines_range in (range(min(line0, len(self._ref)) - 1, max(-1, line0 - self.LOOK_BACK), -1),
-                            range(max(0, end0), min(len(self._ref), end0 + self.LOOK_BACK))):
+        for lines_range in (range(min(line0, len(ref)) - 1, max(-1, line0 - self.LOOK_BACK), -1),
+                            range(max(0, end0), min(len(ref), end0 + self.LOOK_BACK))):
             shifts: list[int] = []
             for h in lines_range:
-                line = self._ref[h]
-                if pos.count(line) == 1 and not trivial(line):
-                    shifts.append(pos.occ(line)[0] - h)
+                if h in votes:
+                    vote = votes[h]
+                else:
+                    at = unique(ref[h])
+                    vote = votes[h] = None if at is None or trivial(ref[h]) else at - h
+                if vote is not None:
+                    shifts.append(vote)
                     if len(shifts) == self.VOTES:
                         break
             if shifts:

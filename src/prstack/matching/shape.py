@@ -27,7 +27,7 @@ class Shape:
         """A pure addition or deletion: one image is the other less the changed lines."""
         self._norm: dict[int, tuple[str, ...]] = {}
         self._images: dict[tuple[int, int], tuple[str, ...]] = {(0, 0): self.old, (1, 0): self.new}
-        self._usable: dict[int, bool] = {0: True}
+        self._usable: dict[int, bool] = {}
 
     @classmethod
     def of(cls, hunk: Hunk) -> Shape:
@@ -42,12 +42,17 @@ class Shape:
                 got = tuple(LEVELS[level][1](t) for t in texts)
             else:
                 got = tuple(normalise_all(texts, level))
+            below = self.norm(level - 1) if level else None
+            if got == below:
+                got = below  # (shared: comparisons with the level below are then immediate)
             self._norm[level] = got
         return got
 
     def image(self, kind: int, level: int) -> tuple[str, ...]:
         """The old (kind 0) or new (kind 1) image under normalisation `level`."""
         got = self._images.get((kind, level))
+        if got is None and level and self.norm(level) is self.norm(level - 1):
+            got = self._images[(kind, level)] = self.image(kind, level - 1)
         if got is None:
             drop = "+" if kind == 0 else "-"
             got = tuple(n for (k, _), n in zip(self.lines, self.norm(level), strict=True)
@@ -58,21 +63,28 @@ class Shape:
     def usable(self, level: int) -> bool:
         """A normalisation may judge a hunk only if it keeps every changed line distinguishable:
         a hunk that changes whitespace (or quotes) must not be judged ignoring them."""
-        got = self._usable.get(level)
-        if got is None:
-            got = self._usable[level] = self._distinguishes(level)
-        return got
+        return level == 0 or self._distinguishes(level)
 
     def _distinguishes(self, level: int) -> bool:
-        if self.image(0, level) == self.image(1, level):
-            return False
-        norm = self.norm(level)
-        seen: dict[str, set[str]] = {}
-        for (k, t), n in zip(self.lines, norm, strict=True):
-            if k == "+":
-                seen.setdefault(n, set()).add(t)
-        return not any(any(a != t for a in seen.get(n, ()))
-                       for (k, t), n in zip(self.lines, norm, strict=True) if k == "-")
+        """Whether, under `level`, the images differ and no added line equals a different removed
+        line. A level that changes no line of the hunk answers as the level below it."""
+        got = self._usable.get(level)
+        if got is not None:
+            return got
+        if level and self.norm(level) == self.norm(level - 1):
+            got = self._distinguishes(level - 1)
+        elif self.image(0, level) == self.image(1, level):
+            got = False
+        else:
+            norm = self.norm(level)
+            seen: dict[str, set[str]] = {}
+            for (k, t), n in zip(self.lines, norm, strict=True):
+                if k == "+":
+                    seen.setdefault(n, set()).add(t)
+            got = not any(any(a != t for a in seen.get(n, ()))
+                          for (k, t), n in zip(self.lines, norm, strict=True) if k == "-")
+        self._usable[level] = got
+        return got
 
     @cached_property
     def trivial(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
