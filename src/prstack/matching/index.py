@@ -5,9 +5,10 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 from prstack.matching.text import (
+    ASCII_SPACE,
     LOOSEST,
     LazyLines,
     conflict_blocks,
@@ -49,6 +50,14 @@ class Positions:
             return None
         return self._first.get(line)
 
+    def unique_all(self, lines: list[str]) -> list[int | None]:
+        """`unique` of each of `lines` (dict lookups at C speed)."""
+        at = list(map(self._first.get, lines))
+        if self._counts is not None:
+            once = map((1).__eq__, map(self._counts.get, lines))
+            at = [a if one else None for a, one in zip(at, once, strict=True)]
+        return at
+
     def occ(self, line: str) -> list[int]:
         """Sorted positions of `line` (empty when absent)."""
         first = self._first.get(line)
@@ -81,6 +90,7 @@ class FileIndex:
         self._found: dict[tuple[int, tuple[str, ...], int, int, int | None], int | None] = {}
         self._conflicts = conflict_blocks(self.lines) if markers else []
         self._wrap: tuple[list[str], list[str]] | None = None
+        self._plain: bool | None = None
 
     @classmethod
     def of(cls, data: bytes) -> FileIndex:
@@ -120,6 +130,13 @@ class FileIndex:
                 self._same[level] = level
             self._norm[level] = got
         return got
+
+    def plain_trailing(self) -> bool:
+        """Whether all trailing whitespace of the file's lines is ASCII (see ASCII_SPACE)."""
+        if self._plain is None:
+            self._plain = self.norm(1) is self.lines or self.norm(1) == list(
+                map(str.rstrip, self.lines, repeat(ASCII_SPACE)))
+        return self._plain
 
     def positions(self, level: int) -> Positions:
         self.norm(level)
@@ -242,8 +259,10 @@ class Anchors:
         self._data = ref
         self._lines: list[str] | None = None
         self._target = target
-        self._votes: dict[int, int | None] = {}
-        """Reference line -> its shift to the target, if it is a vote (unique there, not trivial)."""
+        self._unique: list[int | None] | None = None
+        """Per reference line: its position in the target if it occurs there exactly once."""
+        self._trivial: dict[int, bool] = {}
+        """Reference line -> whether it is trivial (asked once)."""
 
     @property
     def _ref(self) -> list[str]:
@@ -255,21 +274,24 @@ class Anchors:
     def window(self, line0: int, end0: int) -> tuple[int, int] | None:
         """Where the target should hold reference lines [line0, end0): the start as implied by
         the unique lines just before them and by those just after them (low, high)."""
-        unique = self._target.positions(0).unique
-        votes = self._votes
+        if self._unique is None:
+            self._unique = self._target.positions(0).unique_all(self._ref)
+        unique = self._unique
+        votes = self._trivial
         ref = self._ref
         guesses = []
         for lines_range in (range(min(line0, len(ref)) - 1, max(-1, line0 - self.LOOK_BACK), -1),
                             range(max(0, end0), min(len(ref), end0 + self.LOOK_BACK))):
             shifts: list[int] = []
             for h in lines_range:
-                if h in votes:
-                    vote = votes[h]
-                else:
-                    at = unique(ref[h])
-                    vote = votes[h] = None if at is None or trivial(ref[h]) else at - h
-                if vote is not None:
-                    shifts.append(vote)
+                at = unique[h]
+                if at is None:
+                    continue
+                weak = votes.get(h)
+                if weak is None:
+                    weak = votes[h] = trivial(ref[h])
+                if not weak:
+                    shifts.append(at - h)
                     if len(shifts) == self.VOTES:
                         break
             if shifts:

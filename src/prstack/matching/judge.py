@@ -114,19 +114,32 @@ def _search_images(
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
         best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
-        for level in sh.levels:
+        reach: list[int | None] = []
+        for kind in (0, 1):
+            flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
+            reach.append(WEAK if (flags and all(flags)) or (one_sided and not sh.new_file)
+                         else NEAR if f > PATCH_FUZZ else None)
+        # Where the loosest level finds an image nowhere, no stricter level can (each line a
+        # stricter level equates, the loosest does too; trailing space only when it is ASCII).
+        dead = [False, False]
+        if sh.usable(LOOSEST):
             for kind in (0, 1):
+                image = sh.image(kind, LOOSEST)
+                img = image[fl : len(image) - ft]
+                dead[kind] = bool(img) and idx.find(
+                    img, LOOSEST, expected + fl, min_start=min_start + fl, radius=reach[kind]
+                ) is None
+        nested = (dead[0] or dead[1]) and sh.plain_trailing and idx.plain_trailing()
+        for level in range(len(LEVELS)):
+            alive = [kind for kind in (0, 1) if not dead[kind] or (level == 1 and not nested)]
+            if not alive or not sh.usable(level):
+                continue
+            for kind in alive:
                 image = sh.image(kind, level)
                 img = image[fl : len(image) - ft]
                 if not img:
                     continue
-                radius: int | None = None
-                if all(sh.trivial[kind][fl : len(image) - ft]):
-                    radius = WEAK
-                elif f > PATCH_FUZZ:
-                    radius = NEAR
-                if one_sided and not sh.new_file:
-                    radius = WEAK
+                radius = reach[kind]
                 if best is not None and not best[0][0] and not sh.pure:
                     # only a match as near as the best one so far can still win
                     radius = best[0][2] if radius is None else min(radius, best[0][2])

@@ -96,7 +96,9 @@ def _trailing(line: str) -> str:
     return line.rstrip()
 
 
-_NO_WS: Final = str.maketrans("", "", " \t\f\v\r")
+ASCII_SPACE: Final = " \t\f\v\r"
+"""The whitespace the whitespace level drops (other whitespace, like NBSP, stays)."""
+_NO_WS: Final = str.maketrans("", "", ASCII_SPACE)
 _NO_WS_QUOTES: Final = str.maketrans({" ": None, "\t": None, "\f": None, "\v": None, "\r": None,
                                       "'": '"'})
 
