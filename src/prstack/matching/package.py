@@ -48,22 +48,26 @@ class PackageIndex:
     `load` is called at most once, on first use; files are indexed then, once per run.
     Lines are compared whitespace- and quote-insensitively, and trivial lines between a block's
     lines are skipped, so a block is found even when blank lines or formatting around it changed.
-    The index is built with whole-text operations (no per-line Python work): the normalised lines
-    of every file end to end, each line's first position and its count.
+    The index is built with whole-text operations (no per-line Python work): every file's
+    normalised lines end to end in one text, how often each line occurs, and the first file
+    that holds it.
     """
 
     def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
         self._load = load
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
-        self._keys: list[bytes] = []
-        """Every line of every file (sorted by path) as its `key`, end to end."""
+        self._text = b""
+        """b"\\n" + every indexed file's keys (files sorted by path), one a line + b"\\n"."""
         self._starts: list[int] = []
-        """Where each file's lines start in `_keys` (and, last, the length of `_keys`)."""
+        """Where each file's first line starts in `_text` (and, last, len(_text) + 1)."""
         self._paths: list[str] = []
-        self._first: dict[bytes, int] | None = None
-        """Key -> its first position in `_keys`."""
-        self._count: Counter[bytes] = Counter()
+        self._count: Counter[bytes] | None = None
+        """Key -> how many lines have it; in the order keys first occur."""
+        self._rank: dict[bytes, int] = {}
+        """Key -> its place in that order."""
+        self._known: list[int] = []
+        """Per file: how many distinct keys occur in it or a file before it."""
 
     @property
     def data(self) -> Mapping[str, bytes]:
@@ -79,75 +83,99 @@ class PackageIndex:
             self._files = {path: decode(data) for path, data in self.data.items()}
         return self._files
 
-    def _index(self) -> dict[bytes, int]:
-        if self._first is None:
+    def _index(self) -> Counter[bytes]:
+        if self._count is None:
+            count: Counter[bytes] = Counter()
             parts = []
-            at = 0
+            at = 1
             for path in sorted(self.data):
                 data = self.data[path]
                 if len(data) > INDEX_MAX_BYTES or not data:
                     continue  # (an empty file has no lines)
                 part = loose_keys(data)
+                count.update(part.split(b"\n"))
+                self._known.append(len(count))
                 self._paths.append(path)
                 self._starts.append(at)
                 parts.append(part)
-                at += part.count(b"\n") + 1
+                at += len(part) + 1
             self._starts.append(at)
-            keys = self._keys = b"\n".join(parts).split(b"\n") if parts else []
-            self._first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-            self._count = Counter(keys)
-        return self._first
+            self._text = b"\n" + b"\n".join(parts) + b"\n"
+            self._rank = dict(zip(count, range(len(count)), strict=True))
+            self._count = count
+        return self._count
+
+    def _first_file(self, k: bytes) -> int:
+        return bisect.bisect_right(self._known, self._rank[k])
 
     def find_block(
         self, block: Sequence[str], *, exclude: str | None = None
     ) -> tuple[str, int] | None:
         """Where the non-trivial lines of `block` occur, in order and contiguous (trivial lines
-        between them ignored), in a file other than `exclude`: (installed path, 1-based line)."""
+        between them ignored), in a file other than `exclude`: (installed path, 1-based line).
+        The first such place, in path order then line order."""
         wanted = [key(line) for line in block if not trivial(line)]
         if not wanted:
             return None
-        first = self._index()
-        if any(k not in first for k in wanted):
+        count = self._index()
+        if any(k not in count for k in wanted):
             return None
-        # look for the block where its rarest line is
-        probe = min(range(len(wanted)), key=lambda i: self._count[wanted[i]])
-        keys = self._keys
-        at = first[wanted[probe]]
+        if any(_trivial(k) for k in wanted):
+            # A line trivial only once normalised can stand between others: walk from the
+            # rarest line, through the whole package.
+            probe = min(range(len(wanted)), key=lambda i: count[wanted[i]])
+            return self._scan(wanted, probe, 0, exclude)
+        # Otherwise the block is the run of non-trivial lines around any of its lines, and lies in
+        # a file that holds all of them: look from the last of their first files, where the line
+        # that first occurs there occurs each time.
+        firsts = [self._first_file(k) for k in wanted]
+        frm = max(firsts)
+        return self._scan(wanted, firsts.index(frm), frm, exclude)
+
+    def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: str | None
+              ) -> tuple[str, int] | None:
+        """Walk from each occurrence of wanted[probe] in files `frm` on (all of its occurrences)."""
+        assert self._count is not None
+        text, starts = self._text, self._starts
+        needle = b"\n" + wanted[probe] + b"\n"
         left = self._count[wanted[probe]]
-        while True:
-            f = bisect.bisect_right(self._starts, at) - 1
-            path = self._paths[f]
-            if path != exclude:
-                start = _walk(keys, at, wanted, probe, self._starts[f], self._starts[f + 1])
-                if start is not None:
-                    return path, start - self._starts[f] + 1
+        at = text.find(needle, starts[frm] - 1)
+        f = -1
+        keys: list[bytes] = []
+        while left and at >= 0:
             left -= 1
-            if not left:
-                return None
-            at = keys.index(wanted[probe], at + 1)
+            if f < 0 or not starts[f] <= at + 1 < starts[f + 1]:
+                f = bisect.bisect_right(starts, at + 1) - 1
+                keys = [] if self._paths[f] == exclude else text[
+                    starts[f] : starts[f + 1] - 1].split(b"\n")
+            if keys:
+                start = _walk(keys, text.count(b"\n", starts[f], at + 1), wanted, probe)
+                if start is not None:
+                    return self._paths[f], start + 1
+            at = text.find(needle, at + 1)
+        return None
 
 
 def _trivial(k: bytes) -> bool:
     return trivial(k.decode("utf-8", "surrogatepass"))
 
 
-def _walk(keys: list[bytes], at: int, wanted: list[bytes], probe: int, lo: int, hi: int
-          ) -> int | None:
+def _walk(keys: list[bytes], at: int, wanted: list[bytes], probe: int) -> int | None:
     """With wanted[probe] at keys[at], the position of wanted[0] if all of `wanted` is there, in
-    order, with only trivial lines between, inside [lo, hi); else None."""
+    order, with only trivial lines between; else None."""
     i = at
     for k in range(probe - 1, -1, -1):
         i -= 1
-        while i >= lo and keys[i] != wanted[k] and _trivial(keys[i]):
+        while i >= 0 and keys[i] != wanted[k] and _trivial(keys[i]):
             i -= 1
-        if i < lo or keys[i] != wanted[k]:
+        if i < 0 or keys[i] != wanted[k]:
             return None
     start = i
     i = at
     for k in range(probe + 1, len(wanted)):
         i += 1
-        while i < hi and keys[i] != wanted[k] and _trivial(keys[i]):
+        while i < len(keys) and keys[i] != wanted[k] and _trivial(keys[i]):
             i += 1
-        if i >= hi or keys[i] != wanted[k]:
+        if i >= len(keys) or keys[i] != wanted[k]:
             return None
     return start
