@@ -91,6 +91,7 @@ class FileIndex:
         self._conflicts = conflict_blocks(self.lines) if markers else []
         self._wrap: tuple[list[str], list[str]] | None = None
         self._plain: bool | None = None
+        self._matches: dict[tuple[tuple[str, ...], int, int | None], Matches] = {}
 
     @classmethod
     def of(cls, data: bytes) -> FileIndex:
@@ -186,6 +187,35 @@ class FileIndex:
         self._found[memo] = got
         return got
 
+    def matches(self, image: tuple[str, ...], expected: int, radius: int | None) -> Matches:
+        """`Matches` of `image` (normalised at LOOSEST), shared by the searches that ask."""
+        memo = (image, expected, radius)
+        got = self._matches.get(memo)
+        if got is None:
+            got = self._matches[memo] = Matches(self, image, expected, radius)
+        return got
+
+    def find_among(
+        self, loose: Matches, image: Sequence[str], level: int, expected: int, *,
+        min_start: int = 0, radius: int | None = None,
+    ) -> int | None:
+        """`find`, for a `level` whose every match is a match at LOOSEST, among `loose` (the
+        matches there of the same lines, found with a radius at least `radius`)."""
+        lines = self.norm(level)
+        want = list(image)
+        fallback: int | None = None
+        for start in loose:
+            if radius is not None and abs(start - expected) > radius:
+                break
+            if lines[start : start + len(want)] == want:
+                if start >= min_start:
+                    return start
+                if fallback is None:
+                    fallback = start
+        if loose.truncated:
+            return self.find(image, level, expected, min_start=min_start, radius=radius)
+        return fallback
+
     def _find(self, image: Sequence[str], level: int, expected: int, min_start: int,
               radius: int | None) -> int | None:
         lines = self.norm(level)
@@ -216,6 +246,63 @@ class FileIndex:
                 if fallback is None:
                     fallback = start
         return fallback
+
+
+class Matches:
+    """Starts of one image at LOOSEST within a radius of a place, nearest first (the earlier of
+    two at the same distance first), found as far as asked. Every occurrence of the image under a
+    stricter normalisation is among them, so a stricter search need only check these."""
+
+    def __init__(self, idx: FileIndex, image: tuple[str, ...], expected: int,
+                 radius: int | None) -> None:
+        self._found: list[int] = []
+        self._more: Iterator[int] | None = self._starts(idx, image, expected, radius)
+        self.truncated = False
+        """Whether the search stopped at MAX_VERIFY candidates (as `find` does)."""
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._found
+        i = len(self._found)
+        while self._more is not None:
+            if i < len(self._found):
+                yield self._found[i]
+            else:
+                got = next(self._more, None)
+                if got is None:
+                    self._more = None
+                    return
+                self._found.append(got)
+                yield got
+            i += 1
+
+    def __bool__(self) -> bool:
+        return next(iter(self), None) is not None
+
+    def _starts(self, idx: FileIndex, image: tuple[str, ...], expected: int, radius: int | None
+                ) -> Iterator[int]:
+        lines = idx.norm(LOOSEST)
+        n, m = len(lines), len(image)
+        want = list(image)
+        if radius is not None and radius <= SCAN:
+            for delta in range(radius + 1):
+                for start in (expected - delta, expected + delta) if delta else (expected,):
+                    if 0 <= start <= n - m and lines[start] == want[0] and (
+                            lines[start : start + m] == want):
+                        yield start
+            return
+        pos = idx.positions(LOOSEST)
+        counts = [pos.count(line) for line in image]
+        if not all(counts):
+            return
+        best_i = counts.index(min(counts))
+        for verified, start in enumerate(_outward(pos.occ(image[best_i]), best_i, expected)):
+            if verified > MAX_VERIFY:
+                self.truncated = True
+                return
+            if radius is not None and abs(start - expected) > radius:
+                return
+            if 0 <= start <= n - m and lines[start : start + m] == want:
+                yield start
 
 
 def _scan(lines: list[str], image: Sequence[str], expected: int, min_start: int,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from prstack.matching.index import FileIndex
+from prstack.matching.index import FileIndex, Matches
 from prstack.matching.shape import Shape
 from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, trivial
 from prstack.models import HunkStatus
@@ -119,32 +119,36 @@ def _search_images(
             flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
             reach.append(WEAK if (flags and all(flags)) or (one_sided and not sh.new_file)
                          else NEAR if f > PATCH_FUZZ else None)
-        # Where the loosest level finds an image nowhere, no stricter level can (each line a
-        # stricter level equates, the loosest does too; trailing space only when it is ASCII).
-        dead = [False, False]
-        if sh.usable(LOOSEST):
-            for kind in (0, 1):
-                image = sh.image(kind, LOOSEST)
-                img = image[fl : len(image) - ft]
-                dead[kind] = bool(img) and idx.find(
-                    img, LOOSEST, expected + fl, min_start=min_start + fl, radius=reach[kind]
-                ) is None
-        nested = (dead[0] or dead[1]) and sh.plain_trailing and idx.plain_trailing()
+        # Each line a stricter level equates, the loosest does too (at the trailing-space level
+        # only when the trailing space is ASCII): stricter searches check the loosest one's finds.
+        loose: list[Matches | None] = []
+        for kind in (0, 1):
+            image = sh.image(kind, LOOSEST)
+            img = image[fl : len(image) - ft]
+            loose.append(idx.matches(img, expected + fl, reach[kind]) if img else None)
+        nested: bool | None = None
         for level in range(len(LEVELS)):
-            alive = [kind for kind in (0, 1) if not dead[kind] or (level == 1 and not nested)]
+            if level == 1 and nested is None:
+                nested = sh.plain_trailing and idx.plain_trailing()
+            alive = [kind for kind in (0, 1) if (found := loose[kind]) is not None
+                     and (found or (level == 1 and not nested))]
             if not alive or not sh.usable(level):
                 continue
             for kind in alive:
+                found = loose[kind]
+                assert found is not None
                 image = sh.image(kind, level)
                 img = image[fl : len(image) - ft]
-                if not img:
-                    continue
                 radius = reach[kind]
                 if best is not None and not best[0][0] and not sh.pure:
                     # only a match as near as the best one so far can still win
                     radius = best[0][2] if radius is None else min(radius, best[0][2])
-                s = idx.find(img, level, expected + fl,
-                             min_start=min_start + fl, radius=radius)
+                if level == 1 and not nested:
+                    s = idx.find(img, level, expected + fl, min_start=min_start + fl,
+                                 radius=radius)
+                else:
+                    s = idx.find_among(found, img, level, expected + fl,
+                                       min_start=min_start + fl, radius=radius)
                 if s is None:
                     continue
                 s -= fl

@@ -130,7 +130,8 @@ class PackageIndex:
         # that first occurs there occurs each time.
         firsts = [self._first_file(k) for k in wanted]
         frm = max(firsts)
-        return self._scan(wanted, firsts.index(frm), frm, exclude)
+        probe = min((i for i, f in enumerate(firsts) if f == frm), key=lambda i: count[wanted[i]])
+        return self._scan(wanted, probe, frm, exclude)
 
     def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: str | None
               ) -> tuple[str, int] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import NamedTuple
 
-from prstack.matching.text import ASCII_SPACE, LEVELS, LOOSEST, clean, normalise_all, trivial, wrap_pieces
+from prstack.matching.text import ASCII_SPACE, LEVELS, LOOSEST, clean, normalise_all, trivial, wrap_lines, wrap_pieces
 from prstack.models import Hunk
 
 
@@ -99,7 +99,10 @@ class Shape:
     @cached_property
     def wrapped(self) -> tuple[str, str]:
         """The old and new images with lines joined, re-wrap insensitively (see wrap_pieces)."""
-        return "".join(wrap_pieces(self.old)), "".join(wrap_pieces(self.new))
+        if "\n" in "".join(self.old + self.new):  # (a line holding a newline: one by one)
+            return "".join(wrap_pieces(self.old)), "".join(wrap_pieces(self.new))
+        old, new = (wrap_lines(list(self.image(kind, LOOSEST)))[1] for kind in (0, 1))
+        return "".join(old), "".join(new)
 
     @cached_property
     def wrap(self) -> bool:
