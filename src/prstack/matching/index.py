@@ -54,7 +54,7 @@ class Positions:
         """`unique` of each of `lines` (dict lookups at C speed)."""
         at = list(map(self._first.get, lines))
         if self._counts is not None:
-            once = map((1).__eq__, map(self._counts.get, lines))
+            once = map((1).__eq__, map(self._counts.get, lines, repeat(0)))
             at = [a if one else None for a, one in zip(at, once, strict=True)]
         return at
 
