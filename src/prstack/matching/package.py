@@ -153,7 +153,7 @@ class PackageIndex:
                 start = _walk(keys, text.count(b"\n", starts[f], at + 1), wanted, probe)
                 if start is not None:
                     return self._paths[f], start + 1
-            at = text.find(needle, at + 1)
+            at = text.find(needle, at + 1) if left else -1
         return None
 
 
