@@ -204,7 +204,9 @@ class FileIndex:
         lines = self.norm(level)
         want = list(image)
         fallback: int | None = None
-        for start in loose:
+        i = 0
+        while (start := loose.get(i)) is not None:
+            i += 1
             if radius is not None and abs(start - expected) > radius:
                 break
             if lines[start : start + len(want)] == want:
@@ -260,23 +262,20 @@ class Matches:
         self.truncated = False
         """Whether the search stopped at MAX_VERIFY candidates (as `find` does)."""
 
-    def __iter__(self) -> Iterator[int]:
-        yield from self._found
-        i = len(self._found)
-        while self._more is not None:
-            if i < len(self._found):
-                yield self._found[i]
-            else:
-                got = next(self._more, None)
-                if got is None:
-                    self._more = None
-                    return
-                self._found.append(got)
-                yield got
-            i += 1
+    def get(self, i: int) -> int | None:
+        """The i-th start (nearest first), or None when there are no more."""
+        while i >= len(self._found):
+            if self._more is None:
+                return None
+            got = next(self._more, None)
+            if got is None:
+                self._more = None
+                return None
+            self._found.append(got)
+        return self._found[i]
 
     def __bool__(self) -> bool:
-        return next(iter(self), None) is not None
+        return self.get(0) is not None
 
     def _starts(self, idx: FileIndex, image: tuple[str, ...], expected: int, radius: int | None
                 ) -> Iterator[int]:
