@@ -124,7 +124,7 @@ class FileIndex:
             got = self._norm[0] = self.lines
         if got is None:
             got = normalise_all(self.lines, level)
-            below = self.norm(level - 1)
+            below = self._norm.get(level - 1)  # (shared when it changes nothing, if known)
             if got == below:
                 got, self._same[level] = below, self._same[level - 1]
             else:
@@ -135,7 +135,7 @@ class FileIndex:
     def plain_trailing(self) -> bool:
         """Whether all trailing whitespace of the file's lines is ASCII (see ASCII_SPACE)."""
         if self._plain is None:
-            self._plain = self.norm(1) is self.lines or self.norm(1) == list(
+            self._plain = self.norm(1) == self.lines or self.norm(1) == list(
                 map(str.rstrip, self.lines, repeat(ASCII_SPACE)))
         return self._plain
 

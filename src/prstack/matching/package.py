@@ -6,7 +6,7 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from prstack.matching.text import LEVELS, LOOSEST, decode, normalise_all, trivial
+from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
 
 _loose = LEVELS[LOOSEST][1]
 _QUOTES = bytes.maketrans(b"'", b'"')
@@ -27,7 +27,7 @@ def loose_keys(data: bytes) -> bytes:
     The characters the normalisation drops or maps are ASCII, which never occur inside a multi-byte
     UTF-8 sequence, so on valid UTF-8 this equals decoding, normalising and encoding each line. In
     invalid UTF-8, dropping a byte could join two stray bytes into a character: such files are
-    decoded first (their stray bytes become escapes, which no valid UTF-8 text holds).
+    first re-encoded as `key` encodes (each stray byte an escape that holds no ASCII byte).
     """
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
@@ -37,8 +37,7 @@ def loose_keys(data: bytes) -> bytes:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
-            lines = data.decode("utf-8", "surrogateescape").split("\n")
-            return "\n".join(normalise_all(lines, LOOSEST)).encode("utf-8", "surrogatepass")
+            data = data.decode("utf-8", "surrogateescape").encode("utf-8", "surrogatepass")
     return data.translate(_QUOTES, _SPACES)
 
 

@@ -143,12 +143,11 @@ def trivial(line: str) -> bool:
     s = line.strip()
     if len(s) > 12:
         return s[0] == "@" and _DECORATOR.fullmatch(s) is not None
-    return (
-        s in _TRIVIAL_WORDS
-        or _PUNCT_ONLY.fullmatch(s) is not None
-        or _DECORATOR.fullmatch(s) is not None
-        or s.startswith("#")
-    )
+    if not s or s[0] == "#":
+        return True
+    if s[0] == "@":  # (neither a word nor punctuation)
+        return _DECORATOR.fullmatch(s) is not None
+    return s in _TRIVIAL_WORDS or _PUNCT_ONLY.fullmatch(s) is not None
 
 
 def blob_id(data: bytes) -> str:
@@ -160,15 +159,22 @@ def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
     """Spans [start, end] (0-based, inclusive) between `<<<<<<<` and `>>>>>>>` marker lines."""
     blocks: list[tuple[int, int]] = []
     start: int | None = None
-    for i, line in enumerate(lines):
-        if line.startswith("<<<<<<<"):
+    text = "\n".join(lines)
+    i = at = 0
+    for marker in _MARKER.finditer(text):  # (lines hold no newline: ^ is a line's start)
+        i += text.count("\n", at, marker.start())
+        at = marker.start()
+        if marker.group() == "<<<<<<<":
             start = i
-        elif line.startswith(">>>>>>>"):
+        else:
             blocks.append((start if start is not None else max(0, i - 1), i))
             start = None
     if start is not None:
         blocks.append((start, len(lines) - 1))
     return blocks
+
+
+_MARKER: Final = re.compile(r"^(?:<<<<<<<|>>>>>>>)", re.MULTILINE)
 
 
 def has_markers(data: bytes) -> bool:
