@@ -20,14 +20,22 @@ class Shape:
     settled by a direct look where they are expected and never need more)."""
 
     def __init__(self, hunk: Hunk) -> None:
-        texts = tuple(clean(line.text) for line in hunk.lines)
+        texts = tuple(line.text for line in hunk.lines)
+        if "\r" in "".join(texts):
+            texts = tuple(map(clean, texts))
         kinds = "".join(line.kind for line in hunk.lines)
+        self.texts = texts
         self.lines = tuple(zip(kinds, texts, strict=True))
         self._pick = (
             tuple(i for i, k in enumerate(kinds) if k != "+"),
             tuple(i for i, k in enumerate(kinds) if k != "-"),
         )
         """Which lines make the old and the new image."""
+        self._changed = (
+            tuple(i for i, k in enumerate(kinds) if k == "+"),
+            tuple(i for i, k in enumerate(kinds) if k == "-"),
+        )
+        """Which lines are added, which removed."""
         self.old = tuple(map(texts.__getitem__, self._pick[0]))
         self.new = tuple(map(texts.__getitem__, self._pick[1]))
         self.lead = len(kinds) - len(kinds.lstrip(" "))
@@ -58,7 +66,7 @@ class Shape:
         """Per level: the hunk's lines, its old and new image, and whether the level keeps the
         changed lines distinguishable (see `usable`). Built for all levels on first use; a level
         that changes no line shares what the level below it found."""
-        texts = [t for _, t in self.lines]
+        texts = list(self.texts)
         alone = "\n" in "".join(texts)  # (a line holding a newline: normalise it alone)
         out = [_Level(tuple(texts), (self.old, self.new), self.old != self.new)]
         for level in range(1, len(LEVELS)):
@@ -74,12 +82,11 @@ class Shape:
 
     def _distinguishes(self, norm: tuple[str, ...]) -> bool:
         """Whether no added line is, normalised as in `norm`, the same as a different removed line."""
+        texts = self.texts
         seen: dict[str, set[str]] = {}
-        for (k, t), n in zip(self.lines, norm, strict=True):
-            if k == "+":
-                seen.setdefault(n, set()).add(t)
-        return not seen or not any(any(a != t for a in seen.get(n, ()))
-                                   for (k, t), n in zip(self.lines, norm, strict=True) if k == "-")
+        for i in self._changed[0]:
+            seen.setdefault(norm[i], set()).add(texts[i])
+        return not any(a != texts[i] for i in self._changed[1] for a in seen.get(norm[i], ()))
 
     @cached_property
     def trivial(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
@@ -89,7 +96,7 @@ class Shape:
     @cached_property
     def plain_trailing(self) -> bool:
         """Whether all trailing whitespace of the hunk's lines is ASCII (see ASCII_SPACE)."""
-        return self.norm(1) == tuple(t.rstrip(ASCII_SPACE) for _, t in self.lines)
+        return self.norm(1) == tuple(t.rstrip(ASCII_SPACE) for t in self.texts)
 
     @cached_property
     def levels(self) -> tuple[int, ...]:
