@@ -50,6 +50,12 @@ class Positions:
             return None
         return self._first.get(line)
 
+    def counts(self, lines: Sequence[str]) -> list[int]:
+        """`count` of each of `lines` (dict lookups at C speed)."""
+        if self._counts is None:
+            return list(map(int, map(self._first.__contains__, lines)))
+        return list(map(self._counts.get, lines, repeat(0)))
+
     def unique_all(self, lines: list[str]) -> list[int | None]:
         """`unique` of each of `lines` (dict lookups at C speed)."""
         at = list(map(self._first.get, lines))
@@ -255,15 +261,44 @@ class Matches:
     two at the same distance first), found as far as asked. Every occurrence of the image under a
     stricter normalisation is among them, so a stricter search need only check these."""
 
+    EAGER = 32
+    """Up to this many candidates are all checked at once (no generator kept)."""
+
     def __init__(self, idx: FileIndex, image: tuple[str, ...], expected: int,
                  radius: int | None) -> None:
         self._found: list[int] = []
-        self._more: Iterator[int] | None = self._starts(idx, image, expected, radius)
+        self._more: Iterator[int] | None = None
         self.truncated = False
         """Whether the search stopped at MAX_VERIFY candidates (as `find` does)."""
+        lines = idx.norm(LOOSEST)
+        n, m = len(lines), len(image)
+        want = list(image)
+        if radius is not None and radius <= SCAN:
+            self._found = [start for delta in range(radius + 1)
+                           for start in ((expected - delta, expected + delta) if delta
+                                         else (expected,))
+                           if 0 <= start <= n - m and lines[start] == want[0]
+                           and lines[start : start + m] == want]
+            return
+        pos = idx.positions(LOOSEST)
+        counts = pos.counts(image)
+        if not all(counts):
+            return
+        best_i = counts.index(min(counts))
+        occ = pos.occ(image[best_i])
+        if len(occ) > self.EAGER:
+            self._more = self._starts(lines, want, occ, best_i, expected, radius)
+            return
+        for start in _outward(occ, best_i, expected):
+            if radius is not None and abs(start - expected) > radius:
+                break
+            if 0 <= start <= n - m and lines[start : start + m] == want:
+                self._found.append(start)
 
     def get(self, i: int) -> int | None:
         """The i-th start (nearest first), or None when there are no more."""
+        if i < len(self._found):
+            return self._found[i]
         while i >= len(self._found):
             if self._more is None:
                 return None
@@ -277,24 +312,10 @@ class Matches:
     def __bool__(self) -> bool:
         return self.get(0) is not None
 
-    def _starts(self, idx: FileIndex, image: tuple[str, ...], expected: int, radius: int | None
-                ) -> Iterator[int]:
-        lines = idx.norm(LOOSEST)
-        n, m = len(lines), len(image)
-        want = list(image)
-        if radius is not None and radius <= SCAN:
-            for delta in range(radius + 1):
-                for start in (expected - delta, expected + delta) if delta else (expected,):
-                    if 0 <= start <= n - m and lines[start] == want[0] and (
-                            lines[start : start + m] == want):
-                        yield start
-            return
-        pos = idx.positions(LOOSEST)
-        counts = [pos.count(line) for line in image]
-        if not all(counts):
-            return
-        best_i = counts.index(min(counts))
-        for verified, start in enumerate(_outward(pos.occ(image[best_i]), best_i, expected)):
+    def _starts(self, lines: list[str], want: list[str], occ: list[int], shift: int,
+                expected: int, radius: int | None) -> Iterator[int]:
+        n, m = len(lines), len(want)
+        for verified, start in enumerate(_outward(occ, shift, expected)):
             if verified > MAX_VERIFY:
                 self.truncated = True
                 return
