@@ -99,6 +99,8 @@ def _trailing(line: str) -> str:
 ASCII_SPACE: Final = " \t\f\v\r"
 """The whitespace the whitespace level drops (other whitespace, like NBSP, stays)."""
 _NO_WS: Final = str.maketrans("", "", ASCII_SPACE)
+_SPACE_BYTES: Final = ASCII_SPACE.encode()
+_QUOTE_BYTES: Final = bytes.maketrans(b"'", b'"')
 _NO_WS_QUOTES: Final = str.maketrans({" ": None, "\t": None, "\f": None, "\v": None, "\r": None,
                                       "'": '"'})
 
@@ -117,7 +119,11 @@ def normalise_all(lines: list[str], level: int) -> list[str]:
         return lines
     if level == 1:
         return list(map(str.rstrip, lines))
-    return "\n".join(lines).translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
+    text = "\n".join(lines)
+    if text.isascii():  # (bytes translate: a table lookup per byte, no dict per character)
+        data = text.encode("ascii").translate(None if level == 2 else _QUOTE_BYTES, _SPACE_BYTES)
+        return data.decode("ascii").split("\n")
+    return text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
 
 
 LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (
