@@ -258,7 +258,7 @@ def _locate(
     """[start, end) of the hunk's region: its leading context (or a tail of it) near `expected`,
     its trailing context (or a head of it) after that. `whole`: both contexts complete, or None."""
     loose, flags, n_old = sh.image(0, LOOSEST), sh.trivial[0], len(sh.old)
-    reach = 200 + 4 * len(sh.lines)
+    reach = 200 + 4 * len(sh.kinds)
     old_mid = len(sh.old) - sh.lead - sh.trail
     new_mid = len(sh.new) - sh.lead - sh.trail
     lead_end: int | None = None

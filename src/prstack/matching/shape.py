@@ -20,22 +20,17 @@ class Shape:
     settled by a direct look where they are expected and never need more)."""
 
     def __init__(self, hunk: Hunk) -> None:
-        texts = tuple(line.text for line in hunk.lines)
+        texts = tuple([line.text for line in hunk.lines])
         if "\r" in "".join(texts):
             texts = tuple(map(clean, texts))
-        kinds = "".join(line.kind for line in hunk.lines)
+        kinds = "".join([line.kind for line in hunk.lines])
         self.texts = texts
-        self.lines = tuple(zip(kinds, texts, strict=True))
+        self.kinds = kinds
         self._pick = (
-            tuple(i for i, k in enumerate(kinds) if k != "+"),
-            tuple(i for i, k in enumerate(kinds) if k != "-"),
+            [i for i, k in enumerate(kinds) if k != "+"],
+            [i for i, k in enumerate(kinds) if k != "-"],
         )
         """Which lines make the old and the new image."""
-        self._changed = (
-            tuple(i for i, k in enumerate(kinds) if k == "+"),
-            tuple(i for i, k in enumerate(kinds) if k == "-"),
-        )
-        """Which lines are added, which removed."""
         self.old = tuple(map(texts.__getitem__, self._pick[0]))
         self.new = tuple(map(texts.__getitem__, self._pick[1]))
         self.lead = len(kinds) - len(kinds.lstrip(" "))
@@ -47,6 +42,11 @@ class Shape:
     @classmethod
     def of(cls, hunk: Hunk) -> Shape:
         return cls(hunk)
+
+    @cached_property
+    def lines(self) -> tuple[tuple[str, str], ...]:
+        """(kind, text) of every line, in diff order."""
+        return tuple(zip(self.kinds, self.texts, strict=True))
 
     def norm(self, level: int) -> tuple[str, ...]:
         """Every line of the hunk (in diff order) under normalisation `level`."""
@@ -84,9 +84,11 @@ class Shape:
         """Whether no added line is, normalised as in `norm`, the same as a different removed line."""
         texts = self.texts
         seen: dict[str, set[str]] = {}
-        for i in self._changed[0]:
+        added = [i for i, k in enumerate(self.kinds) if k == "+"]
+        removed = [i for i, k in enumerate(self.kinds) if k == "-"]
+        for i in added:
             seen.setdefault(norm[i], set()).add(texts[i])
-        return not any(a != texts[i] for i in self._changed[1] for a in seen.get(norm[i], ()))
+        return not any(a != texts[i] for i in removed for a in seen.get(norm[i], ()))
 
     @cached_property
     def trivial(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:

@@ -6,6 +6,7 @@ import bisect
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from itertools import accumulate
 from typing import Final
 
@@ -144,6 +145,7 @@ _PUNCT_ONLY: Final = re.compile(r"[\s()\[\]{}:;,.]*")
 _DECORATOR: Final = re.compile(r"@[\w.]+(\(\))?")
 
 
+@lru_cache(maxsize=1 << 16)
 def trivial(line: str) -> bool:
     """True for lines that say nothing on their own: blank, `pass`, `)`, `return`, a lone decorator."""
     s = line.strip()
