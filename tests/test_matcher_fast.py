@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from prstack.matcher import PackageIndex, match_file
 from prstack.matching import index as index_module
 from prstack.matching import text as text_module
-from prstack.matching.index import Anchors, FileIndex
+from prstack.matching.anchors import Anchors
+from prstack.matching.index import FileIndex
 from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.matching.text import (
     LEVELS,

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from prstack.matching.index import Anchors, FileIndex
+from prstack.matching.anchors import Anchors
+from prstack.matching.index import FileIndex
 from prstack.matching.judge import Verdict, judge
 from prstack.matching.package import PackageIndex
 from prstack.matching.shape import Shape
