@@ -241,7 +241,6 @@ REF = st.lists(st.sampled_from([f"line_{i}()" for i in range(80)] + ["", "pass",
 def test_anchor_window_is_the_median_of_the_nearest_votes(
         ref: list[str], data: st.DataObject, line0: int, size: int) -> None:
     class Small(Anchors):
-        BLOCK = 4  # votes spread over many blocks
         LOOK_BACK = 12
 
     # the target: the reference shuffled a little, some lines dropped, some doubled
@@ -255,7 +254,6 @@ def test_anchor_window_is_the_median_of_the_nearest_votes(
 def test_anchor_window_on_a_shuffled_file() -> None:
     """Every line unique, in another order: the nearest votes, not any five, make the median."""
     class Small(Anchors):
-        BLOCK = 4
         LOOK_BACK = 12
 
     dense = [f"line_{i}()" for i in range(40)]

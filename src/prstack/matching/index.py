@@ -43,19 +43,17 @@ class Positions:
             return 1 if line in self._first else 0
         return self._counts.get(line, 0)
 
+    def unique(self, line: str) -> int | None:
+        """The position of `line` if it occurs exactly once, else None."""
+        if self._counts is not None and self._counts.get(line) != 1:
+            return None
+        return self._first.get(line)
+
     def counts(self, lines: Sequence[str]) -> list[int]:
         """`count` of each of `lines` (dict lookups at C speed)."""
         if self._counts is None:
             return list(map(int, map(self._first.__contains__, lines)))
         return list(map(self._counts.get, lines, repeat(0)))
-
-    def unique_all(self, lines: list[str]) -> list[int | None]:
-        """For each of `lines`: its position if it occurs exactly once, else None."""
-        at = list(map(self._first.get, lines))
-        if self._counts is not None:
-            once = map((1).__eq__, map(self._counts.get, lines, repeat(0)))
-            at = [a if one else None for a, one in zip(at, once, strict=True)]
-        return at
 
     def occ(self, line: str) -> list[int]:
         """Sorted positions of `line` (empty when absent)."""
