@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from prstack.errors import PrstackError
 from prstack.matcher import PackageIndex, match_file
 from prstack.matching import index as index_module
 from prstack.matching import text as text_module
@@ -288,3 +289,27 @@ def test_trivial_lines() -> None:
     assert not trivial("# a longer comment line") and not trivial("@decorate(with_args)")
     assert not trivial("x = 1") and not trivial("else :")
     assert text_module.has_markers(b"a\n<<<<<<< ours\n") and not text_module.has_markers(b"a < b\n")
+
+
+def test_package_index_warmed_ahead_is_built_once() -> None:
+    calls: list[int] = []
+    line = "moved_function_body(alpha, beta, gamma)"
+
+    def load() -> dict[str, bytes]:
+        calls.append(1)
+        return {"a.py": f"{line}\n".encode()}
+
+    index = PackageIndex(load)
+    index.warm()
+    assert index.find_block([line]) == ("a.py", 1)
+    assert calls == [1]
+
+
+def test_package_index_warm_keeps_a_read_error_for_its_use() -> None:
+    def load() -> dict[str, bytes]:
+        raise PrstackError("cannot read the target: check its permissions")
+
+    index = PackageIndex(load)
+    index.warm()  # (on another thread: nowhere to report)
+    with pytest.raises(PrstackError):
+        index.find_block(["moved_function_body(alpha, beta, gamma)"])

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
+from prstack.errors import PrstackError
 from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
 
 _loose = LEVELS[LOOSEST][1]
@@ -54,6 +57,7 @@ class PackageIndex:
 
     def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
         self._load = load
+        self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
         self._text = b""
@@ -83,9 +87,13 @@ class PackageIndex:
         return self._files
 
     def _index(self) -> Counter[bytes]:
+        with self._lock:
+            return self._build()
+
+    def _build(self) -> Counter[bytes]:
         if self._count is None:
             count: Counter[bytes] = Counter()
-            parts = []
+            parts, known, paths, starts = [], [], [], []
             at = 1
             for path in sorted(self.data):
                 data = self.data[path]
@@ -93,16 +101,23 @@ class PackageIndex:
                     continue  # (an empty file has no lines)
                 part = loose_keys(data)
                 count.update(part.split(b"\n"))
-                self._known.append(len(count))
-                self._paths.append(path)
-                self._starts.append(at)
+                known.append(len(count))
+                paths.append(path)
+                starts.append(at)
                 parts.append(part)
                 at += len(part) + 1
-            self._starts.append(at)
+            starts.append(at)
             self._text = b"\n" + b"\n".join(parts) + b"\n"
+            self._known, self._paths, self._starts = known, paths, starts
             self._rank = dict(zip(count, range(len(count)), strict=True))
-            self._count = count
+            self._count = count  # (last: the index is complete once this is set)
         return self._count
+
+    def warm(self) -> None:
+        """Read and index everything now (e.g. on another thread while git works); an error
+        reading the target is raised again where the index is used."""
+        with contextlib.suppress(PrstackError):
+            self._index()
 
     def _first_file(self, k: bytes) -> int:
         return bisect.bisect_right(self._known, self._rank[k])
