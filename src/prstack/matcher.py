@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from prstack.matching.index import Anchors, FileIndex
-from prstack.matching.judge import Shape, Verdict, judge
+from prstack.matching.anchors import Anchors
+from prstack.matching.index import FileIndex
+from prstack.matching.judge import Verdict, judge
 from prstack.matching.package import PackageIndex
-from prstack.matching.text import blob_id, decode, has_markers, same_text, trivial
+from prstack.matching.shape import Shape
+from prstack.matching.text import blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
 __all__ = ["PackageIndex", "decode", "match_file"]
@@ -63,8 +65,7 @@ def match_file(
                 result = _relocated(result, package, installed_path) or result
             out.append(result)
         return out
-    lines = decode(target)
-    idx = FileIndex(lines, markers=has_markers(target))
+    idx = FileIndex.of(target)
     ref = head if head is not None else base
     anchors = Anchors(ref, idx) if ref is not None else None
     results: list[HunkResult] = []
@@ -176,7 +177,7 @@ def _absent(h: Hunk, installed_path: str, package: PackageIndex | None) -> HunkR
 def _result(h: Hunk, v: Verdict, idx: FileIndex, installed_path: str, exp_new: int) -> HunkResult:
     found_text: tuple[str, ...] = ()
     if v.start is not None and v.end is not None:
-        found_text = tuple(idx.lines[v.start : min(v.end, v.start + FOUND_TEXT_MAX)])
+        found_text = tuple(idx.window(v.start, min(v.end, v.start + FOUND_TEXT_MAX)))
     evidence = MatchEvidence(v.normalisation, v.applied_lines, v.missing_lines, found_text, v.note)
     offset = v.start - exp_new if v.start is not None else None
     where = v.status in (HunkStatus.APPLIED, HunkStatus.PARTIAL, HunkStatus.CONFLICT)

@@ -5,66 +5,140 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import accumulate, repeat
 
-from prstack.matching.text import conflict_blocks, decode, normalise_all, trivial
+from prstack.matching.text import (
+    ASCII_SPACE,
+    LOOSEST,
+    LazyLines,
+    conflict_blocks,
+    decode,
+    has_markers,
+    normalise_all,
+    wrap_lines,
+)
 
 SCAN = 64
 """Searches within this radius look line by line instead of building the positions index."""
+LAZY_BYTES = 4_000_000
+"""Files at least this big are decoded only where looked at until a search needs them whole: a
+direct look at where a hunk is expected reads a few lines."""
 MAX_VERIFY = 200_000
 """Upper bound on candidate positions verified per search (keeps pathological files linear)."""
 
 
 class Positions:
-    """Where each distinct line occurs; built at C speed for the (usual) mostly-unique lines."""
+    """Where each distinct line occurs; built at C speed (a dict of first positions and, when
+    some line repeats, a Counter); the positions of a repeated line are listed on first ask."""
 
     def __init__(self, lines: Sequence[str]) -> None:
         n = len(lines)
+        self._lines = lines
         self._first = dict(zip(reversed(lines), range(n - 1, -1, -1), strict=True))
-        self._counts: Counter[str] | None = None
+        self._counts: Counter[str] | None = Counter(lines) if len(self._first) < n else None
         self._many: dict[str, list[int]] = {}
-        if len(self._first) < n:
-            self._counts = Counter(lines)
-            many = self._many = {line: [] for line, c in self._counts.items() if c > 1}
-            for i, line in enumerate(lines):
-                slot = many.get(line)
-                if slot is not None:
-                    slot.append(i)
 
     def count(self, line: str) -> int:
         if self._counts is None:
             return 1 if line in self._first else 0
         return self._counts.get(line, 0)
 
+    def unique(self, line: str) -> int | None:
+        """The position of `line` if it occurs exactly once, else None."""
+        if self._counts is not None and self._counts.get(line) != 1:
+            return None
+        return self._first.get(line)
+
+    def counts(self, lines: Sequence[str]) -> list[int]:
+        """`count` of each of `lines` (dict lookups at C speed)."""
+        if self._counts is None:
+            return list(map(int, map(self._first.__contains__, lines)))
+        return list(map(self._counts.get, lines, repeat(0)))
+
     def occ(self, line: str) -> list[int]:
         """Sorted positions of `line` (empty when absent)."""
-        many = self._many.get(line)
-        if many is not None:
-            return many
         first = self._first.get(line)
-        return [] if first is None else [first]
+        if first is None:
+            return []
+        count = self.count(line)
+        if count == 1:
+            return [first]
+        got = self._many.get(line)
+        if got is None:
+            got = self._many[line] = [first]
+            index = self._lines.index
+            for _ in range(count - 1):
+                got.append(index(line, got[-1] + 1))
+        return got
 
 
 class FileIndex:
     """One target file's lines with, per normalisation level, the normalised lines and a
-    dict from normalised line to its sorted positions. Levels are built lazily."""
+    dict from normalised line to its sorted positions. Levels are built lazily; a level that
+    changes nothing shares the level below it (its lines, positions and search results)."""
 
-    def __init__(self, lines: list[str], *, markers: bool = True) -> None:
-        self.lines = lines
-        self._norm: dict[int, list[str]] = {0: lines}
+    def __init__(self, lines: list[str] | LazyLines, *, markers: bool = True) -> None:
+        self._lazy = lines if isinstance(lines, LazyLines) else None
+        self._lines = None if isinstance(lines, LazyLines) else lines
+        self._norm: dict[int, list[str]] = {}
+        self._same: dict[int, int] = {0: 0}
+        """Level -> the lowest level with the same normalised lines."""
         self._pos: dict[int, Positions] = {}
-        self._conflicts = conflict_blocks(lines) if markers else []
+        self._found: dict[tuple[int, tuple[str, ...], int, int, int | None], int | None] = {}
+        self._conflicts = conflict_blocks(self.lines) if markers else []
+        self._wrap: tuple[list[str], list[str]] | None = None
+        self._plain: bool | None = None
+        self._matches: dict[tuple[tuple[str, ...], int, int | None], Matches] = {}
+
+    @classmethod
+    def of(cls, data: bytes) -> FileIndex:
+        """The index of a file's bytes; a big file is decoded only where looked at, until some
+        search needs all of it."""
+        lines = LazyLines(data) if len(data) >= LAZY_BYTES else decode(data)
+        return cls(lines, markers=has_markers(data))
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            assert self._lazy is not None
+            self._lines = self._lazy.all()
+            self._lazy = None
+        return self._lines
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return self._lazy.count if self._lazy is not None else len(self.lines)
+
+    def window(self, start: int, end: int) -> list[str]:
+        """lines[start:end], decoding only those lines where it can."""
+        if self._lazy is not None and start >= 0 and end >= 0:
+            return self._lazy.get(start, end)
+        return self.lines[start:end]
 
     def norm(self, level: int) -> list[str]:
         """The file's lines under normalisation `level` (index into LEVELS)."""
         got = self._norm.get(level)
+        if got is None and level == 0:
+            got = self._norm[0] = self.lines
         if got is None:
-            got = self._norm[level] = normalise_all(self.lines, level)
+            got = normalise_all(self.lines, level)
+            below = self._norm.get(level - 1)  # (shared when it changes nothing, if known)
+            if got == below:
+                got, self._same[level] = below, self._same[level - 1]
+            else:
+                self._same[level] = level
+            self._norm[level] = got
         return got
 
+    def plain_trailing(self) -> bool:
+        """Whether all trailing whitespace of the file's lines is ASCII (see ASCII_SPACE)."""
+        if self._plain is None:
+            self._plain = self.norm(1) == self.lines or self.norm(1) == list(
+                map(str.rstrip, self.lines, repeat(ASCII_SPACE)))
+        return self._plain
+
     def positions(self, level: int) -> Positions:
+        self.norm(level)
+        level = self._same[level]
         got = self._pos.get(level)
         if got is None:
             got = self._pos[level] = Positions(self.norm(level))
@@ -72,8 +146,23 @@ class FileIndex:
 
     def holds(self, image: Sequence[str], at: int) -> bool:
         """True when the exact lines `image` are at `at` (no index needed)."""
-        return at >= 0 and at + len(image) <= len(self.lines) and all(
-            self.lines[at + j] == line for j, line in enumerate(image))
+        return at >= 0 and self.window(at, at + len(image)) == list(image)
+
+    def wrap_window(self, lo: int, hi: int) -> tuple[str, list[int]]:
+        """Lines [lo, hi) as `wrap_pieces` makes them, joined, and where each piece starts in
+        that text (plus, last, the text's length)."""
+        if self._wrap is None:
+            self._wrap = wrap_lines(self.norm(LOOSEST))
+        closed, full = self._wrap
+        lo, hi, _ = slice(lo, hi).indices(len(full))  # as slicing reads them (hi may be < 0)
+        pieces = full[lo:hi]
+        loose = self.norm(LOOSEST)
+        last = hi - 1
+        while last >= lo and not loose[last]:
+            last -= 1
+        if last >= lo:  # the window's last piece has no next one: its comma stays
+            pieces[last - lo] = closed[last]
+        return "".join(pieces), list(accumulate(map(len, pieces), initial=0))
 
     def in_conflict(self, start: int, end: int) -> bool:
         """True when lines [start, end) touch a conflict block (or a stray marker line)."""
@@ -87,6 +176,47 @@ class FileIndex:
         `expected`, preferring starts at or after `min_start`; None when there is none."""
         if not image:
             return None
+        self.norm(level)
+        memo = (self._same[level], tuple(image), expected, min_start, radius)
+        if memo in self._found:
+            return self._found[memo]
+        got = self._find(image, level, expected, min_start, radius)
+        self._found[memo] = got
+        return got
+
+    def matches(self, image: tuple[str, ...], expected: int, radius: int | None) -> Matches:
+        """`Matches` of `image` (normalised at LOOSEST), shared by the searches that ask."""
+        memo = (image, expected, radius)
+        got = self._matches.get(memo)
+        if got is None:
+            got = self._matches[memo] = Matches(self, image, expected, radius)
+        return got
+
+    def find_among(
+        self, loose: Matches, image: Sequence[str], level: int, expected: int, *,
+        min_start: int = 0, radius: int | None = None,
+    ) -> int | None:
+        """`find`, for a `level` whose every match is a match at LOOSEST, among `loose` (the
+        matches there of the same lines, found with a radius at least `radius`)."""
+        lines = self.norm(level)
+        want = list(image)
+        fallback: int | None = None
+        i = 0
+        while (start := loose.get(i)) is not None:
+            i += 1
+            if radius is not None and abs(start - expected) > radius:
+                break
+            if lines[start : start + len(want)] == want:
+                if start >= min_start:
+                    return start
+                if fallback is None:
+                    fallback = start
+        if loose.truncated:
+            return self.find(image, level, expected, min_start=min_start, radius=radius)
+        return fallback
+
+    def _find(self, image: Sequence[str], level: int, expected: int, min_start: int,
+              radius: int | None) -> int | None:
         lines = self.norm(level)
         if radius is not None and radius <= SCAN:
             return _scan(lines, image, expected, min_start, radius)
@@ -117,6 +247,75 @@ class FileIndex:
         return fallback
 
 
+class Matches:
+    """Starts of one image at LOOSEST within a radius of a place, nearest first (the earlier of
+    two at the same distance first), found as far as asked. Every occurrence of the image under a
+    stricter normalisation is among them, so a stricter search need only check these."""
+
+    EAGER = 32
+    """Up to this many candidates are all checked at once (no generator kept)."""
+
+    def __init__(self, idx: FileIndex, image: tuple[str, ...], expected: int,
+                 radius: int | None) -> None:
+        self._found: list[int] = []
+        self._more: Iterator[int] | None = None
+        self.truncated = False
+        """Whether the search stopped at MAX_VERIFY candidates (as `find` does)."""
+        lines = idx.norm(LOOSEST)
+        n, m = len(lines), len(image)
+        want = list(image)
+        if radius is not None and radius <= SCAN:
+            self._found = [start for delta in range(radius + 1)
+                           for start in ((expected - delta, expected + delta) if delta
+                                         else (expected,))
+                           if 0 <= start <= n - m and lines[start] == want[0]
+                           and lines[start : start + m] == want]
+            return
+        pos = idx.positions(LOOSEST)
+        counts = pos.counts(image)
+        if not all(counts):
+            return
+        best_i = counts.index(min(counts))
+        occ = pos.occ(image[best_i])
+        if len(occ) > self.EAGER:
+            self._more = self._starts(lines, want, occ, best_i, expected, radius)
+            return
+        for start in _outward(occ, best_i, expected):
+            if radius is not None and abs(start - expected) > radius:
+                break
+            if 0 <= start <= n - m and lines[start : start + m] == want:
+                self._found.append(start)
+
+    def get(self, i: int) -> int | None:
+        """The i-th start (nearest first), or None when there are no more."""
+        if i < len(self._found):
+            return self._found[i]
+        while i >= len(self._found):
+            if self._more is None:
+                return None
+            got = next(self._more, None)
+            if got is None:
+                self._more = None
+                return None
+            self._found.append(got)
+        return self._found[i]
+
+    def __bool__(self) -> bool:
+        return self.get(0) is not None
+
+    def _starts(self, lines: list[str], want: list[str], occ: list[int], shift: int,
+                expected: int, radius: int | None) -> Iterator[int]:
+        n, m = len(lines), len(want)
+        for verified, start in enumerate(_outward(occ, shift, expected)):
+            if verified > MAX_VERIFY:
+                self.truncated = True
+                return
+            if radius is not None and abs(start - expected) > radius:
+                return
+            if 0 <= start <= n - m and lines[start : start + m] == want:
+                yield start
+
+
 def _scan(lines: list[str], image: Sequence[str], expected: int, min_start: int,
           radius: int) -> int | None:
     """`find` within a small radius, by looking (no index needed)."""
@@ -145,44 +344,3 @@ def _outward(occ: list[int], shift: int, expected: int) -> Iterator[int]:
         else:
             yield occ[hi] - shift
             hi += 1
-
-
-class Anchors:
-    """Maps line numbers of a reference text (the PR's head or base) to the target through the
-    nearest lines before them that occur exactly once in the target (median of their shifts)."""
-
-    LOOK_BACK = 400
-    VOTES = 5
-
-    def __init__(self, ref: bytes, target: FileIndex) -> None:
-        self._data = ref
-        self._lines: list[str] | None = None
-        self._target = target
-
-    @property
-    def _ref(self) -> list[str]:
-        """The reference text's lines, decoded on first need (most files never need them)."""
-        if self._lines is None:
-            self._lines = decode(self._data)
-        return self._lines
-
-    def window(self, line0: int, end0: int) -> tuple[int, int] | None:
-        """Where the target should hold reference lines [line0, end0): the start as implied by
-        the unique lines just before them and by those just after them (low, high)."""
-        pos = self._target.positions(0)
-        guesses = []
-        for lines_range in (range(min(line0, len(self._ref)) - 1, max(-1, line0 - self.LOOK_BACK), -1),
-                            range(max(0, end0), min(len(self._ref), end0 + self.LOOK_BACK))):
-            shifts: list[int] = []
-            for h in lines_range:
-                line = self._ref[h]
-                if pos.count(line) == 1 and not trivial(line):
-                    shifts.append(pos.occ(line)[0] - h)
-                    if len(shifts) == self.VOTES:
-                        break
-            if shifts:
-                shifts.sort()
-                guesses.append(line0 + shifts[len(shifts) // 2])
-        if not guesses:
-            return None
-        return min(guesses), max(guesses)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import cached_property
 
-from prstack.matching.index import FileIndex
-from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, clean, trivial, wrap_pieces
-from prstack.models import Hunk, HunkStatus
+from prstack.matching.index import FileIndex, Matches
+from prstack.matching.shape import Shape
+from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, trivial
+from prstack.models import HunkStatus
 
 PATCH_FUZZ = 2
 """Fuzz up to which an image is searched anywhere in the file (as patch does)."""
@@ -19,58 +20,6 @@ WEAK = 3
 """Images of trivial lines only count this close to where the hunk is expected."""
 MAX_ALIGN = 4000
 """Regions longer than this are compared as multisets instead of aligned."""
-
-
-class Shape:
-    """A hunk pre-digested for matching: images, context counts, usable normalisations
-    (computed on first use: most hunks are settled by a direct look where they are expected)."""
-
-    def __init__(self, hunk: Hunk) -> None:
-        lines = tuple((line.kind, clean(line.text)) for line in hunk.lines)
-        self.lines = lines
-        self.old = tuple(t for k, t in lines if k != "+")
-        self.new = tuple(t for k, t in lines if k != "-")
-        self.lead = next((i for i, (k, _) in enumerate(lines) if k != " "), len(lines))
-        self.trail = 0
-        if self.lead < len(lines):
-            self.trail = next(i for i, (k, _) in enumerate(reversed(lines)) if k != " ")
-        self.new_file = hunk.old_start == 0 and hunk.old_lines == 0
-        kinds = {k for k, _ in lines}
-        self.pure = "+" not in kinds or "-" not in kinds
-        """A pure addition or deletion: one image is the other less the changed lines."""
-
-    @classmethod
-    def of(cls, hunk: Hunk) -> Shape:
-        return cls(hunk)
-
-    @cached_property
-    def levels(self) -> tuple[int, ...]:
-        """Normalisation levels that keep every changed line distinguishable."""
-        added = [t for k, t in self.lines if k == "+"]
-        removed = [t for k, t in self.lines if k == "-"]
-        return tuple(lv for lv in range(len(LEVELS))
-                     if _usable(lv, self.old, self.new, added, removed))
-
-    @cached_property
-    def wrap(self) -> bool:
-        """Whether comparing with lines joined (re-wrap insensitive) still tells old from new."""
-        return LOOSEST in self.levels and (
-            "".join(wrap_pieces(self.old)) != "".join(wrap_pieces(self.new)))
-
-
-def _usable(level: int, old: tuple[str, ...], new: tuple[str, ...], added: list[str],
-            removed: list[str]) -> bool:
-    """A normalisation may judge a hunk only if it keeps every changed line distinguishable:
-    a hunk that changes whitespace (or quotes) must not be judged ignoring them."""
-    if level == 0:
-        return True
-    fn = LEVELS[level][1]
-    if [fn(x) for x in old] == [fn(x) for x in new]:
-        return False
-    seen: dict[str, set[str]] = {}
-    for a in added:
-        seen.setdefault(fn(a), set()).add(a)
-    return not any(any(a != r for a in seen.get(fn(r), ())) for r in removed)
 
 
 @dataclass(frozen=True)
@@ -165,24 +114,41 @@ def _search_images(
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
         best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
-        for level in sh.levels:
-            fn = LEVELS[level][1]
-            for kind, image in ((0, sh.old), (1, sh.new)):
+        reach: list[int | None] = []
+        for kind in (0, 1):
+            flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
+            reach.append(WEAK if (flags and all(flags)) or (one_sided and not sh.new_file)
+                         else NEAR if f > PATCH_FUZZ else None)
+        # Each line a stricter level equates, the loosest does too (at the trailing-space level
+        # only when the trailing space is ASCII): stricter searches check the loosest one's finds.
+        loose: list[Matches | None] = []
+        for kind in (0, 1):
+            image = sh.image(kind, LOOSEST)
+            img = image[fl : len(image) - ft]
+            loose.append(idx.matches(img, expected + fl, reach[kind]) if img else None)
+        nested: bool | None = None
+        for level in range(len(LEVELS)):
+            if level == 1 and nested is None:
+                nested = sh.plain_trailing and idx.plain_trailing()
+            alive = [kind for kind in (0, 1) if (found := loose[kind]) is not None
+                     and (found or (level == 1 and not nested))]
+            if not alive or not sh.usable(level):
+                continue
+            for kind in alive:
+                found = loose[kind]
+                assert found is not None
+                image = sh.image(kind, level)
                 img = image[fl : len(image) - ft]
-                if not img:
-                    continue
-                radius: int | None = None
-                if all(trivial(x) for x in img):
-                    radius = WEAK
-                elif f > PATCH_FUZZ:
-                    radius = NEAR
-                if one_sided and not sh.new_file:
-                    radius = WEAK
+                radius = reach[kind]
                 if best is not None and not best[0][0] and not sh.pure:
                     # only a match as near as the best one so far can still win
                     radius = best[0][2] if radius is None else min(radius, best[0][2])
-                s = idx.find([fn(x) for x in img], level, expected + fl,
-                             min_start=min_start + fl, radius=radius)
+                if level == 1 and not nested:
+                    s = idx.find(img, level, expected + fl, min_start=min_start + fl,
+                                 radius=radius)
+                else:
+                    s = idx.find_among(found, img, level, expected + fl,
+                                       min_start=min_start + fl, radius=radius)
                 if s is None:
                     continue
                 s -= fl
@@ -210,27 +176,22 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
     size = max(len(sh.old), len(sh.new))
     lo = max(0, min(expected, len(idx)) - 40 - size)
     hi = min(len(idx), expected + 3 * size + 40)
-    pieces = wrap_pieces(idx.lines[lo:hi])
-    starts: dict[int, int] = {}
-    ends: dict[int, int] = {}
-    pos = 0
-    for i, piece in enumerate(pieces):
-        starts.setdefault(pos, lo + i)
-        pos += len(piece)
-        ends[pos] = lo + i + 1
-    text = "".join(pieces)
+    text, cum = idx.wrap_window(lo, hi)
+    n = len(cum) - 1
     best: tuple[tuple[bool, int, int], int, int] | None = None
-    for kind, image in ((0, sh.old), (1, sh.new)):
-        needle = "".join(wrap_pieces(image))
+    for kind, needle in enumerate(sh.wrapped):
         if not needle:
             continue
         at = text.find(needle)
         while at >= 0:
-            s, e = starts.get(at), ends.get(at + len(needle))
-            if s is not None and e is not None:
+            # a match counts only from the start of a piece to the end of one
+            i = bisect.bisect_left(cum, at)
+            j = bisect.bisect_right(cum, at + len(needle)) - 1
+            if i < n and cum[i] == at and j >= 1 and cum[j] == at + len(needle):
+                s = lo + i
                 key = (s < min_start, abs(s - expected), kind)
                 if best is None or key < best[0]:
-                    best = (key, s, e)
+                    best = (key, s, lo + j)
             at = text.find(needle, at + 1)
     if best is None:
         return None
@@ -260,9 +221,8 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     if idx.in_conflict(rs, re_):
         return Verdict(HunkStatus.CONFLICT, rs, re_, None, None,
                        note="conflict markers in the hunk's region")
-    level = max(lv for lv in sh.levels if lv <= LOOSEST)
-    fn = LEVELS[level][1]
-    hunk_norm = [fn(t) for _, t in sh.lines]
+    level = next(lv for lv in range(LOOSEST, -1, -1) if sh.usable(lv))
+    hunk_norm = list(sh.norm(level))
     region = idx.norm(level)[rs:re_]
     matched_h, matched_t = _align(hunk_norm, region)
     changed = [(i, k, t) for i, (k, t) in enumerate(sh.lines) if k != " "]
@@ -297,17 +257,17 @@ def _locate(
 ) -> tuple[int, int] | None:
     """[start, end) of the hunk's region: its leading context (or a tail of it) near `expected`,
     its trailing context (or a head of it) after that. `whole`: both contexts complete, or None."""
-    fn = LEVELS[LOOSEST][1]
-    reach = 200 + 4 * len(sh.lines)
+    loose, flags, n_old = sh.image(0, LOOSEST), sh.trivial[0], len(sh.old)
+    reach = 200 + 4 * len(sh.kinds)
     old_mid = len(sh.old) - sh.lead - sh.trail
     new_mid = len(sh.new) - sh.lead - sh.trail
     lead_end: int | None = None
     rs: int | None = None
     lead = sh.old[: sh.lead]
     for k in range(1 if whole else len(lead)):
-        sub = lead[k:]
-        weak = all(trivial(x) for x in sub)
-        s = idx.find([fn(x) for x in sub], LOOSEST, expected + k, min_start=min_start + k,
+        sub = loose[k : sh.lead]
+        weak = all(flags[k : sh.lead])
+        s = idx.find(sub, LOOSEST, expected + k, min_start=min_start + k,
                      radius=WEAK if weak else reach)
         if s is not None:
             rs, lead_end = s - k, s + len(sub)
@@ -319,10 +279,10 @@ def _locate(
     re_: int | None = None
     after = lead_end if lead_end is not None else max(min_start, expected)
     for k in range(1 if whole else len(trail)):
-        sub = trail[: len(trail) - k]
-        weak = all(trivial(x) for x in sub)
+        sub = loose[n_old - sh.trail : n_old - k]
+        weak = all(flags[n_old - sh.trail : n_old - k])
         want = after + min(old_mid, new_mid) if lead_end is not None else expected + sh.lead
-        s = idx.find([fn(x) for x in sub], LOOSEST, want, min_start=after,
+        s = idx.find(sub, LOOSEST, want, min_start=after,
                      radius=WEAK if weak else reach)
         if s is not None and s >= after:
             tail_start, re_ = s, s + len(trail)

@@ -9,22 +9,50 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from prstack.errors import PrstackError
-from prstack.matching.text import LEVELS, LOOSEST, decode, normalise_all, trivial
+from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
 
 _loose = LEVELS[LOOSEST][1]
+_QUOTES = bytes.maketrans(b"'", b'"')
+_SPACES = b" \t\f\v\r"
 INDEX_MAX_BYTES = 8_000_000
 """Files larger than this (generated tables, vendored data) are not searched for moved blocks:
 moved code lands in code modules, and indexing them would double the cost of the whole index."""
 
 
+def key(line: str) -> bytes:
+    """A line as the index holds it: loosely normalised, UTF-8 (stray-byte escapes kept apart)."""
+    return _loose(line).encode("utf-8", "surrogatepass")
+
+
+def loose_keys(data: bytes) -> bytes:
+    """`key` of every line of a file, joined by newlines (no final one), computed on the bytes.
+
+    The characters the normalisation drops or maps are ASCII, which never occur inside a multi-byte
+    UTF-8 sequence, so on valid UTF-8 this equals decoding, normalising and encoding each line. In
+    invalid UTF-8, dropping a byte could join two stray bytes into a character: such files are
+    first re-encoded as `key` encodes (each stray byte an escape that holds no ASCII byte).
+    """
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            data = data.decode("utf-8", "surrogateescape").encode("utf-8", "surrogatepass")
+    return data.translate(_QUOTES, _SPACES)
+
+
 class PackageIndex:
     """Every text file of the audited distribution, keyed by installed path.
 
-    `load` is called at most once, on first use; files are decoded and indexed then, once per run.
+    `load` is called at most once, on first use; files are indexed then, once per run.
     Lines are compared whitespace- and quote-insensitively, and trivial lines between a block's
     lines are skipped, so a block is found even when blank lines or formatting around it changed.
-    The index is built with whole-text operations (no per-line Python work): a 50 MB package
-    indexes in about a second.
+    The index is built with whole-text operations (no per-line Python work): every file's
+    normalised lines end to end in one text, how often each line occurs, and the first file
+    that holds it.
     """
 
     def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
@@ -32,13 +60,17 @@ class PackageIndex:
         self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
-        self._keys: list[str] = []
-        """Every line of every file (sorted by path), loosely normalised, end to end."""
+        self._text = b""
+        """b"\\n" + every indexed file's keys (files sorted by path), one a line + b"\\n"."""
         self._starts: list[int] = []
+        """Where each file's first line starts in `_text` (and, last, len(_text) + 1)."""
         self._paths: list[str] = []
-        self._first: dict[str, int] | None = None
-        """Loose key -> its first position in `_keys`."""
-        self._count: Counter[str] = Counter()
+        self._count: Counter[bytes] | None = None
+        """Key -> how many lines have it; in the order keys first occur."""
+        self._rank: dict[bytes, int] = {}
+        """Key -> its place in that order."""
+        self._known: list[int] = []
+        """Per file: how many distinct keys occur in it or a file before it."""
 
     @property
     def data(self) -> Mapping[str, bytes]:
@@ -54,23 +86,32 @@ class PackageIndex:
             self._files = {path: decode(data) for path, data in self.data.items()}
         return self._files
 
-    def _index(self) -> dict[str, int]:
+    def _index(self) -> Counter[bytes]:
         with self._lock:
             return self._build()
 
-    def _build(self) -> dict[str, int]:
-        if self._first is None:
+    def _build(self) -> Counter[bytes]:
+        if self._count is None:
+            count: Counter[bytes] = Counter()
+            parts, known, paths, starts = [], [], [], []
+            at = 1
             for path in sorted(self.data):
-                if len(self.data[path]) > INDEX_MAX_BYTES:
-                    continue
-                self._starts.append(len(self._keys))
-                self._paths.append(path)
-                self._keys += normalise_all(decode(self.data[path]), LOOSEST)
-            self._starts.append(len(self._keys))
-            keys = self._keys
-            self._first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
-            self._count = Counter(keys)
-        return self._first
+                data = self.data[path]
+                if len(data) > INDEX_MAX_BYTES or not data:
+                    continue  # (an empty file has no lines)
+                part = loose_keys(data)
+                count.update(part.split(b"\n"))
+                known.append(len(count))
+                paths.append(path)
+                starts.append(at)
+                parts.append(part)
+                at += len(part) + 1
+            starts.append(at)
+            self._text = b"\n" + b"\n".join(parts) + b"\n"
+            self._known, self._paths, self._starts = known, paths, starts
+            self._rank = dict(zip(count, range(len(count)), strict=True))
+            self._count = count  # (last: the index is complete once this is set)
+        return self._count
 
     def warm(self) -> None:
         """Read and index everything now (e.g. on another thread while git works); an error
@@ -78,51 +119,78 @@ class PackageIndex:
         with contextlib.suppress(PrstackError):
             self._index()
 
+    def _first_file(self, k: bytes) -> int:
+        return bisect.bisect_right(self._known, self._rank[k])
+
     def find_block(
         self, block: Sequence[str], *, exclude: str | None = None
     ) -> tuple[str, int] | None:
         """Where the non-trivial lines of `block` occur, in order and contiguous (trivial lines
-        between them ignored), in a file other than `exclude`: (installed path, 1-based line)."""
-        wanted = [_loose(line) for line in block if not trivial(line)]
+        between them ignored), in a file other than `exclude`: (installed path, 1-based line).
+        The first such place, in path order then line order."""
+        wanted = [key(line) for line in block if not trivial(line)]
         if not wanted:
             return None
-        first = self._index()
-        if any(key not in first for key in wanted):
+        count = self._index()
+        if any(k not in count for k in wanted):
             return None
-        # look for the block where its rarest line is
-        probe = min(range(len(wanted)), key=lambda i: self._count[wanted[i]])
-        keys = self._keys
-        at: int | None = first[wanted[probe]]
-        while at is not None:
-            f = bisect.bisect_right(self._starts, at) - 1
-            path = self._paths[f]
-            if path != exclude:
-                start = _walk(keys, at, wanted, probe, self._starts[f], self._starts[f + 1])
+        if any(_trivial(k) for k in wanted):
+            # A line trivial only once normalised can stand between others: walk from the
+            # rarest line, through the whole package.
+            probe = min(range(len(wanted)), key=lambda i: count[wanted[i]])
+            return self._scan(wanted, probe, 0, exclude)
+        # Otherwise the block is the run of non-trivial lines around any of its lines, and lies in
+        # a file that holds all of them: look from the last of their first files, where the line
+        # that first occurs there occurs each time.
+        firsts = [self._first_file(k) for k in wanted]
+        frm = max(firsts)
+        probe = min((i for i, f in enumerate(firsts) if f == frm), key=lambda i: count[wanted[i]])
+        return self._scan(wanted, probe, frm, exclude)
+
+    def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: str | None
+              ) -> tuple[str, int] | None:
+        """Walk from each occurrence of wanted[probe] in files `frm` on (all of its occurrences)."""
+        assert self._count is not None
+        text, starts = self._text, self._starts
+        needle = b"\n" + wanted[probe] + b"\n"
+        left = self._count[wanted[probe]]
+        at = text.find(needle, starts[frm] - 1)
+        f = -1
+        keys: list[bytes] = []
+        while left and at >= 0:
+            left -= 1
+            if f < 0 or not starts[f] <= at + 1 < starts[f + 1]:
+                f = bisect.bisect_right(starts, at + 1) - 1
+                keys = [] if self._paths[f] == exclude else text[
+                    starts[f] : starts[f + 1] - 1].split(b"\n")
+            if keys:
+                start = _walk(keys, text.count(b"\n", starts[f], at + 1), wanted, probe)
                 if start is not None:
-                    return path, start - self._starts[f] + 1
-            try:
-                at = keys.index(wanted[probe], at + 1)
-            except ValueError:
-                at = None
+                    return self._paths[f], start + 1
+            at = text.find(needle, at + 1) if left else -1
         return None
 
 
-def _walk(keys: list[str], at: int, wanted: list[str], probe: int, lo: int, hi: int) -> int | None:
+def _trivial(k: bytes) -> bool:
+    return trivial(k.decode("utf-8", "surrogatepass"))
+
+
+def _walk(keys: list[bytes], at: int, wanted: list[bytes], probe: int) -> int | None:
     """With wanted[probe] at keys[at], the position of wanted[0] if all of `wanted` is there, in
-    order, with only trivial lines between, inside [lo, hi); else None."""
+    order, with only trivial lines between; else None."""
     i = at
     for k in range(probe - 1, -1, -1):
         i -= 1
-        while i >= lo and keys[i] != wanted[k] and trivial(keys[i]):
+        while i >= 0 and keys[i] != wanted[k] and _trivial(keys[i]):
             i -= 1
-        if i < lo or keys[i] != wanted[k]:
+        if i < 0 or keys[i] != wanted[k]:
             return None
     start = i
     i = at
     for k in range(probe + 1, len(wanted)):
         i += 1
-        while i < hi and keys[i] != wanted[k] and trivial(keys[i]):
+        while i < len(keys) and keys[i] != wanted[k] and _trivial(keys[i]):
             i += 1
-        if i >= hi or keys[i] != wanted[k]:
+        if i >= len(keys) or keys[i] != wanted[k]:
             return None
     return start

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from itertools import accumulate
 from typing import Final
 
 Normaliser = Callable[[str], str]
@@ -28,6 +31,50 @@ def decode(data: bytes) -> list[str]:
     return lines
 
 
+class LazyLines:
+    """A big file's lines, decoded only where asked: the lines `decode` gives, without decoding
+    (and holding) the whole file to look at a few of them.
+
+    Newlines are counted per chunk of bytes once; a line's start is found from its chunk. A range
+    of lines decodes alone exactly as within the whole file: it is cut at newlines, and a newline
+    byte is never part of a multi-byte sequence (nor of a run of undecodable bytes).
+    """
+
+    CHUNK = 1 << 15
+
+    def __init__(self, data: bytes) -> None:
+        if b"\r" in data:
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self._data = data
+        step = self.CHUNK
+        self._newlines = list(accumulate(
+            (data.count(b"\n", at, at + step) for at in range(0, len(data), step)), initial=0))
+        """Newlines before each chunk (and, last, in all)."""
+        self.count = self._newlines[-1] + (1 if data and not data.endswith(b"\n") else 0)
+        """How many lines `decode` gives."""
+
+    def _start(self, k: int) -> int:
+        """Offset of the byte after the k-th newline (k >= 1); len(data) + 1 when there is none."""
+        c = bisect.bisect_left(self._newlines, k) - 1
+        if c + 1 >= len(self._newlines):
+            return len(self._data) + 1
+        at = c * self.CHUNK
+        piece = self._data[at : at + self.CHUNK]
+        return at + len(piece) - len(piece.split(b"\n", k - self._newlines[c])[-1])
+
+    def get(self, a: int, b: int) -> list[str]:
+        """Lines [a, b) (0 <= a), cut to the file's end."""
+        b = min(b, self.count)
+        if a >= b:
+            return []
+        start = self._start(a) if a else 0
+        end = min(self._start(b) - 1, len(self._data))
+        return self._data[start:end].decode("utf-8", "surrogateescape").split("\n")
+
+    def all(self) -> list[str]:
+        return decode(self._data)
+
+
 def same_text(a: bytes, b: bytes) -> bool:
     """True when two files hold the same text once line endings are normalised."""
     if a == b:
@@ -47,10 +94,14 @@ def _identity(line: str) -> str:
 
 
 def _trailing(line: str) -> str:
-    return line.rstrip()  # same as _TRAILING on the joined text (lines hold no newline)
+    return line.rstrip()
 
 
-_NO_WS: Final = str.maketrans("", "", " \t\f\v\r")
+ASCII_SPACE: Final = " \t\f\v\r"
+"""The whitespace the whitespace level drops (other whitespace, like NBSP, stays)."""
+_NO_WS: Final = str.maketrans("", "", ASCII_SPACE)
+_SPACE_BYTES: Final = ASCII_SPACE.encode()
+_QUOTE_BYTES: Final = bytes.maketrans(b"'", b'"')
 _NO_WS_QUOTES: Final = str.maketrans({" ": None, "\t": None, "\f": None, "\v": None, "\r": None,
                                       "'": '"'})
 
@@ -67,15 +118,13 @@ def normalise_all(lines: list[str], level: int) -> list[str]:
     """`LEVELS[level]` applied to every line at once (one pass over the joined text, C speed)."""
     if level == 0 or not lines:
         return lines
-    text = "\n".join(lines)
     if level == 1:
-        text = _TRAILING.sub("", text)
-    else:
-        text = text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES)
-    return text.split("\n")
-
-
-_TRAILING: Final = re.compile(r"[^\S\n]+(?=\n|\Z)")
+        return list(map(str.rstrip, lines))
+    text = "\n".join(lines)
+    if text.isascii():  # (bytes translate: a table lookup per byte, no dict per character)
+        data = text.encode("ascii").translate(None if level == 2 else _QUOTE_BYTES, _SPACE_BYTES)
+        return data.decode("ascii").split("\n")
+    return text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
 
 
 LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (
@@ -96,17 +145,17 @@ _PUNCT_ONLY: Final = re.compile(r"[\s()\[\]{}:;,.]*")
 _DECORATOR: Final = re.compile(r"@[\w.]+(\(\))?")
 
 
+@lru_cache(maxsize=1 << 16)
 def trivial(line: str) -> bool:
     """True for lines that say nothing on their own: blank, `pass`, `)`, `return`, a lone decorator."""
     s = line.strip()
     if len(s) > 12:
         return s[0] == "@" and _DECORATOR.fullmatch(s) is not None
-    return (
-        s in _TRIVIAL_WORDS
-        or _PUNCT_ONLY.fullmatch(s) is not None
-        or _DECORATOR.fullmatch(s) is not None
-        or s.startswith("#")
-    )
+    if not s or s[0] == "#":
+        return True
+    if s[0] == "@":  # (neither a word nor punctuation)
+        return _DECORATOR.fullmatch(s) is not None
+    return s in _TRIVIAL_WORDS or _PUNCT_ONLY.fullmatch(s) is not None
 
 
 def blob_id(data: bytes) -> str:
@@ -118,10 +167,14 @@ def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
     """Spans [start, end] (0-based, inclusive) between `<<<<<<<` and `>>>>>>>` marker lines."""
     blocks: list[tuple[int, int]] = []
     start: int | None = None
-    for i, line in enumerate(lines):
-        if line.startswith("<<<<<<<"):
+    text = "\n".join(lines)
+    i = at = 0
+    for marker in _MARKER.finditer(text):  # (lines hold no newline: ^ is a line's start)
+        i += text.count("\n", at, marker.start())
+        at = marker.start()
+        if marker.group() == "<<<<<<<":
             start = i
-        elif line.startswith(">>>>>>>"):
+        else:
             blocks.append((start if start is not None else max(0, i - 1), i))
             start = None
     if start is not None:
@@ -129,9 +182,13 @@ def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
     return blocks
 
 
+_MARKER: Final = re.compile(r"^(?:<<<<<<<|>>>>>>>)", re.MULTILINE)
+
+
 def has_markers(data: bytes) -> bool:
     """Cheap pre-check before scanning lines for conflict markers."""
-    return b"<<<<<<<" in data or b">>>>>>>" in data
+    # (a one-byte search runs at memory speed: most big files hold neither bracket)
+    return (b"<" in data and b"<<<<<<<" in data) or (b">" in data and b">>>>>>>" in data)
 
 
 _COMMA_CLOSE: Final = re.compile(r",(?=[)\]}])")
@@ -145,7 +202,29 @@ def wrap_pieces(lines: Sequence[str]) -> list[str]:
         piece = _COMMA_CLOSE.sub("", piece)
         if piece.endswith(","):
             nxt = next((p for p in pieces[i + 1 :] if p), "")
-            if nxt[:1] in (")", "]", "}"):
+            if nxt[:1] in _CLOSERS:
                 piece = piece[:-1]
         pieces[i] = piece
     return pieces
+
+
+_CLOSERS: Final = (")", "]", "}")
+
+
+def wrap_lines(loose: list[str]) -> tuple[list[str], list[str]]:
+    """`wrap_pieces` of a whole file at once, from its lines at LEVELS[LOOSEST]: the pieces with
+    only the commas before a closing bracket dropped, and the pieces as `wrap_pieces` gives them.
+    (A window of the file is the second list's slice, except for its last non-empty piece, which
+    sees no next piece in the window: that one is the first list's.)"""
+    if not loose:
+        return [], []
+    closed = _COMMA_CLOSE.sub("", "\n".join(loose)).split("\n")
+    pieces = closed[:]
+    nxt = ""
+    for i in range(len(loose) - 1, -1, -1):
+        if nxt in _CLOSERS and closed[i].endswith(","):
+            pieces[i] = closed[i][:-1]
+        if loose[i]:
+            nxt = loose[i][0]
+    return closed, pieces
+
