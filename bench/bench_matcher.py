@@ -36,6 +36,19 @@ S = HunkStatus
 CLASSES = [S.APPLIED, S.RELOCATED, S.MISSING, S.PARTIAL, S.DIVERGED, S.CONFLICT, S.FILE_MISSING]
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory. Linux's VmHWM belongs to the address space exec made;
+    ru_maxrss there starts from the forking parent's peak (the bench itself, with the whole case
+    in memory), so it is only the fallback elsewhere."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+
+
 def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     """Run prstack's library audit in this (fresh) process; write verdicts, time, peak memory."""
     import prstack.audit
@@ -58,7 +71,7 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     started = time.perf_counter()
     report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     rows = [[r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start, r.status.value]
             for r in report.results]
     Path(out).write_text(json.dumps({"wall": wall, "rss_mb": rss, "results": rows,
