@@ -211,7 +211,11 @@ def trimmed_diff(a: bytes, b: bytes, run_diff: RunDiff, margin: int = MARGIN) ->
         return None
     guard = min(SLIDE_GUARD, margin // 2)
     out: list[bytes] = []
+    a_at = b_at = a_line = b_line = 0  # newlines counted so far, region to region (in order)
     for r in parts:
+        a_line += a.count(b"\n", a_at, r.a_start)
+        b_line += b.count(b"\n", b_at, r.b_start)
+        a_at, b_at = r.a_start, r.b_start
         hunks = shifted_hunks(run_diff(a[r.a_start : r.a_end], b[r.b_start : r.b_end]), 0, 0)
         span = _changed_span(hunks)
         if span is None:
@@ -219,6 +223,5 @@ def trimmed_diff(a: bytes, b: bytes, run_diff: RunDiff, margin: int = MARGIN) ->
         old_lines = a.count(b"\n", r.a_start, r.a_end)
         if (r.cut_front and span[0] < guard) or (r.cut_back and span[1] > old_lines - guard):
             return None
-        out += shifted_hunks(b"".join(hunks), a.count(b"\n", 0, r.a_start),
-                             b.count(b"\n", 0, r.b_start))
+        out += shifted_hunks(b"".join(hunks), a_line, b_line)
     return out
