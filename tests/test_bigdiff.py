@@ -170,3 +170,13 @@ def test_common_ends_are_exact(x: bytes, y: bytes, run: bytes, lo: int) -> None:
     while naive < limit and a[len(a) - 1 - naive] == b[len(b) - 1 - naive]:
         naive += 1
     assert common_suffix(a, b, len(a), len(b), max(0, limit)) == max(0, naive)
+
+
+def test_a_huge_binary_file_reads_as_git_says(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    blob = bytes(range(256)) * 2000
+    base = repo.commit("base", {"data.bin": blob, "a.py": "A = 1\n"})
+    head = repo.commit("change", {"data.bin": blob[:-1] + b"\x01", "a.py": "A = 2\n"})
+    trimmed = diff_many(repo.path, [(base, head)], big_file=100_000)
+    assert trimmed == diff_many(repo.path, [(base, head)], big_file=10**12)
+    assert [h.change.value for h in parse_diff(trimmed[0], 1)] == ["modified", "binary"]

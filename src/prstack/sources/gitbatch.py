@@ -121,6 +121,8 @@ class PendingDiffs:
 
 BIG_FILE = 4_000_000
 """Files at least this large on both sides of a change are diffed by `bigdiff`."""
+BINARY_PEEK = 8000
+"""git takes a file with a NUL byte in its first this many bytes for binary."""
 
 
 @dataclass(frozen=True)
@@ -189,13 +191,16 @@ def _blob(repo: Path, sha: str, env: Env) -> bytes:
 
 def _big_file_diff(change: _BigChange, old: bytes, new: bytes, env: Env) -> bytes:
     """git's diff of one huge file, computed on the parts of it that differ when that is safe."""
+    header = (f"diff --git a/{change.path} b/{change.path}\n"
+              f"index {change.old_blob}..{change.new_blob} {change.mode}\n").encode("utf-8", "surrogateescape")
+    if b"\0" in old[:BINARY_PEEK] or b"\0" in new[:BINARY_PEEK]:  # git's own test for binary
+        return header + f"Binary files a/{change.path} and b/{change.path} differ\n".encode(
+            "utf-8", "surrogateescape")
     hunks = trimmed_diff(old, new, partial(diff_texts, env))
     if hunks is None:
         hunks = shifted_hunks(diff_texts(env, old, new), 0, 0)
-    header = (f"diff --git a/{change.path} b/{change.path}\n"
-              f"index {change.old_blob}..{change.new_blob} {change.mode}\n"
-              f"--- a/{change.path}\n+++ b/{change.path}\n").encode("utf-8", "surrogateescape")
-    return header + b"".join(hunks)
+    names = f"--- a/{change.path}\n+++ b/{change.path}\n".encode("utf-8", "surrogateescape")
+    return header + names + b"".join(hunks)
 
 
 def diff_texts(env: Env, old: bytes, new: bytes) -> bytes:
