@@ -143,7 +143,7 @@ def audit_stack(
         threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     changes = load_stack(source, numbers, base, metadata)
     repo_files = source.tree_paths(changes.top_sha)
-    target = early or open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+    target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
     report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
                    source.prefetch_files, package)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
