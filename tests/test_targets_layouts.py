@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
 from prstack.render.table import build_notes
-from prstack.targets.base import TargetSpec
+from prstack.targets.base import TargetSpec, open_target
 from prstack.targets.choose import DistFiles, choose
 from prstack.targets.provenance import BuildReport
 from test_targets_support import (
@@ -221,3 +222,16 @@ def test_tree_that_is_a_site_directory_is_read_through_its_metadata(tmp_path: Pa
     assert plain.target.distribution is None and statuses(plain) == {"src/kvs/model.py": ["applied"]}
     with pytest.raises(InputError, match="--dist nope: not installed"):
         audit_with_build(project, TargetSpec("tree", str(layer), dist="nope"))
+
+
+@pytest.mark.parametrize("kind", ["tree", "wheel", "site-packages"])
+def test_every_target_tells_a_files_size_without_reading_it(demo_build: DemoBuild, kind: str) -> None:
+    """The package index skips files too large to index by their size, before reading them."""
+    path = {"tree": demo_build.tree, "wheel": demo_build.wheel, "site-packages": demo_build.site_packages}[kind]
+    target = open_target(TargetSpec(kind, path=str(path)), ["src/kvserve/runner.py"], ["src/kvserve/runner.py"])
+    files = sorted(target.files())
+    assert files
+    for name in files:
+        data = target.read(name)
+        assert data is not None and target.size(name) == len(data)
+    assert target.size("no/such/file.py") is None

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from prstack.matcher import PackageIndex, match_file
+from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.models import (
     AuditReport,
     Hunk,
@@ -109,12 +110,15 @@ def audit(
 
 
 def package_index(target: Target) -> PackageIndex:
-    """The index of every text file of the target, read and built on first use (or `warm`)."""
+    """The index of every text file of the target, read and built on first use (or `warm`);
+    files too large to index (generated tables, vendored data) are not even read."""
     return PackageIndex(
         lambda: {
             path: data
             for path in sorted(target.files())
-            if path.endswith(TEXT_SUFFIXES) and (data := target.read(path)) is not None
+            if path.endswith(TEXT_SUFFIXES)
+            and (target.size(path) or 0) <= INDEX_MAX_BYTES
+            and (data := target.read(path)) is not None
         }
     )
 

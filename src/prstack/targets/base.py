@@ -41,6 +41,10 @@ class Target(Protocol):
         """A file's bytes, or None when the target lacks it."""
         ...
 
+    def size(self, path: str) -> int | None:
+        """A file's size in bytes without reading it, or None when the target lacks it."""
+        ...
+
     @property
     def evidence(self) -> BuildEvidence:
         """What the target's metadata says about its build (RECORD checked on first use)."""
@@ -86,6 +90,14 @@ class TreeTarget:
         if path not in self.files():
             return None
         return (self.root / path).read_bytes()
+
+    def size(self, path: str) -> int | None:
+        if path not in self.files():
+            return None
+        try:
+            return (self.root / path).stat().st_size
+        except OSError:
+            return None
 
     @cached_property
     def evidence(self) -> BuildEvidence:

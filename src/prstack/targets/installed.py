@@ -150,6 +150,15 @@ class InstalledDistribution:
         except OSError as exc:
             raise TargetError(f"cannot read {where}: {exc.strerror}.") from None
 
+    def size(self, path: str) -> int | None:
+        if path not in self.meta.files:
+            return None
+        where = Path(self.meta.sources[path]) if path in self.meta.sources else self.root / path
+        try:
+            return where.stat().st_size
+        except OSError:
+            return None
+
     @cached_property
     def evidence(self) -> BuildEvidence:
         """Build metadata and RECORD integrity (hashes every recorded file once, on first use)."""

@@ -70,6 +70,10 @@ class WheelTarget:
         except (zipfile.BadZipFile, OSError) as exc:
             raise InputError(f"--wheel: cannot read {member} from the wheel ({exc}); the file is damaged.") from None
 
+    def size(self, path: str) -> int | None:
+        member = self._members.get(path)
+        return None if member is None else self._zip.getinfo(member).file_size
+
     def _record(self) -> RecordIntegrity | None:
         text = self._text("RECORD")
         if text is None:
