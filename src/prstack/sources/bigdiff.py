@@ -49,40 +49,33 @@ _CHUNK = 1 << 16
 """Texts are compared this many bytes at a time (small copies; no page faults for whole-text slices)."""
 
 
-def common_prefix(a: bytes, b: bytes, a_lo: int, b_lo: int, limit: int) -> int:
-    """How many bytes a[a_lo:] and b[b_lo:] share at the front (at most `limit`)."""
+def _agreeing(same: Callable[[int, int], bool], limit: int) -> int:
+    """The largest n <= limit with same(0, n), given same(i, j) compares bytes [i, j) counted from
+    one end: whole chunks first, then a bisection inside the chunk that differs."""
     done = 0
     while done < limit:
         n = min(_CHUNK, limit - done)
-        if a[a_lo + done : a_lo + done + n] != b[b_lo + done : b_lo + done + n]:
+        if not same(done, done + n):
             lo, hi = done, done + n - 1  # the mismatch is in this chunk
             while lo < hi:
                 mid = (lo + hi + 1) // 2
-                if a[a_lo + lo : a_lo + mid] == b[b_lo + lo : b_lo + mid]:
+                if same(lo, mid):
                     lo = mid
                 else:
                     hi = mid - 1
             return lo
         done += n
     return limit
+
+
+def common_prefix(a: bytes, b: bytes, a_lo: int, b_lo: int, limit: int) -> int:
+    """How many bytes a[a_lo:] and b[b_lo:] share at the front (at most `limit`)."""
+    return _agreeing(lambda i, j: a[a_lo + i : a_lo + j] == b[b_lo + i : b_lo + j], limit)
 
 
 def common_suffix(a: bytes, b: bytes, a_hi: int, b_hi: int, limit: int) -> int:
     """How many bytes a[:a_hi] and b[:b_hi] share at the end (at most `limit`)."""
-    done = 0
-    while done < limit:
-        n = min(_CHUNK, limit - done)
-        if a[a_hi - done - n : a_hi - done] != b[b_hi - done - n : b_hi - done]:
-            lo, hi = done, done + n - 1
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if a[a_hi - mid : a_hi - lo] == b[b_hi - mid : b_hi - lo]:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            return lo
-        done += n
-    return limit
+    return _agreeing(lambda i, j: a[a_hi - j : a_hi - i] == b[b_hi - j : b_hi - i], limit)
 
 
 def _line_back(text: bytes, at: int, lo: int, lines: int) -> int:
