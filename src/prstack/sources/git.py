@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from collections.abc import Iterable, Sequence
 from functools import cache, cached_property
 from pathlib import Path
@@ -13,7 +11,7 @@ import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
-from prstack.sources.gitbatch import BlobReader, PendingDiffs
+from prstack.sources.gitbatch import BlobReader, PendingDiffs, diff_many, run_git
 from prstack.sources.history import LOG_FORMAT, History, parse_log
 from prstack.sources.patches import Patches
 
@@ -195,7 +193,7 @@ class GitSource:
 
     def diff(self, base: str, head: str) -> bytes:
         """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
-        return self.diffs([(base, head)]).whole()[0]
+        return diff_many(self.path, [(base, head)], self.git.environment(), read=self._read)[0]
 
     def diffs(self, pairs: Sequence[tuple[str, str]]) -> PendingDiffs:
         """`diff` of every (base, head) pair, in order, from one git process (huge files' diffs
@@ -267,13 +265,9 @@ class GitSource:
         return self._pipe(args, data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
 
     def _pipe(self, args: Sequence[str], data: bytes) -> bytes:
-        """Run git with `data` on stdin; its stdout."""
-        env = {**os.environ, **self.git.environment()}  # what the caller set: auth for lazy blobs, offline
-        done = subprocess.run(["git", "-C", str(self.path), *args], input=data, capture_output=True, env=env)
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-            raise SourceError(f"git {' '.join(args[:2])} failed in {self.path}: {stderr}")
-        return done.stdout
+        """Run git with `data` on stdin, in the environment the caller set (auth for lazy blobs,
+        offline); its stdout."""
+        return run_git(self.path, args, self.git.environment(), data)
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit sha -> `git patch-id --stable` of its change (merges and empty commits: none)."""

@@ -38,12 +38,14 @@ def _spawn(repo: Path, args: Sequence[str], env: Env) -> subprocess.Popen[bytes]
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environ(env))
 
 
-def _run(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:
+def run_git(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:
+    """git's stdout for `args` run in `repo` with `stdin` fed; a failure is a SourceError."""
     done = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
                           env=_environ(env))
     if done.returncode != 0:
         stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-        raise SourceError(f"git {args[0] if args[0] != '-c' else args[2]} failed in {repo}: {stderr}")
+        command = " ".join(a for a in args[:4] if not a.startswith(("-c", "core.")))
+        raise SourceError(f"git {command} failed in {repo}: {stderr}")
     return done.stdout
 
 
@@ -76,7 +78,7 @@ class PendingDiffs:
         if not pairs:
             return
         revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
-        trees = _run(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
+        trees = run_git(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
         tree_of = dict(zip(revs, trees, strict=True))
         stdin = "".join(f"{tree_of[base]} {tree_of[head]}\n" for base, head in pairs).encode()
         self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
@@ -87,7 +89,7 @@ class PendingDiffs:
             self._texts = {sha: pool.submit(_blob, repo, sha, env)
                            for change in self._big for sha in (change.old_blob, change.new_blob)}
             pool.shutdown(wait=False)
-        out = _run(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
+        out = run_git(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
                           *DIFF_OPTIONS, *pathspec], env, stdin)
         sections: list[list[bytes]] = []
         for line in out.splitlines(keepends=True):
@@ -137,7 +139,7 @@ class _BigChange:
 def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) -> list[_BigChange]:
     """Modifications of huge files, where every change the pairs make to that path is one
     (renamed, added, deleted, re-moded or oddly named huge files are left to git)."""
-    raw = _run(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64"],
+    raw = run_git(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64"],
                env, stdin)
     found: list[_BigChange] = []
     others: set[str] = set()
@@ -175,7 +177,7 @@ def _plain(path: str) -> bool:
 
 
 def _sizes(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, int]:
-    out = _run(repo, ["cat-file", "--batch-check=%(objectname) %(objectsize)"], env,
+    out = run_git(repo, ["cat-file", "--batch-check=%(objectname) %(objectsize)"], env,
                "".join(f"{b}\n" for b in blobs).encode())
     sizes = {}
     for line in out.decode().splitlines():
@@ -186,7 +188,7 @@ def _sizes(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, int]:
 
 
 def _blob(repo: Path, sha: str, env: Env) -> bytes:
-    return _run(repo, ["cat-file", "blob", sha], env)
+    return run_git(repo, ["cat-file", "blob", sha], env)
 
 
 def _big_file_diff(change: _BigChange, old: bytes, new: bytes, env: Env) -> bytes:
