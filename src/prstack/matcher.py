@@ -25,7 +25,7 @@ from prstack.matching.shape import Shape
 from prstack.matching.text import blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["PackageIndex", "decode", "match_file"]
+__all__ = ["PackageIndex", "decode", "find_moved", "match_file", "relocated", "relocation_blocks"]
 
 FOUND_TEXT_MAX = 40
 """At most this many target lines are quoted as evidence."""
@@ -189,31 +189,49 @@ def _result(h: Hunk, v: Verdict, idx: FileIndex, installed_path: str, exp_new: i
     )
 
 
-def _relocated(result: HunkResult, package: PackageIndex, installed_path: str) -> HunkResult | None:
-    """The hunk's post-change block found in another file of the package: relocated.
+def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
+    """The blocks whose presence in another file of the package would make `result` relocated,
+    in the order they are tried; none for a result that is not missing, diverged or file-missing.
 
     The evidence must be substantial: trivial lines never count, and when the old lines are still
     in place (missing) the added block alone must be sizeable, so copied code is not taken for a move.
     """
+    if result.status not in (HunkStatus.MISSING, HunkStatus.DIVERGED, HunkStatus.FILE_MISSING):
+        return []
     h = result.hunk
     added = [t for t in h.added if not trivial(t)]
     if not added:
-        return None
+        return []
     chars = sum(len("".join(t.split())) for t in added)
     if result.status is HunkStatus.MISSING:
         strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
-        blocks = [h.added] if strong else []
-    else:
-        blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
-        if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
-            blocks.append(h.added)
+        return [h.added] if strong else []
+    blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
+    if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
+        blocks.append(h.added)
+    return blocks
+
+
+def relocated(result: HunkResult, path: str, line: int) -> HunkResult:
+    """`result` turned relocated: its block was found at `line` (1-based) of `path`."""
+    return HunkResult(
+        result.hunk, HunkStatus.RELOCATED, result.installed_path, path, line, None, None,
+        MatchEvidence(result.evidence.normalisation, found_text=(),
+                      note=f"not at its place ({result.status.value}); its block is in {path}"),
+    )
+
+
+def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]], exclude: str | None
+               ) -> tuple[str, int] | None:
+    """Where the first of `blocks` found in a file other than `exclude` is: (path, 1-based line)."""
     for block in blocks:
-        got = package.find_block(block, exclude=installed_path)
+        got = package.find_block(block, exclude=exclude)
         if got is not None:
-            path, line = got
-            return HunkResult(
-                h, HunkStatus.RELOCATED, installed_path, path, line, None, None,
-                MatchEvidence(result.evidence.normalisation, found_text=(),
-                              note=f"not at its place ({result.status.value}); its block is in {path}"),
-            )
+            return got
     return None
+
+
+def _relocated(result: HunkResult, package: PackageIndex, installed_path: str) -> HunkResult | None:
+    """The hunk's block found in another file of the package: relocated (see relocation_blocks)."""
+    got = find_moved(package, relocation_blocks(result), installed_path)
+    return relocated(result, *got) if got is not None else None

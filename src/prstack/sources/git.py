@@ -214,6 +214,15 @@ class GitSource:
         known = self._read.get((rev, path))
         return known if known is not None else self._blobs.read(rev, path)
 
+    def holds(self, key: tuple[str, str]) -> bool:
+        """Whether the (rev, path) file is already in memory (a huge file, read for its diff)."""
+        return key in self._read
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Variables set for git on top of the process environment (auth, offline guards)."""
+        return dict(self.git.environment())
+
     def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
         """Start reading these (rev, path) files in the background; `file_at` then waits for them."""
         self._blobs.prefetch(key for key in keys if key not in self._read)

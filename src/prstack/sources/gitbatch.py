@@ -24,6 +24,10 @@ DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
 """The patch form every PR diff has (rename detection, full blob ids), as `git diff` gives it."""
 
 
+READ_BUFFER = 1 << 20
+"""Bytes read from a long-lived git at a time (and its pipe's size, where the system allows):
+a reader thread waits for the interpreter lock at every read, so fewer, larger reads."""
+
 Env = Mapping[str, str] | None
 """Variables set for git on top of the process environment (auth, offline guards)."""
 
@@ -35,7 +39,8 @@ def _environ(env: Env) -> dict[str, str] | None:
 def _spawn(repo: Path, args: Sequence[str], env: Env) -> subprocess.Popen[bytes]:
     """A git process fed on stdin, answering on stdout (cat-file reports missing objects there)."""
     return subprocess.Popen(["git", "-C", str(repo), *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environ(env))
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environ(env),
+                            bufsize=READ_BUFFER, pipesize=READ_BUFFER)
 
 
 def run_git(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:

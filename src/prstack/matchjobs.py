@@ -1,0 +1,279 @@
+"""Matching jobs, one file of one PR each: run here, or a share of them in a helper process.
+
+Python runs one thread at a time, so an audit on one interpreter uses one core. The helper is a
+second process, forked when the audit starts: it indexes the target's package while this process
+works with git, then matches the share of jobs it is given and answers this process's questions
+about moved blocks. Whatever goes wrong with it, its jobs are run here.
+
+No git or GitHub of its own: files at revisions come from a `git cat-file` reader (the source's
+or, in the helper, one of its own), target files through the Target interface.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import multiprocessing
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from prstack.errors import PrstackError
+from prstack.matcher import PackageIndex, find_moved, match_file, relocated, relocation_blocks
+from prstack.matching.package import INDEX_MAX_BYTES
+from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
+from prstack.sources.gitbatch import BlobReader, Env
+from prstack.targets.base import Target
+
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # (Linux's number, named in Python 3.10+)
+
+FileKey = tuple[str, str]
+"""(revision, repository path) of a file at a commit."""
+FileAt = Callable[[str, str], bytes | None]
+"""(commit, repo path) -> the file's bytes at that commit, or None."""
+
+TEXT_SUFFIXES = (".py", ".pyi", ".txt", ".json", ".toml", ".cfg", ".yaml", ".yml", ".ini", ".md")
+HELPER_MIN_FILES = 500
+"""Text files a target needs for the helper to pay: below this its index takes milliseconds,
+and starting an interpreter takes about a tenth of a second."""
+SHARE_MIN_LINES = 2_000
+"""Hunk lines an audit needs before jobs are shared with the helper (below this, sending them
+costs about what it saves)."""
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """The hunks of one PR in one file, and where to judge them."""
+
+    hunks: tuple[Hunk, ...]
+    installed_path: str
+    present: bool
+    """Whether the target ships the file (else every hunk is judged as absent)."""
+    base: FileKey | None
+    """The file before the PR (None for a new file)."""
+    head: FileKey
+
+    @property
+    def weight(self) -> int:
+        """Roughly what matching it costs: its hunks' lines, and a little per file."""
+        return 20 + sum(len(h.lines) for h in self.hunks)
+
+
+def package_index(target: Target) -> PackageIndex:
+    """The index of every text file of the target, read and built on first use (or `warm`);
+    files too large to index (generated tables, vendored data) are not even read."""
+    return PackageIndex(
+        lambda: {
+            path: data
+            for path in sorted(target.files())
+            if path.endswith(TEXT_SUFFIXES)
+            and (target.size(path) or 0) <= INDEX_MAX_BYTES
+            and (data := target.read(path)) is not None
+        }
+    )
+
+
+def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None
+             ) -> Iterator[list[HunkResult]]:
+    """Each job's verdicts, in order (blocks that moved looked up in `package` when given)."""
+    for job in jobs:
+        yield match_file(
+            job.hunks,
+            target.read(job.installed_path) if job.present else None,
+            installed_path=job.installed_path,
+            base=file_at(*job.base) if job.base else None,
+            head=file_at(*job.head),
+            package=package,
+        )
+
+
+def relocate(results: list[HunkResult], find: Callable[[list[tuple[list[tuple[str, ...]], str | None]]],
+                                                       list[tuple[str, int] | None]]) -> list[HunkResult]:
+    """`results` (matched without a package index) with blocks found elsewhere made relocated;
+    `find` answers, for each (blocks, file to leave out), where the first block found is."""
+    asks = [(i, blocks) for i, r in enumerate(results) if (blocks := relocation_blocks(r))]
+    if not asks:
+        return results
+    answers = find([(blocks, results[i].installed_path) for i, blocks in asks])
+    out = list(results)
+    for (i, _), got in zip(asks, answers, strict=True):
+        if got is not None:
+            out[i] = relocated(out[i], *got)
+    return out
+
+
+def split_share(jobs: Sequence[FileJob], held: Callable[[FileKey], bool], share: float = 0.5
+                ) -> tuple[list[int], list[int]]:
+    """Which jobs stay here and which go to the helper (indexes into `jobs`): the helper takes
+    `share` of the weight, from the end, and never a job whose files this process already holds
+    in memory (a huge file's versions, read for its diff)."""
+    total = sum(job.weight for job in jobs)
+    if total < SHARE_MIN_LINES:
+        return list(range(len(jobs))), []
+    away: list[int] = []
+    taken = 0.0
+    for i in range(len(jobs) - 1, -1, -1):
+        job = jobs[i]
+        if taken >= share * total:
+            break
+        if held(job.head) or (job.base is not None and held(job.base)):
+            continue
+        away.append(i)
+        taken += job.weight
+    gone = set(away)
+    return [i for i in range(len(jobs)) if i not in gone], sorted(away)
+
+
+# -- the helper process ---------------------------------------------------------------------------
+
+class HelperGone(Exception):
+    """The helper stopped or failed: its work is done here instead."""
+
+
+class MatchHelper:
+    """The other end of a helper process (see the module's docstring)."""
+
+    def __init__(self, proc: BaseProcess, to_helper: Connection, from_helper: Connection) -> None:
+        self._proc = proc
+        self._from = from_helper
+        self._jobs: list[FileJob] = []
+        self._outbox: queue.Queue[Any] = queue.Queue()
+        # sends go through a thread: a big message must not wait here while the helper is busy
+        self._writer = threading.Thread(target=self._write, args=(to_helper,), daemon=True,
+                                        name="prstack-helper-writer")
+        self._writer.start()
+
+    @classmethod
+    def start(cls, target: Target, repo: Path, env: Env) -> MatchHelper | None:
+        """A helper that indexes `target` now, reading files at revisions from `repo`; None where
+        one cannot be started. Only on Linux: the helper is this interpreter forked (a new one
+        would spend a tenth of a second importing), and forking is safe there."""
+        if not sys.platform.startswith("linux"):
+            return None
+        context = multiprocessing.get_context("fork")
+        down_r, down_w = context.Pipe(duplex=False)
+        up_r, up_w = context.Pipe(duplex=False)
+        for conn in (down_w, up_w):
+            with contextlib.suppress(OSError):  # a pipe that holds a whole message: fewer writes
+                fcntl.fcntl(conn.fileno(), F_SETPIPE_SZ, 1 << 20)
+        proc = context.Process(target=serve, args=(target, str(repo), dict(env or {}), down_r, up_w,
+                                                   (down_w, up_r)),
+                               name="prstack-helper", daemon=True)
+        try:
+            proc.start()
+        except OSError:
+            return None
+        finally:
+            down_r.close()
+            up_w.close()
+        return cls(proc, down_w, up_r)
+
+    def _write(self, conn: Connection) -> None:
+        with contextlib.suppress(OSError, ValueError):  # the helper is gone: its reader says so
+            while (message := self._outbox.get()) is not None:
+                conn.send(message)
+        conn.close()
+
+    def _receive(self, kind: str) -> Any:
+        try:
+            got = self._from.recv()
+        except (EOFError, OSError) as exc:
+            raise HelperGone(str(exc) or "the helper stopped") from None
+        if not isinstance(got, tuple) or got[0] != kind:
+            raise HelperGone(f"the helper answered {got[0] if isinstance(got, tuple) else got!r}")
+        return got[1]
+
+    def match(self, jobs: Sequence[FileJob]) -> None:
+        """Hand `jobs` to the helper; `matched` gives their verdicts."""
+        self._jobs = list(jobs)
+        self._outbox.put(("match", [_pack_job(job) for job in jobs]))
+
+    def matched(self) -> list[list[HunkResult]]:
+        """The verdicts of the jobs handed over by `match`, in order (relocations included)."""
+        packed = self._receive("matched")
+        return [[_unpack_result(h, r) for h, r in zip(job.hunks, rows, strict=True)]
+                for job, rows in zip(self._jobs, packed, strict=True)]
+
+    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
+        """For each (blocks, file to leave out): where in the package the first block found is."""
+        self._outbox.put(("find", asks))
+        answers: list[tuple[str, int] | None] = self._receive("found")
+        return answers
+
+    def close(self) -> None:
+        """Stop the helper: it exits when its input ends; one still busy (this audit failed
+        half-way) is stopped."""
+        self._outbox.put(None)
+        self._writer.join(timeout=1)
+        self._from.close()
+        self._proc.join(timeout=1)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join()
+
+
+def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, outbox: Connection,
+          parents_ends: Sequence[Connection]) -> None:
+    """The helper's main loop: index `target`, then answer `match` and `find` until input ends.
+    (The fork copied the audit's ends of the pipes: closed, so the input can end.)"""
+    for conn in parents_ends:
+        conn.close()
+    try:
+        package = package_index(target)
+        package.warm()
+        blobs = BlobReader(Path(repo), env)
+        while True:
+            try:
+                message = inbox.recv()
+            except EOFError:
+                break
+            if message[0] == "match":
+                jobs = [_unpack_job(packed) for packed in message[1]]
+                blobs.prefetch(key for job in jobs for key in (job.base, job.head) if key is not None)
+                results = run_jobs(jobs, target, blobs.read, package)
+                outbox.send(("matched", [[_pack_result(r) for r in rs] for rs in results]))
+            elif message[0] == "find":
+                outbox.send(("found", [find_moved(package, blocks, exclude) for blocks, exclude in message[1]]))
+        blobs.close()
+    except (PrstackError, OSError) as exc:  # the audit does this work itself, and says why
+        with contextlib.suppress(OSError):
+            outbox.send(("error", str(exc)))
+    finally:
+        outbox.close()
+
+
+# -- what crosses the pipe: plain tuples (pickling dataclasses and named tuples costs more) -------
+
+def _pack_job(job: FileJob) -> tuple[Any, ...]:
+    hunks = [(h.pr, h.path, h.old_path, h.change.value, h.old_start, h.old_lines, h.new_start,
+              h.new_lines, [tuple(line) for line in h.lines], h.old_blob, h.new_blob) for h in job.hunks]
+    return hunks, job.installed_path, job.present, job.base, job.head
+
+
+def _unpack_job(packed: tuple[Any, ...]) -> FileJob:
+    hunks, installed_path, present, base, head = packed
+    return FileJob(
+        tuple(Hunk(pr, path, old_path, FileChange(change), old_start, old_lines, new_start, new_lines,
+                   tuple(HunkLine(kind, text) for kind, text in lines), (), old_blob, new_blob)
+              for pr, path, old_path, change, old_start, old_lines, new_start, new_lines, lines,
+              old_blob, new_blob in hunks),
+        installed_path, present, base, head)
+
+
+def _pack_result(r: HunkResult) -> tuple[Any, ...]:
+    e = r.evidence
+    return (r.status.value, r.installed_path, r.found_path, r.found_line, r.offset, r.fuzz,
+            e.normalisation, e.applied_lines, e.missing_lines, e.found_text, e.note)
+
+
+def _unpack_result(hunk: Hunk, packed: tuple[Any, ...]) -> HunkResult:
+    status, installed_path, found_path, found_line, offset, fuzz, *evidence = packed
+    return HunkResult(hunk, HunkStatus(status), installed_path, found_path, found_line, offset, fuzz,
+                      MatchEvidence(*evidence))
+
