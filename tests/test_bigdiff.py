@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
 from functools import partial
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from conftest import GitRepo
 from prstack.hunks import parse_diff
 from prstack.sources.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
 from prstack.sources.git import GitSource
-from prstack.sources.gitbatch import BIG_FILE, diff_many, diff_texts
+from prstack.sources.gitbatch import BIG_FILE, _big_changes, diff_many, diff_texts
 from prstack.sources.loader import load_stack
 
 _FUNC = re.compile(rb"^(@@ [^@]* @@).*$", re.MULTILINE)
@@ -134,6 +135,29 @@ def test_diff_many_trims_huge_files_and_keeps_file_order(tmp_path: Path) -> None
     assert trimmed[2] == b""
     paths = list(dict.fromkeys(h.path for h in parse_diff(trimmed[0], 1)))
     assert paths == ["pkg/a.py", "pkg/big.py", "pkg/renamed.py", "pkg/z.py"]
+
+
+def test_a_huge_file_stored_as_a_delta_is_read_with_its_base(tmp_path: Path) -> None:
+    """Packed, one version of a huge file is a delta of the other: both are read from one git
+    (delta first), and the diff is still git's own."""
+    repo = GitRepo(tmp_path / "repo")
+    old = table(30000)
+    base = repo.commit("base", {"pkg/big.py": text(old).decode(), "pkg/a.py": "A = 1\n"})
+    head = repo.commit("change", {"pkg/big.py": text(edited(old, CASES["two far-apart substitutions"])).decode(),
+                                  "pkg/a.py": "A = 2\n"})
+    repo.git("repack", "-adf", "-q")
+    blobs = [repo.git("rev-parse", f"{rev}:pkg/big.py").strip() for rev in (base, head)]
+    check = subprocess.run(["git", "-C", str(repo.path), "cat-file", "--batch-check=%(objectname) %(deltabase)"],
+                           input="".join(f"{b}\n" for b in blobs), capture_output=True, text=True, check=True)
+    deltas = dict(line.split() for line in check.stdout.splitlines())
+    assert set(deltas.values()) & set(blobs), f"git stored neither as a delta: {deltas}"
+    stdin = "".join(f"{repo.git('rev-parse', f'{rev}^{{tree}}').strip()} " for rev in (base, head)).strip() + "\n"
+    (change,) = _big_changes(repo.path, stdin.encode(), 1, None, 100_000)
+    assert len(change.reads) == 1 and set(change.reads[0]) == set(blobs)
+    trimmed = diff_many(repo.path, [(base, head)], big_file=100_000)
+    plain = diff_many(repo.path, [(base, head)], big_file=10**12)
+    assert [without_function_names(d) for d in trimmed] == [without_function_names(d) for d in plain]
+    assert trimmed != plain  # the trimmed path was taken
 
 
 def test_a_stack_with_a_huge_file_loads_the_hunks_git_gives(tmp_path: Path) -> None:

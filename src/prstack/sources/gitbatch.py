@@ -79,7 +79,7 @@ class PendingDiffs:
         self.main: list[bytes] = []
         """Each pair's diff, less the huge files."""
         self._big: list[_BigChange] = []
-        self._texts: dict[str, Future[bytes]] = {}
+        self._texts: list[Future[dict[str, bytes]]] = []
         if not pairs:
             return
         revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
@@ -91,8 +91,7 @@ class PendingDiffs:
         pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
         if self._big:  # huge blobs inflate on other cores while git diffs the rest
             pool = ThreadPoolExecutor(max_workers=2)
-            self._texts = {sha: pool.submit(_blob, repo, sha, env)
-                           for change in self._big for sha in (change.old_blob, change.new_blob)}
+            self._texts = [pool.submit(_blobs, repo, shas, env) for change in self._big for shas in change.reads]
             pool.shutdown(wait=False)
         out = run_git(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
                           *DIFF_OPTIONS, *pathspec], env, stdin)
@@ -109,8 +108,9 @@ class PendingDiffs:
     def huge(self) -> list[tuple[int, str, bytes]]:
         """(pair index, path, that file's diff) for each huge file, once its texts are read."""
         out = []
+        texts = {sha: text for read in self._texts for sha, text in read.result().items()}
         for change in self._big:
-            old, new = self._texts[change.old_blob].result(), self._texts[change.new_blob].result()
+            old, new = texts[change.old_blob], texts[change.new_blob]
             if self._read is not None:
                 base, head = self._pairs[change.pair]
                 self._read[(base, change.path)] = old
@@ -139,6 +139,16 @@ class _BigChange:
     mode: str
     old_blob: str
     new_blob: str
+    delta: str | None
+    """The blob of the two stored as a delta of the other, if one is."""
+
+    @property
+    def reads(self) -> list[tuple[str, ...]]:
+        """How to read the blobs: the delta and then its base in one git, whose delta-base cache
+        then hands the base over without inflating it again; two unrelated blobs at once."""
+        if self.delta is None:
+            return [(self.old_blob,), (self.new_blob,)]
+        return [(self.delta, self.new_blob if self.delta == self.old_blob else self.old_blob)]
 
 
 def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) -> list[_BigChange]:
@@ -146,7 +156,7 @@ def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) 
     (renamed, added, deleted, re-moded or oddly named huge files are left to git)."""
     raw = run_git(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64"],
                env, stdin)
-    found: list[_BigChange] = []
+    found: list[tuple[int, str, str, str, str]] = []  # pair, path, mode, old blob, new blob
     others: set[str] = set()
     pair = -1
     tokens = raw.split(b"\0")
@@ -164,15 +174,22 @@ def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) 
         paths = [t.decode("utf-8", "surrogateescape") for t in tokens[i : i + npaths]]
         i += npaths
         if status == b"M" and fields[0] == fields[1] and _plain(paths[0]):
-            found.append(_BigChange(pair, paths[0], fields[1].decode(), fields[2].decode(),
-                                    fields[3].decode()))
+            found.append((pair, paths[0], fields[1].decode(), fields[2].decode(), fields[3].decode()))
         else:
             others.update(paths)
     if not found or pair + 1 != count:
         return []
-    sizes = _sizes(repo, {b for c in found for b in (c.old_blob, c.new_blob)}, env)
-    big = [c for c in found if min(sizes.get(c.old_blob, 0), sizes.get(c.new_blob, 0)) >= big_file]
-    small = {c.path for c in found if c not in big}
+    objects = _objects(repo, {sha for *_, old, new in found for sha in (old, new)}, env)
+
+    def huge(sha: str) -> bool:
+        return objects.get(sha, (0, ""))[0] >= big_file
+
+    def delta(old: str, new: str) -> str | None:
+        return new if objects[new][1] == old else old if objects[old][1] == new else None
+
+    big = [_BigChange(pair, path, mode, old, new, delta(old, new))
+           for pair, path, mode, old, new in found if huge(old) and huge(new)]
+    small = {path for _, path, _, old, new in found if not (huge(old) and huge(new))}
     return [c for c in big if c.path not in others and c.path not in small]
 
 
@@ -181,29 +198,45 @@ def _plain(path: str) -> bool:
     return path.isprintable() and '"' not in path and "\\" not in path and " b/" not in path
 
 
-def _sizes(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, int]:
-    out = run_git(repo, ["cat-file", "--batch-check=%(objectname) %(objectsize)"], env,
+def _objects(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, tuple[int, str]]:
+    """Each object's size, and the object its stored form is a delta of (or git's null id)."""
+    out = run_git(repo, ["cat-file", "--batch-check=%(objectname) %(objectsize) %(deltabase)"], env,
                "".join(f"{b}\n" for b in blobs).encode())
-    sizes = {}
+    found = {}
     for line in out.decode().splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            sizes[parts[0]] = int(parts[1])
-    return sizes
+        if len(parts) == 3 and parts[1].isdigit():
+            found[parts[0]] = (int(parts[1]), parts[2])
+    return found
 
 
-def _blob(repo: Path, sha: str, env: Env) -> bytes:
-    """A huge blob's bytes. git writes them to a temporary file and they are read back at once:
-    a pipe would be read 32 KB at a time by this thread, each read waiting for the interpreter
-    lock the main thread holds while it parses diffs (about 5 ms a wait, thousands of waits)."""
+def _blobs(repo: Path, shas: Sequence[str], env: Env) -> dict[str, bytes]:
+    """Huge blobs' bytes, from one `git cat-file --batch`, asked for in this order (a blob stored
+    as a delta of the next one first: git keeps the base it inflated for the delta and hands it
+    over without inflating it again, from its delta-base cache). git writes to a temporary file
+    read back at once: a pipe would be read 32 KB at a time by this thread, each read waiting for
+    the interpreter lock the main thread holds while it parses diffs (about 5 ms a wait)."""
+    wanted = list(dict.fromkeys(shas))
     with tempfile.TemporaryFile(prefix="prstack-blob-") as out:
-        done = subprocess.run(["git", "-C", str(repo), "cat-file", "blob", sha], stdout=out,
+        done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], stdout=out,
+                              input="".join(f"{sha}\n" for sha in wanted).encode(),
                               stderr=subprocess.PIPE, env=_environ(env))
         if done.returncode != 0:
             stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-            raise SourceError(f"git cat-file blob {sha} failed in {repo}: {stderr}")
+            raise SourceError(f"git cat-file --batch failed in {repo}: {stderr}")
         out.seek(0)
-        return out.read()
+        data = out.read()
+    texts: dict[str, bytes] = {}
+    at = 0
+    for sha in wanted:
+        end = data.find(b"\n", at)
+        parts = data[at:end].split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            raise SourceError(f"git cat-file in {repo} has no blob {sha}")
+        size = int(parts[2])
+        texts[sha] = data[end + 1 : end + 1 + size]
+        at = end + 2 + size
+    return texts
 
 
 def _big_file_diff(change: _BigChange, old: bytes, new: bytes, env: Env) -> bytes:
