@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from prstack.matcher import PackageIndex, find_moved
@@ -173,7 +175,16 @@ def audit_stack(
     A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first
     and its package index built while git works for the stack: in a helper process, which then
     matches a share of the files too (`helper`: None decides by the target's size), else on a
-    thread."""
+    thread.
+
+    Python's cycle collector is paused meanwhile: an audit makes hundreds of thousands of small
+    objects that all live to its end, and the collector would walk them again and again."""
+    with _collector_paused():
+        return _audit_stack(source, numbers, spec, base, metadata, helper)
+
+
+def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None,
+                 metadata: Mapping[int, PRMetadata] | None, helper: bool | None) -> AuditReport:
     early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
     package = None
     aide = None
@@ -195,6 +206,17 @@ def audit_stack(
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _worth_a_helper(target: Target) -> bool:
