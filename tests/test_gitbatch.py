@@ -5,8 +5,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import GitRepo
-from prstack.sources.gitbatch import BlobReader, diff_many
+from prstack.errors import SourceError
+from prstack.sources.gitbatch import BlobReader, PendingDiffs, diff_many
 
 
 def test_diffs_come_back_in_order_with_empty_and_repeated_pairs(git_repo: GitRepo) -> None:
@@ -21,6 +24,35 @@ def test_diffs_come_back_in_order_with_empty_and_repeated_pairs(git_repo: GitRep
     assert got[0] == got[3] == expected[0]
     assert got[1] == b""
     assert got[2] == got[4] == expected[1]  # a tree serves as a side as well as a commit
+
+
+@pytest.mark.parametrize("read_size", [1, 7, 80, 81, 82, 83, 200])
+def test_diffs_split_the_same_however_git_s_output_is_read(git_repo: GitRepo, read_size: int) -> None:
+    """Sections are handed over as git writes them: a header cut by a read (80-83 bytes cut
+    one just before, inside or after its end) or empty sections between headers change nothing."""
+    base = git_repo.commit("base", {"a.py": "x = 1\n" * 40, "b.py": "y = 1\n"})
+    head = git_repo.commit("head", {"a.py": "x = 2\n" * 40})
+    other = git_repo.commit("other", {"b.py": "y = 2\n", "c.py": "z = 1\n"})
+    pairs = [(base, base), (base, head), (head, head), (head, head), (head, other), (base, other), (other, other)]
+    whole = diff_many(git_repo.path, pairs)
+    assert list(PendingDiffs(git_repo.path, pairs, read_size=read_size).sections()) == whole
+    assert whole[0] == whole[2] == whole[3] == whole[6] == b"" and all(whole[i] for i in (1, 4, 5))
+
+
+def test_diffs_are_read_once_and_a_failing_git_says_so(git_repo: GitRepo) -> None:
+    base = git_repo.commit("base", {"a.py": "x = 1\n"})
+    head = git_repo.commit("head", {"a.py": "x = 2\n"})
+    pending = PendingDiffs(git_repo.path, [(base, head)])
+    assert len(list(pending.sections())) == 1
+    with pytest.raises(SourceError, match="already read"):
+        list(pending.sections())
+    blob = git_repo.git("rev-parse", f"{head}:a.py")
+    loose = git_repo.path / ".git" / "objects" / blob[:2] / blob[2:]
+    loose.chmod(0o644)
+    loose.write_bytes(b"not zlib")  # the blob is corrupt: git stops half-way
+    (git_repo.path / "a.py").unlink()  # (else git would read the checked-out copy instead)
+    with pytest.raises(SourceError, match=r"diff-tree .* answered 0 of 2 diffs: .*unable to read"):
+        list(PendingDiffs(git_repo.path, [(base, head), (head, base)]).sections())
 
 
 def test_prefetched_files_are_served_as_often_as_asked(git_repo: GitRepo) -> None:

@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -64,28 +64,32 @@ def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
 class PendingDiffs:
     """The unified diffs of many (base, head) pairs of commits or trees, from a few git processes:
     one naming every side's tree, one listing what changed, one `git diff-tree --stdin` diffing
-    the tree pairs (with `--always` every pair yields exactly one header line, so the output
-    splits by position).
+    the tree pairs. With `--always` every pair yields exactly one header line (its two trees), so
+    the output splits by position; git flushes after each pair, so `sections` hands each diff
+    over as soon as git has written it, and the caller parses one while git writes the next.
 
     Files of `big_file` bytes or more (BIG_FILE by default) are diffed on the parts that differ
     (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read on other
-    threads meanwhile: `main` is ready at once, `huge()` waits for them. The texts are put in
+    threads meanwhile: `sections` leaves them out, `huge()` waits for them. The texts are put in
     `read` as (rev, path) -> bytes for the pairs' revs.
     """
 
     def __init__(self, repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
-                 big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None) -> None:
-        self._pairs, self._env, self._read = list(pairs), env, read
-        self.main: list[bytes] = []
-        """Each pair's diff, less the huge files."""
+                 big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None,
+                 read_size: int = READ_BUFFER) -> None:
+        self._repo, self._pairs, self._env, self._read = repo, list(pairs), env, read
+        self._read_size = read_size
         self._big: list[_BigChange] = []
         self._texts: list[Future[dict[str, bytes]]] = []
+        self._headers: list[bytes] = []
+        self._proc: subprocess.Popen[bytes] | None = None
         if not pairs:
             return
         revs = list(dict.fromkeys(rev for pair in pairs for rev in pair))
         trees = run_git(repo, ["rev-parse", *(f"{rev}^{{tree}}" for rev in revs)], env).decode().split()
         tree_of = dict(zip(revs, trees, strict=True))
-        stdin = "".join(f"{tree_of[base]} {tree_of[head]}\n" for base, head in pairs).encode()
+        self._headers = [f"{tree_of[base]} {tree_of[head]}\n".encode() for base, head in pairs]
+        stdin = b"".join(self._headers)
         self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
         excluded = sorted({change.path for change in self._big})
         pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
@@ -93,17 +97,62 @@ class PendingDiffs:
             pool = ThreadPoolExecutor(max_workers=2)
             self._texts = [pool.submit(_blobs, repo, shas, env) for change in self._big for shas in change.reads]
             pool.shutdown(wait=False)
-        out = run_git(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
-                          *DIFF_OPTIONS, *pathspec], env, stdin)
-        sections: list[list[bytes]] = []
-        for line in out.splitlines(keepends=True):
-            if len(line) <= 130 and _HEADER.match(line) and len(sections) < len(pairs):
-                sections.append([])
-            elif sections:
-                sections[-1].append(line)
-        if len(sections) != len(pairs):
-            raise SourceError(f"git diff-tree in {repo} answered {len(sections)} of {len(pairs)} diffs")
-        self.main = [b"".join(s) for s in sections]
+        self._errors = tempfile.TemporaryFile(prefix="prstack-diff-")  # noqa: SIM115 (closed by sections)
+        self._proc = subprocess.Popen(
+            ["git", "-C", str(repo), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
+             *DIFF_OPTIONS, *pathspec],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=_environ(env),
+            bufsize=0, pipesize=READ_BUFFER)
+        assert self._proc.stdin is not None
+        with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
+            self._proc.stdin.write(stdin)  # one line a pair: fits the pipe, git reads it at once
+        self._proc.stdin.close()
+
+    def sections(self) -> Iterator[bytes]:
+        """Each pair's diff, less the huge files, in order, as git writes them (once only)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            if self._pairs:
+                raise SourceError("the diffs were already read")
+            return
+        assert proc.stdout is not None
+        headers = self._headers
+        slack = max(map(len, headers)) + 1  # a header split by a read starts this near the end
+        buffer = b""
+        start = 0  # where the section being read starts in `buffer`, after its header
+        scan = 0  # where the next header may start (it was looked for before)
+        seen = 0  # headers seen: the section being read is pair seen - 1's
+        try:
+            while chunk := proc.stdout.read(self._read_size):
+                cut = max(0, start - 1)  # (the newline ending the last header is kept)
+                scan = max(scan, len(buffer) - slack) - cut
+                buffer = buffer[cut:] + chunk
+                start -= cut
+                while seen < len(headers):
+                    if not seen:
+                        if not buffer.startswith(headers[0]):
+                            break
+                        found = 0
+                    else:
+                        found = buffer.find(b"\n" + headers[seen], scan) + 1
+                        if not found:
+                            break
+                        yield buffer[start:found]
+                    start = found + len(headers[seen])
+                    scan = start - 1
+                    seen += 1
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            self._errors.seek(0)
+            stderr = self._errors.read().decode("utf-8", "replace").strip().replace("\n", " ")
+            self._errors.close()
+        if proc.returncode != 0 or seen != len(headers):
+            raise SourceError(f"git diff-tree in {self._repo} answered {max(0, seen - 1)} of "
+                              f"{len(headers)} diffs" + (f": {stderr}" if stderr else ""))
+        yield buffer[start:]
 
     def huge(self) -> list[tuple[int, str, bytes]]:
         """(pair index, path, that file's diff) for each huge file, once its texts are read."""
@@ -120,7 +169,7 @@ class PendingDiffs:
 
     def whole(self) -> list[bytes]:
         """Each pair's whole diff, files in git's order."""
-        diffs = list(self.main)
+        diffs = list(self.sections())
         for pair, path, file_diff in self.huge():
             diffs[pair] = _insert_file(diffs[pair], path, file_diff)
         return diffs

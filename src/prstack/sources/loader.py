@@ -46,7 +46,7 @@ def load_stack(
     stack = read_graph(src, numbers, metadata, base_sha)
     ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
     pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
-    parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.main, strict=True)]
+    parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     for at, path, file_diff in pending.huge():  # huge files, diffed while the rest was parsed
         parsed[at] = in_path_order(parsed[at], parse_diff(file_diff, ranges[at].number), path)
     prs: list[PullRequest] = []
