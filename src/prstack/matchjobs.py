@@ -143,6 +143,8 @@ class MatchHelper:
         self._proc = proc
         self._from = from_helper
         self._jobs: list[FileJob] = []
+        self.answered = 0
+        """Jobs whose verdicts the helper gave (0 when it failed and they were judged here)."""
         self._outbox: queue.Queue[Any] = queue.Queue()
         # sends go through a thread: a big message must not wait here while the helper is busy
         self._writer = threading.Thread(target=self._write, args=(to_helper,), daemon=True,
@@ -174,6 +176,10 @@ class MatchHelper:
             up_w.close()
         return cls(proc, down_w, up_r)
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid
+
     def _write(self, conn: Connection) -> None:
         with contextlib.suppress(OSError, ValueError):  # the helper is gone: its reader says so
             while (message := self._outbox.get()) is not None:
@@ -197,6 +203,7 @@ class MatchHelper:
     def matched(self) -> list[list[HunkResult]]:
         """The verdicts of the jobs handed over by `match`, in order (relocations included)."""
         packed = self._receive("matched")
+        self.answered += len(packed)
         return [[_unpack_result(h, r) for h, r in zip(job.hunks, rows, strict=True)]
                 for job, rows in zip(self._jobs, packed, strict=True)]
 
