@@ -30,6 +30,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from benchgen import Case, HunkKey, Truth, build, key  # noqa: E402
 
+from prstack.matchjobs import HELPER_MIN_FILES  # noqa: E402
 from prstack.models import Hunk, HunkStatus  # noqa: E402
 
 S = HunkStatus
@@ -46,7 +47,10 @@ def peak_rss_mb() -> float:
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / MAXRSS_PER_MB
+
+
+MAXRSS_PER_MB = 1024 * 1024 if sys.platform == "darwin" else 1024
 
 
 def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
@@ -73,20 +77,23 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
     rss = peak_rss_mb()
+    # the largest process it waited for: the helper that matches a share (its peak counts the
+    # pages it shares with this process since the fork, so the sum is an upper bound) or a git
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MAXRSS_PER_MB
     rows = [[r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start, r.status.value]
             for r in report.results]
-    Path(out).write_text(json.dumps({"wall": wall, "rss_mb": rss, "results": rows,
+    Path(out).write_text(json.dumps({"wall": wall, "rss_mb": rss, "child_rss_mb": children, "results": rows,
                                      "matching": matching}))
 
 
-def run_prstack(case: Case) -> tuple[float, float, float, dict[HunkKey, HunkStatus]]:
+def run_prstack(case: Case) -> tuple[float, float, tuple[float, float], dict[HunkKey, HunkStatus]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE}"}
         subprocess.run([sys.executable, __file__, "--child", str(case.repo), str(case.tree),
                         ",".join(map(str, case.numbers)), out.name], check=True, env=env)
         data = json.loads(Path(out.name).read_text())
     verdicts = {(pr, path, o, n): S(st) for pr, path, o, n, st in data["results"]}
-    return data["wall"], data["matching"], data["rss_mb"], verdicts
+    return data["wall"], data["matching"], (data["rss_mb"], data["child_rss_mb"]), verdicts
 
 
 def present(case: Case, h: Hunk, yes: bool) -> HunkStatus:
@@ -212,12 +219,12 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
           f"at {root}")
     print("mutations: " + ", ".join(f"{m} {n}" for m, n in sorted(mutations.items())))
 
-    walls, matchings, rss, got_prstack = [], [], 0.0, {}
+    walls, matchings, rss, child_rss, got_prstack = [], [], 0.0, 0.0, {}
     for _ in range(args.repeat):
-        wall, matching, rss_mb, got_prstack = run_prstack(case)
+        wall, matching, (rss_mb, child_mb), got_prstack = run_prstack(case)
         walls.append(wall)
         matchings.append(matching)
-        rss = max(rss, rss_mb)
+        rss, child_rss = max(rss, rss_mb), max(child_rss, child_mb)
     tools: list[tuple[str, float, dict[HunkKey, HunkStatus]]] = [
         ("prstack audit", statistics.median(walls), got_prstack)]
     peers: tuple[tuple[str, Callable[[Case], dict[HunkKey, HunkStatus]]], ...] = (
@@ -244,10 +251,13 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
     print(f"{'wall time (median)':24}" + "".join(f"{t:19.2f}s" for _, t, _ in scores))
     base = scores[0][1]
     print(f"{'time / prstack':24}" + "".join(f"{t / base:19.1f}x" for _, t, _ in scores))
-    print(f"prstack peak memory (RSS of the audit process): {rss:.0f} MB")
-    print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching "
-          f"(prstack.matcher, package index included): {statistics.median(matchings):.2f}s median, "
-          f"the rest is git work (stack, diffs, blame) and reading the target")
+    print(f"prstack peak memory: {rss:.0f} MB in the audit process, {child_rss:.0f} MB in its largest "
+          f"child (the matching helper or a git), {rss + child_rss:.0f} MB together at most")
+    print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching in the audit "
+          f"process: {statistics.median(matchings):.2f}s median (with {HELPER_MIN_FILES}+ text files in "
+          f"the target, a helper process indexes the package and matches about half of the files "
+          f"meanwhile), the rest is git work (stack, diffs, "
+          f"blame) and reading the target")
 
     print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
     for m in sorted(mutations):
