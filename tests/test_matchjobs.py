@@ -1,9 +1,11 @@
 """Matching shared with a helper process gives the verdicts of matching alone, and survives the
-helper's death; the share is split by weight and never takes a file held in memory."""
+helper's death; jobs are claimed from both ends, never one held in memory; a huge file diffed
+while the rest is matched is judged in its place."""
 
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import os
 import signal
 import sys
@@ -13,11 +15,11 @@ from types import ModuleType
 import pytest
 
 from prstack.audit import audit, audit_stack
-from prstack.matchjobs import SHARE_MIN_LINES, FileJob, MatchHelper, split_share
+from prstack.matchjobs import SHARE_MIN_LINES, FileJob, MatchHelper, claim_back, claim_front, shareable
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult
 from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack
-from prstack.targets.base import TargetSpec, open_target
+from prstack.sources.loader import load_stack, start_stack
+from prstack.targets.base import Target, TargetSpec, open_target
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the helper is forked: Linux only")
@@ -39,6 +41,15 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> object:
                             files_per_pr=6, edits_per_file=4, big_mb=0)
 
 
+def ready_helper(target: Target, source: GitSource) -> MatchHelper:
+    """A helper done indexing (a question answered): it claims jobs as soon as they are shared,
+    so both ends take some (else this process, faster to start, could take them all)."""
+    helper = MatchHelper.start(target, source.path, source.env)
+    assert helper is not None
+    assert helper.find_moved([]) == []
+    return helper
+
+
 def verdicts(results: tuple[HunkResult, ...]) -> list[tuple[object, ...]]:
     return [(r.hunk.pr, r.hunk.path, r.hunk.old_start, r.status, r.installed_path, r.found_path,
              r.found_line, r.offset, r.fuzz, r.evidence) for r in results]
@@ -52,8 +63,7 @@ def test_a_helper_gives_the_verdicts_of_matching_alone(case: object) -> None:
     alone = audit_stack(source, numbers, spec, helper=False)
     changes = load_stack(source, numbers)
     target = open_target(spec, (), ())
-    helper = MatchHelper.start(target, source.path, source.env)
-    assert helper is not None
+    helper = ready_helper(target, source)
     try:
         shared = audit(changes.prs, changes.hunks, target, source.tree_paths(changes.top_sha),
                        source.file_at, source.prefetch_files, None, helper, source.holds)
@@ -94,12 +104,60 @@ def job(name: str, lines: int, head_rev: str = "h") -> FileJob:
     return FileJob((hunk,), name, True, ("b", name), (head_rev, name))
 
 
-def test_the_helper_s_share_is_half_the_weight_from_the_end_and_skips_held_files() -> None:
-    jobs = [job(f"m{i}.py", 480) for i in range(10)]  # weight 500 each
-    here, away = split_share(jobs, lambda key: False)
-    assert away == [5, 6, 7, 8, 9] and here == [0, 1, 2, 3, 4]
+def test_held_files_stay_here_and_a_small_audit_shares_nothing() -> None:
+    jobs = [job(f"m{i}.py", 480) for i in range(10)]
+    assert shareable(jobs, lambda key: False) == ([], list(range(10)))
     held = {("h", "m9.py"), ("b", "m7.py")}
-    here, away = split_share(jobs, lambda key: key in held)
-    assert away == [3, 4, 5, 6, 8] and 9 in here and 7 in here  # still half, held ones passed over
+    assert shareable(jobs, lambda key: key in held) == ([7, 9], [0, 1, 2, 3, 4, 5, 6, 8])
     small = [job("a.py", SHARE_MIN_LINES // 4), job("b.py", SHARE_MIN_LINES // 4)]
-    assert split_share(small, lambda key: False) == ([0, 1], [])  # too little to be worth sending
+    assert shareable(small, lambda key: False) == ([0, 1], [])  # too little to be worth sending
+
+
+@pytest.mark.parametrize("pattern", ["FFFBBB", "FBFBFBFB", "BBBBBBBF", "F", "B", ""])
+def test_claims_from_both_ends_take_every_job_once(pattern: str) -> None:
+    """Claims interleaved in any order take each job exactly once, and stop when they meet."""
+    claims = multiprocessing.get_context("fork").RawArray("q", 2)
+    claims[0], claims[1] = 0, 7
+    front: list[int] = []
+    back: list[int] = []
+    for turn in pattern.ljust(20, "F" if pattern.endswith("F") else "B"):
+        got = claim_front(claims) if turn == "F" else claim_back(claims)
+        if got is not None:
+            (front if turn == "F" else back).append(got)
+    assert claim_front(claims) is None and claim_back(claims) is None
+    assert sorted(front + back) == list(range(7))
+    assert front == sorted(front) and back == sorted(back, reverse=True)
+    assert not front or not back or max(front) < min(back)
+
+
+@linux_only
+def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_path: Path) -> None:
+    """A stack with a huge file: the audit matches the other files (here and in the helper)
+    while the huge one is read and diffed, then judges it; verdicts and order as matching alone."""
+    case = benchgen().build(tmp_path / "c", modules=120, units=8, prs=6, files_per_pr=6, edits_per_file=4,
+                            big_mb=6)
+    source = GitSource(case.repo)
+    spec = TargetSpec("tree", path=case.tree)
+    alone = audit_stack(source, case.numbers, spec, helper=False)
+    source = GitSource(case.repo)
+    loading = start_stack(source, case.numbers)
+    assert not loading.complete  # the huge file's hunks come later
+    ready = loading.ready
+    target = open_target(spec, (), ())
+    helper = ready_helper(target, source)
+    try:
+        shared = audit(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha), source.file_at,
+                       source.prefetch_files, None, helper, source.holds, later=loading)
+    finally:
+        helper.close()
+    assert helper.answered > 0
+    huge = {h.path for h in loading.finish().hunks} - {h.path for h in ready.hunks}
+    assert huge
+    assert verdicts(shared.results) == verdicts(alone.results)
+    assert [r.hunk for r in shared.results] == list(loading.finish().hunks)
+    assert verdicts(audit_stack(GitSource(case.repo), case.numbers, spec, helper=True).results) == verdicts(
+        alone.results)
+    on_huge = [r for r in shared.results if r.hunk.path in huge]
+    assert on_huge
+    for r in on_huge:
+        assert r.status is case.truth[(r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start)].status

@@ -6,7 +6,7 @@ import contextlib
 import gc
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from prstack.matcher import PackageIndex, find_moved
@@ -16,12 +16,14 @@ from prstack.matchjobs import (
     FileAt,
     FileJob,
     FileKey,
+    FindMoved,
     HelperGone,
     MatchHelper,
+    ReadAhead,
     package_index,
     relocate,
     run_jobs,
-    split_share,
+    shareable,
 )
 from prstack.models import (
     AuditReport,
@@ -34,7 +36,7 @@ from prstack.models import (
 )
 from prstack.sources.detect import PRMetadata
 from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack
+from prstack.sources.loader import StackLoad, start_stack
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 from prstack.targets.layout import PathMap, Placement
 from prstack.targets.provenance import flag_results, join_build
@@ -76,32 +78,47 @@ def audit(
     package: PackageIndex | None = None,
     helper: MatchHelper | None = None,
     held: Callable[[FileKey], bool] | None = None,
+    later: StackLoad | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
     up front every (commit, path) `file_at` will be asked for, in order, to read them ahead.
     `package` is the target's package index, when one is already made (see `package_index`).
     With a `helper`, it matches a share of the files and knows the package; `held` says which
-    files at revisions are already in this process's memory (never handed to the helper)."""
+    files at revisions are already in this process's memory (never handed to the helper).
+    `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
+    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order."""
     pathmap = PathMap(target.files(), repo_files)
     by_pr = {pr.number: pr for pr in prs}
-    groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
-    for hunk in hunks:
-        groups[(hunk.pr, hunk.path)].append(hunk)
+    groups = _grouped(hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
-    jobs: list[FileJob] = []
     job_keys: list[tuple[int, str]] = []
-    for (number, path), file_hunks in groups.items():
-        location = pathmap.locate(path)
-        if location.placement in _LOCATION_STATUS:
-            status = _LOCATION_STATUS[location.placement]
-            results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
-            continue
-        assert location.installed_path is not None
-        base_key, head_key = _sides(by_pr[number], path, file_hunks[0].old_path)
-        jobs.append(FileJob(tuple(file_hunks), location.installed_path,
-                            location.placement is Placement.SHIPPED, base_key, head_key))
-        job_keys.append((number, path))
-    judged = _judge(jobs, target, file_at, prefetch, package, helper, held or (lambda key: False))
+
+    def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
+        """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
+        jobs = []
+        for (number, path), file_hunks in todo.items():
+            location = pathmap.locate(path)
+            if location.placement in _LOCATION_STATUS:
+                status = _LOCATION_STATUS[location.placement]
+                results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
+                continue
+            assert location.installed_path is not None
+            base_key, head_key = _sides(by_pr[number], path, file_hunks[0].old_path)
+            jobs.append(FileJob(tuple(file_hunks), location.installed_path,
+                                location.placement is Placement.SHIPPED, base_key, head_key))
+            job_keys.append((number, path))
+        return jobs
+
+    def late_jobs() -> list[FileJob]:
+        nonlocal groups
+        assert later is not None
+        every = _grouped(later.finish().hunks)
+        added = {key: group for key, group in every.items() if groups.get(key) != group}
+        groups = every
+        return plan(added)
+
+    late = _Late(lambda: later is not None and later.can_finish, late_jobs) if later is not None else None
+    judged = _judge(plan(groups), target, file_at, prefetch, package, helper, held or (lambda key: False), late)
     results.update(zip(job_keys, judged, strict=True))
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
     of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
@@ -109,6 +126,14 @@ def audit(
         of_pr[r.hunk.pr].append(r)
     reports = [PRReport(pr, pr_status(of_pr[pr.number]), status_counts(of_pr[pr.number])) for pr in prs]
     return AuditReport(target.info, tuple(reports), tuple(ordered))
+
+
+def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
+    """Hunks by (PR, path), in the order they first occur."""
+    groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
+    for hunk in hunks:
+        groups[(hunk.pr, hunk.path)].append(hunk)
+    return dict(groups)
 
 
 def _judge(
@@ -119,40 +144,83 @@ def _judge(
     package: PackageIndex | None,
     helper: MatchHelper | None,
     held: Callable[[FileKey], bool],
+    late: _Late | None = None,
 ) -> list[list[HunkResult]]:
-    """Every job's verdicts, in order: all here, or shared with the helper. Shared, this
-    process matches its files in place and then asks the helper, done with its own share,
-    about moved blocks. A helper that fails leaves its work to be done here."""
+    """Every job's verdicts, in order, then those of the `late` jobs: all here, or shared with
+    the helper. Shared, both claim jobs until they meet (see `prstack.matchjobs`); this process
+    takes up the late jobs as soon as they are ready, then asks the helper, done with its own
+    claims, about moved blocks. A helper that fails leaves what it did not answer to be done here."""
 
-    def read_ahead(picked: Iterable[int]) -> None:
+    def read_ahead(picked: Iterable[FileJob]) -> None:
         if prefetch is not None:
-            prefetch([key for i in picked for key in (jobs[i].base, jobs[i].head) if key is not None])
+            prefetch([key for job in picked for key in (job.base, job.head) if key is not None])
+
+    def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
+        read_ahead(todo)
+        return list(run_jobs(todo, target, file_at, index))
 
     if helper is None:
-        read_ahead(range(len(jobs)))
-        return list(run_jobs(jobs, target, file_at, package or package_index(target)))
-    here, away = split_share(jobs, held)
-    if away:
-        helper.match([jobs[i] for i in away])
-    read_ahead(here)
-    mine = list(run_jobs([jobs[i] for i in here], target, file_at, None))
-    flat = [r for rs in mine for r in rs]
+        index = package or package_index(target)
+        alone = judged_here(jobs, index)
+        return alone + (judged_here(late.jobs(), index) if late is not None else [])
+    here, shared = shareable(jobs, held)
+    if shared:
+        helper.share([jobs[i] for i in shared])
+    read_ahead([jobs[i] for i in here])
+    ahead = ReadAhead(prefetch, [jobs[i] for i in shared])
+    mine: dict[int, list[HunkResult]] = dict(zip(here, run_jobs([jobs[i] for i in here], target, file_at, None),
+                                                 strict=True))
+    extra: list[FileJob] | None = None
+
+    def take_up_late() -> None:
+        nonlocal extra
+        extra = list(late.jobs()) if late is not None else []
+        for k, rs in enumerate(judged_here(extra, None)):
+            mine[len(jobs) + k] = rs
+
+    while shared and (claimed := helper.claim()) is not None:
+        if extra is None and late is not None and late.ready():
+            take_up_late()
+        ahead.reached(claimed + 1)
+        (mine[shared[claimed]],) = run_jobs([jobs[shared[claimed]]], target, file_at, None)
+    if extra is None:
+        take_up_late()
+    assert extra is not None
+    theirs: dict[int, list[HunkResult]] = {}
     try:
-        theirs = helper.matched() if away else []
-        flat = relocate(flat, helper.find_moved)
+        if shared:
+            theirs = {shared[i]: rs for i, rs in helper.matched().items()}
+        relocated = _relocated(mine, helper.find_moved)
     except HelperGone:
         index = package or package_index(target)
-        read_ahead(away)
-        theirs = list(run_jobs([jobs[i] for i in away], target, file_at, index))
-        flat = relocate(flat, lambda asks: [find_moved(index, blocks, skip) for blocks, skip in asks])
-    out: list[list[HunkResult]] = [[] for _ in jobs]
+        left = [i for i in shared if i not in mine]
+        mine.update(zip(left, judged_here([jobs[i] for i in left], index), strict=True))
+        theirs = {}  # (whatever the helper answered before it failed is judged here again)
+        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip) for blocks, skip in asks],
+                               done=set(left))
+    return [relocated[i] if i in relocated else theirs[i] for i in range(len(jobs) + len(extra))]
+
+
+def _relocated(results: Mapping[int, list[HunkResult]], find: FindMoved, done: Collection[int] = ()
+               ) -> dict[int, list[HunkResult]]:
+    """`results` (matched without the package) with moved blocks looked up by `find` (those of
+    `done`, matched with it, kept as they are)."""
+    keys = [i for i in results if i not in done]
+    flat = relocate([r for i in keys for r in results[i]], find)
+    out = dict(results)
     at = 0
-    for i, rs in zip(here, mine, strict=True):
-        out[i] = flat[at : at + len(rs)]
-        at += len(rs)
-    for i, rs in zip(away, theirs, strict=True):
-        out[i] = rs
+    for i in keys:
+        out[i] = flat[at : at + len(results[i])]
+        at += len(results[i])
     return out
+
+
+class _Late:
+    """Jobs that come late (the files of huge files, diffed meanwhile): `ready` says whether
+    `jobs` would answer at once."""
+
+    def __init__(self, ready: Callable[[], bool], jobs: Callable[[], list[FileJob]]) -> None:
+        self.ready, self.jobs = ready, jobs
 
 
 def _sides(pr: PullRequest, path: str, old_path: str | None) -> tuple[tuple[str, str] | None, tuple[str, str]]:
@@ -195,11 +263,14 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
             package = package_index(early)
             threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     try:
-        changes = load_stack(source, numbers, base, metadata)
+        loading = start_stack(source, numbers, base, metadata)
+        changes = loading.ready if early is not None else loading.finish()
         repo_files = source.tree_paths(changes.top_sha)
         target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+        # huge files are judged after the rest, whose matching starts while they are being diffed
+        later = None if loading.complete else loading
         report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
-                       source.prefetch_files, package, aide, source.holds)
+                       source.prefetch_files, package, aide, source.holds, later)
     finally:
         if aide is not None:
             aide.close()

@@ -2,8 +2,11 @@
 
 Python runs one thread at a time, so an audit on one interpreter uses one core. The helper is a
 second process, forked when the audit starts: it indexes the target's package while this process
-works with git, then matches the share of jobs it is given and answers this process's questions
-about moved blocks. Whatever goes wrong with it, its jobs are run here.
+works with git, then shares the matching and answers this process's questions about moved blocks.
+Both are handed the same jobs and claim them one at a time, this process from the front, the
+helper from the back, until they meet: neither waits for the other, whatever else either has to
+do (this process: the huge files still being diffed). Whatever goes wrong with the helper, the
+jobs it did not answer are run here.
 
 No git or GitHub of its own: files at revisions come from a `git cat-file` reader (the source's
 or, in the helper, one of its own), target files through the Target interface.
@@ -93,8 +96,11 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
         )
 
 
-def relocate(results: list[HunkResult], find: Callable[[list[tuple[list[tuple[str, ...]], str | None]]],
-                                                       list[tuple[str, int] | None]]) -> list[HunkResult]:
+FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[tuple[str, int] | None]]
+"""For each (blocks, file to leave out): where in the package the first block found is."""
+
+
+def relocate(results: list[HunkResult], find: FindMoved) -> list[HunkResult]:
     """`results` (matched without a package index) with blocks found elsewhere made relocated;
     `find` answers, for each (blocks, file to leave out), where the first block found is."""
     asks = [(i, blocks) for i, r in enumerate(results) if (blocks := relocation_blocks(r))]
@@ -108,26 +114,41 @@ def relocate(results: list[HunkResult], find: Callable[[list[tuple[list[tuple[st
     return out
 
 
-def split_share(jobs: Sequence[FileJob], held: Callable[[FileKey], bool], share: float = 0.5
-                ) -> tuple[list[int], list[int]]:
-    """Which jobs stay here and which go to the helper (indexes into `jobs`): the helper takes
-    `share` of the weight, from the end, and never a job whose files this process already holds
-    in memory (a huge file's versions, read for its diff)."""
-    total = sum(job.weight for job in jobs)
-    if total < SHARE_MIN_LINES:
+def shareable(jobs: Sequence[FileJob], held: Callable[[FileKey], bool]) -> tuple[list[int], list[int]]:
+    """Which jobs must stay here and which may be shared with the helper (indexes into `jobs`):
+    a job whose files this process already holds in memory (a huge file's versions, read for
+    its diff) stays, and so does everything when there is too little to be worth sending."""
+    if sum(job.weight for job in jobs) < SHARE_MIN_LINES:
         return list(range(len(jobs))), []
-    away: list[int] = []
-    taken = 0.0
-    for i in range(len(jobs) - 1, -1, -1):
-        job = jobs[i]
-        if taken >= share * total:
-            break
-        if held(job.head) or (job.base is not None and held(job.base)):
-            continue
-        away.append(i)
-        taken += job.weight
-    gone = set(away)
-    return [i for i in range(len(jobs)) if i not in gone], sorted(away)
+    here: list[int] = []
+    shared: list[int] = []
+    for i, job in enumerate(jobs):
+        stays = held(job.head) or (job.base is not None and held(job.base))
+        (here if stays else shared).append(i)
+    return here, shared
+
+
+class ReadAhead:
+    """Files at revisions of jobs claimed one by one, read ahead of their matching a window at a
+    time: read all up front, the files of the jobs the other process claims would be read twice."""
+
+    def __init__(self, prefetch: Callable[[list[FileKey]], None] | None, jobs: Sequence[FileJob]) -> None:
+        self._prefetch, self._jobs = prefetch, jobs
+        self._window = max(READ_AHEAD_JOBS, len(jobs) // 6)
+        self._end = 0
+        """Jobs whose files were asked for."""
+
+    def reached(self, claimed: int) -> None:
+        """`claimed` jobs (in order) are taken: keep the next ones being read."""
+        if self._prefetch is None or self._end >= len(self._jobs) or claimed + self._window // 2 < self._end:
+            return
+        start, self._end = self._end, min(len(self._jobs), self._end + self._window)
+        self._prefetch([key for job in self._jobs[start : self._end] for key in (job.base, job.head)
+                        if key is not None])
+
+
+READ_AHEAD_JOBS = 32
+"""The fewest jobs read ahead at a time (a `git cat-file` each time)."""
 
 
 # -- the helper process ---------------------------------------------------------------------------
@@ -139,8 +160,10 @@ class HelperGone(Exception):
 class MatchHelper:
     """The other end of a helper process (see the module's docstring)."""
 
-    def __init__(self, proc: BaseProcess, to_helper: Connection, from_helper: Connection) -> None:
+    def __init__(self, proc: BaseProcess, to_helper: Connection, from_helper: Connection,
+                 claims: Claims) -> None:
         self._proc = proc
+        self._claims = claims
         self._from = from_helper
         self._jobs: list[FileJob] = []
         self.answered = 0
@@ -161,11 +184,12 @@ class MatchHelper:
         context = multiprocessing.get_context("fork")
         down_r, down_w = context.Pipe(duplex=False)
         up_r, up_w = context.Pipe(duplex=False)
+        claims = context.RawArray("q", 2)
         for conn in (down_w, up_w):
             with contextlib.suppress(OSError):  # a pipe that holds a whole message: fewer writes
                 fcntl.fcntl(conn.fileno(), F_SETPIPE_SZ, 1 << 20)
         proc = context.Process(target=serve, args=(target, str(repo), dict(env or {}), down_r, up_w,
-                                                   (down_w, up_r)),
+                                                   (down_w, up_r), claims),
                                name="prstack-helper", daemon=True)
         try:
             proc.start()
@@ -174,7 +198,7 @@ class MatchHelper:
         finally:
             down_r.close()
             up_w.close()
-        return cls(proc, down_w, up_r)
+        return cls(proc, down_w, up_r, claims)
 
     @property
     def pid(self) -> int | None:
@@ -195,17 +219,24 @@ class MatchHelper:
             raise HelperGone(f"the helper answered {got[0] if isinstance(got, tuple) else got!r}")
         return got[1]
 
-    def match(self, jobs: Sequence[FileJob]) -> None:
-        """Hand `jobs` to the helper; `matched` gives their verdicts."""
+    def share(self, jobs: Sequence[FileJob]) -> None:
+        """Hand `jobs` to the helper, to be claimed from both ends: `claim` takes the next one for
+        this process; `matched` gives the verdicts of those the helper took."""
         self._jobs = list(jobs)
+        self._claims[1] = len(self._jobs)
+        self._claims[0] = 0
         self._outbox.put(("match", [_pack_job(job) for job in jobs]))
 
-    def matched(self) -> list[list[HunkResult]]:
-        """The verdicts of the jobs handed over by `match`, in order (relocations included)."""
+    def claim(self) -> int | None:
+        """The next shared job for this process (its index), or None once the claims met."""
+        return claim_front(self._claims)
+
+    def matched(self) -> dict[int, list[HunkResult]]:
+        """The verdicts of the shared jobs the helper claimed, by index (relocations included)."""
         packed = self._receive("matched")
         self.answered += len(packed)
-        return [[_unpack_result(h, r) for h, r in zip(job.hunks, rows, strict=True)]
-                for job, rows in zip(self._jobs, packed, strict=True)]
+        return {i: [_unpack_result(h, r) for h, r in zip(self._jobs[i].hunks, rows, strict=True)]
+                for i, rows in packed}
 
     def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
         """For each (blocks, file to leave out): where in the package the first block found is."""
@@ -225,8 +256,30 @@ class MatchHelper:
             self._proc.join()
 
 
+Claims = Any
+"""Two shared integers (a `multiprocessing.RawArray`): the next job from the front, and one past
+the next from the back. Each is written by one process only, so a claim takes no lock (a process
+killed mid-claim leaves none held): at worst, where the two meet, one job is matched twice."""
+
+
+def claim_front(claims: Claims) -> int | None:
+    i = claims[0]
+    if i >= claims[1]:
+        return None
+    claims[0] = i + 1
+    return int(i)
+
+
+def claim_back(claims: Claims) -> int | None:
+    i = claims[1] - 1
+    if i < claims[0]:
+        return None
+    claims[1] = i
+    return int(i)
+
+
 def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, outbox: Connection,
-          parents_ends: Sequence[Connection]) -> None:
+          parents_ends: Sequence[Connection], claims: Claims) -> None:
     """The helper's main loop: index `target`, then answer `match` and `find` until input ends.
     (The fork copied the audit's ends of the pipes: closed, so the input can end.)"""
     for conn in parents_ends:
@@ -242,9 +295,13 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 break
             if message[0] == "match":
                 jobs = [_unpack_job(packed) for packed in message[1]]
-                blobs.prefetch(key for job in jobs for key in (job.base, job.head) if key is not None)
-                results = run_jobs(jobs, target, blobs.read, package)
-                outbox.send(("matched", [[_pack_result(r) for r in rs] for rs in results]))
+                ahead = ReadAhead(blobs.prefetch, jobs[::-1])
+                done = []
+                while (i := claim_back(claims)) is not None:
+                    ahead.reached(len(jobs) - i)
+                    (results,) = run_jobs([jobs[i]], target, blobs.read, package)
+                    done.append((i, [_pack_result(r) for r in results]))
+                outbox.send(("matched", done))
             elif message[0] == "find":
                 outbox.send(("found", [find_moved(package, blocks, exclude) for blocks, exclude in message[1]]))
         blobs.close()

@@ -154,6 +154,16 @@ class PendingDiffs:
                               f"{len(headers)} diffs" + (f": {stderr}" if stderr else ""))
         yield buffer[start:]
 
+    @property
+    def has_huge(self) -> bool:
+        """Whether some files are left out of `sections`, for `huge()`."""
+        return bool(self._big)
+
+    @property
+    def huge_read(self) -> bool:
+        """Whether the huge files' texts are read (so `huge()` only diffs them)."""
+        return all(read.done() for read in self._texts)
+
     def huge(self) -> list[tuple[int, str, bytes]]:
         """(pair index, path, that file's diff) for each huge file, once its texts are read."""
         out = []

@@ -11,9 +11,10 @@ from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_pr
 from prstack.models import Commit, Hunk, PullRequest
 from prstack.sources.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git import GitSource
+from prstack.sources.gitbatch import PendingDiffs
 from prstack.stack import PRState, Stack
 
-__all__ = ["StackChanges", "fork_point", "load_stack", "read_graph"]
+__all__ = ["StackChanges", "StackLoad", "fork_point", "load_stack", "read_graph", "start_stack"]
 
 
 @dataclass(frozen=True)
@@ -42,40 +43,84 @@ def load_stack(
     A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
     parent's — possibly stale — copy), else at its fork point (or `base` when given). A PR that
     merged the default branch after its parent is measured against both merged together."""
+    return start_stack(src, numbers, base, metadata).finish()
+
+
+def start_stack(
+    src: GitSource,
+    numbers: Sequence[int],
+    base: str | None = None,
+    metadata: Mapping[int, PRMetadata] | None = None,
+) -> StackLoad:
+    """`load_stack` in two steps: every hunk but those of huge files now (`StackLoad.ready`),
+    the huge files' hunks when their texts are read and diffed (`StackLoad.finish`), so the
+    caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
     stack = read_graph(src, numbers, metadata, base_sha)
     ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
     pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
-    for at, path, file_diff in pending.huge():  # huge files, diffed while the rest was parsed
-        parsed[at] = in_path_order(parsed[at], parse_diff(file_diff, ranges[at].number), path)
-    prs: list[PullRequest] = []
-    hunks: list[Hunk] = []
-    meta = metadata or {}
-    for r, own in zip(ranges, parsed, strict=True):
-        number = r.number
-        own = _attribute(src, r.start, r.head, r.commits, own, stack.facts[number].paths)
-        hunks += own
-        merged = stack.states[number] is PRState.MERGED
-        m = meta.get(number)
-        prs.append(
-            PullRequest(
-                number=number,
-                head_sha=r.head,
-                base_sha=r.start,
-                title=m.title if m else None,
-                body=m.body if m else None,
-                state=stack.states[number].value,  # open, merged or stale (built on an old parent)
-                head_ref=stack.facts[number].ref,
-                base_ref=m.base_ref if m else None,
-                depends_on=stack.parents[number],
-                merged=merged,
-                commits=r.commits,
+    own = [_attribute(src, r, hunks, stack) for r, hunks in zip(ranges, parsed, strict=True)]
+    return StackLoad(src, stack, ranges, own, pending, metadata or {})
+
+
+class StackLoad:
+    """A stack being loaded (see `start_stack`)."""
+
+    def __init__(self, src: GitSource, stack: Stack, ranges: Sequence[_OwnRange], own: list[list[Hunk]],
+                 pending: PendingDiffs, metadata: Mapping[int, PRMetadata]) -> None:
+        self._src, self._stack, self._ranges, self._own, self._pending = src, stack, ranges, own, pending
+        self._metadata = metadata
+        self._done: StackChanges | None = None
+        self.ready = self._changes()
+        """The stack with every hunk but those of huge files, still being diffed."""
+
+    @property
+    def complete(self) -> bool:
+        """Whether `ready` already holds every hunk (no huge file is being diffed)."""
+        return not self._pending.has_huge
+
+    @property
+    def can_finish(self) -> bool:
+        """Whether `finish` would not wait for git (the huge files' texts are read)."""
+        return self._done is not None or self._pending.huge_read
+
+    def finish(self) -> StackChanges:
+        """The whole stack, huge files' hunks in their place (waits for their diffs)."""
+        if self._done is None:
+            if self.complete:
+                self._done = self.ready
+            else:
+                for at, path, file_diff in self._pending.huge():
+                    r = self._ranges[at]
+                    file_hunks = _attribute(self._src, r, parse_diff(file_diff, r.number), self._stack)
+                    self._own[at] = in_path_order(self._own[at], file_hunks, path)
+                self._done = self._changes()
+        return self._done
+
+    def _changes(self) -> StackChanges:
+        stack, meta = self._stack, self._metadata
+        prs: list[PullRequest] = []
+        for r in self._ranges:
+            number = r.number
+            m = meta.get(number)
+            prs.append(
+                PullRequest(
+                    number=number,
+                    head_sha=r.head,
+                    base_sha=r.start,
+                    title=m.title if m else None,
+                    body=m.body if m else None,
+                    state=stack.states[number].value,  # open, merged or stale (built on an old parent)
+                    head_ref=stack.facts[number].ref,
+                    base_ref=m.base_ref if m else None,
+                    depends_on=stack.parents[number],
+                    merged=stack.states[number] is PRState.MERGED,
+                    commits=r.commits,
+                )
             )
-        )
-    return StackChanges(
-        tuple(prs), tuple(hunks), stack, src.default_ref, stack.facts[stack.order[-1]].head
-    )
+        hunks = tuple(h for own in self._own for h in own)
+        return StackChanges(tuple(prs), hunks, stack, self._src.default_ref, stack.facts[stack.order[-1]].head)
 
 
 @dataclass(frozen=True)
@@ -105,19 +150,13 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) 
     return _OwnRange(number, start, diff_base, head, tuple(commits))
 
 
-def _attribute(
-    src: GitSource,
-    base: str,
-    head: str,
-    commits: Sequence[Commit],
-    hunks: Sequence[Hunk],
-    known_paths: Mapping[str, frozenset[str]],
-) -> list[Hunk]:
+def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack) -> list[Hunk]:
     """Each hunk with the commits that introduced it. A file only one of the PR's commits touches
     owes all its lines to that commit (no blame needed: most PRs are one or two commits); files
     touched by several commits are blamed over base..head. With a merge commit in the range,
-    every file is blamed and deletions are attributed by `git log`. `known_paths` are the paths of
-    commits stack detection already read."""
+    every file is blamed and deletions are attributed by `git log`. The paths of commits stack
+    detection read are known already."""
+    base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
     order = [c.sha for c in commits]
     if any(len(c.parents) != 1 for c in commits):
         touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head)
