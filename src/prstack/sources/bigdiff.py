@@ -206,8 +206,9 @@ def trimmed_diff(a: bytes, b: bytes, run_diff: RunDiff, margin: int = MARGIN) ->
     out: list[bytes] = []
     a_at = b_at = a_line = b_line = 0  # newlines counted so far, region to region (in order)
     for r in parts:
-        a_line += a.count(b"\n", a_at, r.a_start)
-        b_line += b.count(b"\n", b_at, r.b_start)
+        gap = a.count(b"\n", a_at, r.a_start)  # the same text on both sides, between regions
+        a_line += gap
+        b_line += gap if r.b_start - b_at == r.a_start - a_at else b.count(b"\n", b_at, r.b_start)
         a_at, b_at = r.a_start, r.b_start
         hunks = shifted_hunks(run_diff(a[r.a_start : r.a_end], b[r.b_start : r.b_end]), 0, 0)
         span = _changed_span(hunks)

@@ -284,17 +284,15 @@ def _blobs(repo: Path, shas: Sequence[str], env: Env) -> dict[str, bytes]:
             stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
             raise SourceError(f"git cat-file --batch failed in {repo}: {stderr}")
         out.seek(0)
-        data = out.read()
-    texts: dict[str, bytes] = {}
-    at = 0
-    for sha in wanted:
-        end = data.find(b"\n", at)
-        parts = data[at:end].split()
-        if len(parts) != 3 or parts[1] != b"blob":
-            raise SourceError(f"git cat-file in {repo} has no blob {sha}")
-        size = int(parts[2])
-        texts[sha] = data[end + 1 : end + 1 + size]
-        at = end + 2 + size
+        texts: dict[str, bytes] = {}
+        for sha in wanted:  # read blob by blob: each text is read once, not sliced from the whole
+            parts = out.readline().split()
+            if len(parts) != 3 or parts[1] != b"blob":
+                raise SourceError(f"git cat-file in {repo} has no blob {sha}")
+            size = int(parts[2])
+            texts[sha] = out.read(size)
+            if len(texts[sha]) != size or out.read(1) != b"\n":
+                raise SourceError(f"git cat-file in {repo} answered {sha} short")
     return texts
 
 
