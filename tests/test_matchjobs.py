@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -76,6 +77,24 @@ def test_a_helper_gives_the_verdicts_of_matching_alone(case: object) -> None:
     relocated = [r for r in shared.results if r.status.value == "relocated"]
     assert relocated and all(r.found_path for r in relocated)  # found through the helper's index
     assert verdicts(audit_stack(source, numbers, spec, helper=True).results) == verdicts(alone.results)
+
+
+@linux_only
+def test_a_closed_helper_exits_and_is_reaped(case: object) -> None:
+    source = GitSource(case.repo)  # type: ignore[attr-defined]
+    helper = ready_helper(open_target(TargetSpec("tree", path=case.tree), (), ()), source)  # type: ignore[attr-defined]
+    pid = helper.pid
+    assert pid is not None
+    helper.close()  # returns at once
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)  # (a zombie, not yet reaped, still answers)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail("the helper was not reaped")
 
 
 @linux_only

@@ -245,11 +245,14 @@ class MatchHelper:
         return answers
 
     def close(self) -> None:
-        """Stop the helper: it exits when its input ends; one still busy (this audit failed
-        half-way) is stopped."""
+        """Stop the helper, without waiting for it: its input ends, so it exits, and a thread
+        reaps it (stopping one still busy a second later: this audit failed half-way)."""
         self._outbox.put(None)
-        self._writer.join(timeout=1)
         self._from.close()
+        threading.Thread(target=self._reap, daemon=True, name="prstack-helper-reaper").start()
+
+    def _reap(self) -> None:
+        self._writer.join(timeout=1)
         self._proc.join(timeout=1)
         if self._proc.is_alive():
             self._proc.kill()
