@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import resource
 import shutil
@@ -76,6 +77,8 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     started = time.perf_counter()
     report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
+    for helper in multiprocessing.active_children():  # (reaped after the audit returned)
+        helper.join()
     rss = peak_rss_mb()
     # the largest process it waited for: the helper that matches a share (its peak counts the
     # pages it shares with this process since the fork, so the sum is an upper bound) or a git

@@ -10,7 +10,6 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -80,7 +79,7 @@ class PendingDiffs:
         self._repo, self._pairs, self._env, self._read = repo, list(pairs), env, read
         self._read_size = read_size
         self._big: list[_BigChange] = []
-        self._texts: list[Future[dict[str, bytes]]] = []
+        self._texts: list[_BlobsRead] = []
         self._headers: list[bytes] = []
         self._proc: subprocess.Popen[bytes] | None = None
         if not pairs:
@@ -93,10 +92,8 @@ class PendingDiffs:
         self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
         excluded = sorted({change.path for change in self._big})
         pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
-        if self._big:  # huge blobs inflate on other cores while git diffs the rest
-            pool = ThreadPoolExecutor(max_workers=2)
-            self._texts = [pool.submit(_blobs, repo, shas, env) for change in self._big for shas in change.reads]
-            pool.shutdown(wait=False)
+        # huge blobs inflate on other cores while git diffs the rest
+        self._texts = [_BlobsRead(repo, shas, env) for change in self._big for shas in change.reads]
         self._errors = tempfile.TemporaryFile(prefix="prstack-diff-")  # noqa: SIM115 (closed by sections)
         self._proc = subprocess.Popen(
             ["git", "-C", str(repo), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
@@ -162,12 +159,12 @@ class PendingDiffs:
     @property
     def huge_read(self) -> bool:
         """Whether the huge files' texts are read (so `huge()` only diffs them)."""
-        return all(read.done() for read in self._texts)
+        return all(read.done for read in self._texts)
 
     def huge(self) -> list[tuple[int, str, bytes]]:
         """(pair index, path, that file's diff) for each huge file, once its texts are read."""
         out = []
-        texts = {sha: text for read in self._texts for sha, text in read.result().items()}
+        texts = {sha: text for read in self._texts for sha, text in read.texts().items()}
         for change in self._big:
             old, new = texts[change.old_blob], texts[change.new_blob]
             if self._read is not None:
@@ -269,31 +266,51 @@ def _objects(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, tuple[int,
     return found
 
 
-def _blobs(repo: Path, shas: Sequence[str], env: Env) -> dict[str, bytes]:
-    """Huge blobs' bytes, from one `git cat-file --batch`, asked for in this order (a blob stored
-    as a delta of the next one first: git keeps the base it inflated for the delta and hands it
-    over without inflating it again, from its delta-base cache). git writes to a temporary file
-    read back at once: a pipe would be read 32 KB at a time by this thread, each read waiting for
-    the interpreter lock the main thread holds while it parses diffs (about 5 ms a wait)."""
-    wanted = list(dict.fromkeys(shas))
-    with tempfile.TemporaryFile(prefix="prstack-blob-") as out:
-        done = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], stdout=out,
-                              input="".join(f"{sha}\n" for sha in wanted).encode(),
-                              stderr=subprocess.PIPE, env=_environ(env))
-        if done.returncode != 0:
-            stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-            raise SourceError(f"git cat-file --batch failed in {repo}: {stderr}")
-        out.seek(0)
-        texts: dict[str, bytes] = {}
-        for sha in wanted:  # read blob by blob: each text is read once, not sliced from the whole
-            parts = out.readline().split()
-            if len(parts) != 3 or parts[1] != b"blob":
-                raise SourceError(f"git cat-file in {repo} has no blob {sha}")
-            size = int(parts[2])
-            texts[sha] = out.read(size)
-            if len(texts[sha]) != size or out.read(1) != b"\n":
-                raise SourceError(f"git cat-file in {repo} answered {sha} short")
-    return texts
+class _BlobsRead:
+    """Huge blobs' bytes, being read by one `git cat-file --batch`, asked for in this order (a blob
+    stored as a delta of the next one first: git keeps the base it inflated for the delta and
+    hands it over without inflating it again, from its delta-base cache). git writes to a
+    temporary file, read back when the texts are asked for: nothing here waits for git meanwhile
+    (a pipe would be read 32 KB at a time, each read waiting for the interpreter lock)."""
+
+    def __init__(self, repo: Path, shas: Sequence[str], env: Env) -> None:
+        self._repo = repo
+        self._wanted = list(dict.fromkeys(shas))
+        self._out = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115 (closed by texts)
+        self._errors = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115
+        self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                      stdout=self._out, stderr=self._errors, env=_environ(env))
+        assert self._proc.stdin is not None
+        with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
+            self._proc.stdin.write("".join(f"{sha}\n" for sha in self._wanted).encode())
+        self._proc.stdin.close()
+
+    @property
+    def done(self) -> bool:
+        return self._proc.poll() is not None
+
+    def texts(self) -> dict[str, bytes]:
+        """sha -> bytes (waits for git)."""
+        try:
+            if self._proc.wait() != 0:
+                self._errors.seek(0)
+                stderr = self._errors.read().decode("utf-8", "replace").strip().replace("\n", " ")
+                raise SourceError(f"git cat-file --batch failed in {self._repo}: {stderr}")
+            out = self._out
+            out.seek(0)
+            texts: dict[str, bytes] = {}
+            for sha in self._wanted:  # blob by blob: each text is read once, not sliced from the whole
+                parts = out.readline().split()
+                if len(parts) != 3 or parts[1] != b"blob":
+                    raise SourceError(f"git cat-file in {self._repo} has no blob {sha}")
+                size = int(parts[2])
+                texts[sha] = out.read(size)
+                if len(texts[sha]) != size or out.read(1) != b"\n":
+                    raise SourceError(f"git cat-file in {self._repo} answered {sha} short")
+            return texts
+        finally:
+            self._out.close()
+            self._errors.close()
 
 
 def _big_file_diff(change: _BigChange, old: bytes, new: bytes, env: Env) -> bytes:
