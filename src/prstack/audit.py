@@ -167,7 +167,7 @@ def _judge(
     if shared:
         helper.share([jobs[i] for i in shared])
     read_ahead([jobs[i] for i in here])
-    ahead = ReadAhead(prefetch, [jobs[i] for i in shared])
+    ahead = ReadAhead(prefetch, [(jobs[i].base, jobs[i].head) for i in shared])
     mine: dict[int, list[HunkResult]] = dict(zip(here, run_jobs([jobs[i] for i in here], target, file_at, None),
                                                  strict=True))
     extra: list[FileJob] | None = None

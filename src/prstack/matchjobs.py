@@ -84,11 +84,16 @@ def package_index(target: Target) -> PackageIndex:
 
 def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None
              ) -> Iterator[list[HunkResult]]:
-    """Each job's verdicts, in order (blocks that moved looked up in `package` when given)."""
+    """Each job's verdicts, in order (blocks that moved looked up in `package` when given; the
+    target files it has read already are not read again)."""
     for job in jobs:
+        text = None
+        if job.present:
+            held = package.held(job.installed_path) if package is not None else None
+            text = held if held is not None else target.read(job.installed_path)
         yield match_file(
             job.hunks,
-            target.read(job.installed_path) if job.present else None,
+            text,
             installed_path=job.installed_path,
             base=file_at(*job.base) if job.base else None,
             head=file_at(*job.head),
@@ -130,21 +135,22 @@ def shareable(jobs: Sequence[FileJob], held: Callable[[FileKey], bool]) -> tuple
 
 class ReadAhead:
     """Files at revisions of jobs claimed one by one, read ahead of their matching a window at a
-    time: read all up front, the files of the jobs the other process claims would be read twice."""
+    time: read all up front, the files of the jobs the other process claims would be read twice.
+    `sides` are each job's (base, head) keys, in the order the jobs are claimed."""
 
-    def __init__(self, prefetch: Callable[[list[FileKey]], None] | None, jobs: Sequence[FileJob]) -> None:
-        self._prefetch, self._jobs = prefetch, jobs
-        self._window = max(READ_AHEAD_JOBS, len(jobs) // 6)
+    def __init__(self, prefetch: Callable[[list[FileKey]], None] | None,
+                 sides: Sequence[tuple[FileKey | None, FileKey]]) -> None:
+        self._prefetch, self._sides = prefetch, sides
+        self._window = max(READ_AHEAD_JOBS, len(sides) // 6)
         self._end = 0
         """Jobs whose files were asked for."""
 
     def reached(self, claimed: int) -> None:
         """`claimed` jobs (in order) are taken: keep the next ones being read."""
-        if self._prefetch is None or self._end >= len(self._jobs) or claimed + self._window // 2 < self._end:
+        if self._prefetch is None or self._end >= len(self._sides) or claimed + self._window // 2 < self._end:
             return
-        start, self._end = self._end, min(len(self._jobs), self._end + self._window)
-        self._prefetch([key for job in self._jobs[start : self._end] for key in (job.base, job.head)
-                        if key is not None])
+        start, self._end = self._end, min(len(self._sides), self._end + self._window)
+        self._prefetch([key for sides in self._sides[start : self._end] for key in sides if key is not None])
 
 
 READ_AHEAD_JOBS = 32
@@ -297,12 +303,12 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
             except EOFError:
                 break
             if message[0] == "match":
-                jobs = [_unpack_job(packed) for packed in message[1]]
-                ahead = ReadAhead(blobs.prefetch, jobs[::-1])
+                packed_jobs = message[1]  # (unpacked when claimed: the other end takes some)
+                ahead = ReadAhead(blobs.prefetch, [(base, head) for *_, base, head in reversed(packed_jobs)])
                 done = []
                 while (i := claim_back(claims)) is not None:
-                    ahead.reached(len(jobs) - i)
-                    (results,) = run_jobs([jobs[i]], target, blobs.read, package)
+                    ahead.reached(len(packed_jobs) - i)
+                    (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, package)
                     done.append((i, [_pack_result(r) for r in results]))
                 outbox.send(("matched", done))
             elif message[0] == "find":

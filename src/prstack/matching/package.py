@@ -79,6 +79,10 @@ class PackageIndex:
             self._data = self._load()
         return self._data
 
+    def held(self, path: str) -> bytes | None:
+        """The file's bytes if the index has already read them (never reads)."""
+        return self._data.get(path) if self._data is not None else None
+
     @property
     def files(self) -> dict[str, list[str]]:
         """Installed path -> the file's lines."""
