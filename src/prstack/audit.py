@@ -181,7 +181,7 @@ def _judge(
     while shared and (claimed := helper.claim()) is not None:
         if extra is None and late is not None and late.ready():
             take_up_late()
-        ahead.reached(claimed + 1)
+        ahead.reached(claimed + 1, helper.unclaimed)
         (mine[shared[claimed]],) = run_jobs([jobs[shared[claimed]]], target, file_at, None)
     if extra is None:
         take_up_late()

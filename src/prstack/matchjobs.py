@@ -145,16 +145,20 @@ class ReadAhead:
         self._end = 0
         """Jobs whose files were asked for."""
 
-    def reached(self, claimed: int) -> None:
-        """`claimed` jobs (in order) are taken: keep the next ones being read."""
-        if self._prefetch is None or self._end >= len(self._sides) or claimed + self._window // 2 < self._end:
+    def reached(self, claimed: int, unclaimed: int) -> None:
+        """`claimed` jobs (in order) are taken, `unclaimed` are left to both ends: keep the next
+        ones being read, no farther than the half of those left this end is likely to take."""
+        window = min(self._window, max(READ_AHEAD_MIN, unclaimed // 2))
+        if self._prefetch is None or self._end >= len(self._sides) or claimed + window // 2 < self._end:
             return
-        start, self._end = self._end, min(len(self._sides), self._end + self._window)
+        start, self._end = self._end, min(len(self._sides), claimed + window)
         self._prefetch([key for sides in self._sides[start : self._end] for key in sides if key is not None])
 
 
 READ_AHEAD_JOBS = 32
-"""The fewest jobs read ahead at a time (a `git cat-file` each time)."""
+"""The fewest jobs read ahead at a time (a `git cat-file` each time) while many are left."""
+READ_AHEAD_MIN = 4
+"""...and near where the two ends meet."""
 
 
 # -- the helper process ---------------------------------------------------------------------------
@@ -237,6 +241,11 @@ class MatchHelper:
         """The next shared job for this process (its index), or None once the claims met."""
         return claim_front(self._claims)
 
+    @property
+    def unclaimed(self) -> int:
+        """Shared jobs neither end has claimed yet."""
+        return max(0, int(self._claims[1] - self._claims[0]))
+
     def matched(self) -> dict[int, list[HunkResult]]:
         """The verdicts of the shared jobs the helper claimed, by index (relocations included)."""
         packed = self._receive("matched")
@@ -307,7 +316,7 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 ahead = ReadAhead(blobs.prefetch, [(base, head) for *_, base, head in reversed(packed_jobs)])
                 done = []
                 while (i := claim_back(claims)) is not None:
-                    ahead.reached(len(packed_jobs) - i)
+                    ahead.reached(len(packed_jobs) - i, claims[1] - claims[0])
                     (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, package)
                     done.append((i, [_pack_result(r) for r in results]))
                 outbox.send(("matched", done))
