@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,25 @@ def test_prefetched_files_are_served_as_often_as_asked(git_repo: GitRepo) -> Non
     blob = git_repo.git("rev-parse", f"{head}:a.py")
     assert reader.read_object(blob) == b"x = 1\n"
     reader.close()
+
+
+def test_batches_read_ahead_by_one_git_that_ends_with_its_reader(git_repo: GitRepo) -> None:
+    head = git_repo.commit("head", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    reader = BlobReader(git_repo.path)
+    reader.prefetch([(head, "a.py")])
+    reader.prefetch([(head, "b.py"), (head, "gone.py")])
+    ahead = reader._ahead  # (private: the process reading ahead, to see it end)
+    assert ahead is not None
+    assert [reader.read(head, "b.py"), reader.read(head, "a.py"), reader.read(head, "gone.py")] == [
+        b"y = 2\n", b"x = 1\n", None]
+    assert reader._ahead is ahead  # one git for every batch
+    assert ahead._proc.poll() is None  # still there for more
+    del reader
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while ahead._proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ahead._proc.poll() == 0  # the reader gone, its git ended
 
 
 def test_a_git_that_stops_answering_reads_as_absent(tmp_path: Path) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import subprocess
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -360,11 +362,11 @@ DIED = _Died()
 
 
 class BlobReader:
-    """Files at revisions, from one long-lived `git cat-file --batch` process.
+    """Files at revisions, from long-lived `git cat-file --batch` processes.
 
-    `prefetch` queues (rev, path) pairs; a thread asks git for all of them at once and stores the
-    answers, so git inflates blobs on one core while the caller matches on the other. `read`
-    returns a prefetched answer (waiting for it if need be) or asks git directly.
+    `prefetch` queues (rev, path) pairs for one process that reads ahead (see `_ReadAhead`), so
+    git inflates blobs on one core while the caller matches on the other. `read` returns a
+    prefetched answer (waiting for it if need be) or asks another process directly.
     """
 
     def __init__(self, repo: Path, env: Env = None) -> None:
@@ -376,25 +378,12 @@ class BlobReader:
         self._uses: dict[tuple[str, str], int] = {}
         """Reads still expected of each prefetched file (its bytes are dropped after the last)."""
         self._data: dict[tuple[str, str], bytes | None] = {}
-        self._error: BaseException | None = None
+        self._ahead: _ReadAhead | None = None
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
             self._proc = _spawn(self._repo, ["cat-file", "--batch"], self._env)
         return self._proc
-
-    def _answer(self, proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
-        """The next answer; `DIED` when git stopped (a partial clone that may not fetch a blob
-        it lacks exits rather than answer "missing")."""
-        assert proc.stdout is not None
-        header = proc.stdout.readline()
-        if not header:
-            return DIED
-        parts = header.split()
-        if len(parts) == 3:  # "<sha> <type> <size>", then the content and a newline
-            body = proc.stdout.read(int(parts[2]) + 1)[:-1]
-            return body if parts[1] == b"blob" else None
-        return None  # "<name> missing" / "ambiguous"
 
     def read_object(self, sha: str) -> bytes | None:
         """A blob's bytes by its id, or None."""
@@ -406,8 +395,8 @@ class BlobReader:
         event = self._ready.get(key)
         if event is not None and self._uses.get(key, 0) > 0:
             event.wait()
-            if self._error is not None:
-                raise SourceError(f"reading files from {self._repo} failed: {self._error}")
+            if self._ahead is not None and self._ahead.error is not None:
+                raise SourceError(f"reading files from {self._repo} failed: {self._ahead.error}")
             self._uses[key] -= 1
             got = self._data.get(key, DIED) if self._uses[key] else self._data.pop(key, DIED)
             if not self._uses[key]:
@@ -423,15 +412,16 @@ class BlobReader:
             with contextlib.suppress(OSError):  # git died: _answer says so
                 proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
                 proc.stdin.flush()
-            got = self._answer(proc)
+            got = _answer(proc)
             if isinstance(got, _Died):
-                self.close()
+                self._proc = None
+                _end(proc)
                 return None
             return got
 
     def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Start reading these files in the background, in this order; each is kept until `read`
-        has been asked for it as many times as it is listed here."""
+        """Start reading these files in the background, in this order, after those asked for
+        before; each is kept until `read` has been asked for it as many times as it is listed."""
         wanted = []
         for key in keys:
             if "\n" in key[1]:
@@ -442,39 +432,96 @@ class BlobReader:
             self._uses[key] = self._uses.get(key, 0) + 1
         if not wanted:
             return
-        events = [self._ready[key] for key in wanted]
-        proc = _spawn(self._repo, ["cat-file", "--batch"], self._env)
-
-        def feed() -> None:
-            assert proc.stdin is not None
-            try:
-                for rev, path in wanted:
-                    proc.stdin.write(f"{rev}:{path}\n".encode("utf-8", "surrogateescape"))
-                proc.stdin.close()
-            except OSError:
-                pass  # the reader reports git's failure
-
-        def collect() -> None:
-            try:
-                for key, event in zip(wanted, events, strict=True):
-                    got = self._answer(proc)
-                    if isinstance(got, _Died):
-                        break  # the rest are read directly, one by one
-                    self._data[key] = got
-                    event.set()
-            except BaseException as exc:  # handed to the reader's thread
-                self._error = exc
-            finally:
-                for event in events:
-                    event.set()
-                proc.wait()
-
-        threading.Thread(target=feed, daemon=True).start()
-        threading.Thread(target=collect, daemon=True).start()
+        if self._ahead is None:
+            self._ahead = _ReadAhead(_spawn(self._repo, ["cat-file", "--batch"], self._env), self._data,
+                                     self._ready)
+            weakref.finalize(self, self._ahead.stop)  # (its threads hold no reference to this reader)
+        self._ahead.ask(wanted)
 
     def close(self) -> None:
+        """Stop the direct process; the reading-ahead one ends once its batches are answered."""
         proc, self._proc = self._proc, None
-        if proc is not None and proc.stdin is not None:
+        if proc is not None:
+            _end(proc)
+        if self._ahead is not None:
+            self._ahead.stop()
+
+
+class _ReadAhead:
+    """One `git cat-file --batch` answering batches of (rev, path) in order: a thread feeds it
+    the batches, another stores the answers in `data` and sets their events in `ready`. A git
+    that stops answering (a partial clone that may not fetch) leaves the rest unanswered: their
+    events are set, and the reader asks for them directly."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], data: dict[tuple[str, str], bytes | None],
+                 ready: dict[tuple[str, str], threading.Event]) -> None:
+        self._proc, self._data, self._ready = proc, data, ready
+        self._batches: queue.SimpleQueue[list[tuple[str, str]] | None] = queue.SimpleQueue()
+        self._asked: queue.SimpleQueue[list[tuple[str, str]] | None] = queue.SimpleQueue()
+        self.died = False
+        self.error: BaseException | None = None
+        threading.Thread(target=self._feed, daemon=True, name="prstack-read-ahead-feed").start()
+        threading.Thread(target=self._collect, daemon=True, name="prstack-read-ahead").start()
+
+    def ask(self, keys: list[tuple[str, str]]) -> None:
+        if self.died:
+            for key in keys:
+                self._ready[key].set()
+        else:
+            self._batches.put(keys)
+
+    def stop(self) -> None:
+        self._batches.put(None)
+
+    def _feed(self) -> None:
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            while (batch := self._batches.get()) is not None:
+                self._asked.put(batch)
+                stdin.write("".join(f"{rev}:{path}\n" for rev, path in batch).encode("utf-8", "surrogateescape"))
+                stdin.flush()
+        except OSError:
+            pass  # git died: the collector finds out
+        finally:
             with contextlib.suppress(OSError):
-                proc.stdin.close()
-            proc.wait()
+                stdin.close()
+            self._asked.put(None)
+
+    def _collect(self) -> None:
+        try:
+            while (batch := self._asked.get()) is not None:
+                for key in batch:
+                    got = DIED if self.died else _answer(self._proc)
+                    if isinstance(got, _Died):
+                        self.died = True
+                    else:
+                        self._data[key] = got
+                    self._ready[key].set()
+        except BaseException as exc:  # handed to the reader's thread
+            self.error = exc
+            self.died = True
+            for event in list(self._ready.values()):
+                event.set()
+        finally:
+            self._proc.wait()
+
+
+def _answer(proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
+    """The next answer of a `git cat-file --batch`; `DIED` when git stopped."""
+    assert proc.stdout is not None
+    header = proc.stdout.readline()
+    if not header:
+        return DIED
+    parts = header.split()
+    if len(parts) == 3:  # "<sha> <type> <size>", then the content and a newline
+        body = proc.stdout.read(int(parts[2]) + 1)[:-1]
+        return body if parts[1] == b"blob" else None
+    return None  # "<name> missing" / "ambiguous"
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+    proc.wait()
