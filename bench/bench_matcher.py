@@ -258,8 +258,8 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
           f"child (the matching helper or a git), {rss + child_rss:.0f} MB together at most")
     print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching in the audit "
           f"process: {statistics.median(matchings):.2f}s median (with {HELPER_MIN_FILES}+ text files in "
-          f"the target, a helper process indexes the package and matches about half of the files "
-          f"meanwhile), the rest is git work (stack, diffs, "
+          f"the target, a helper process indexes the package and shares the matching, the two "
+          f"claiming files from both ends of the list), the rest is git work (stack, diffs, "
           f"blame) and reading the target")
 
     print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
