@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 
 from prstack.errors import SourceError
 from prstack.sources.bigdiff import shifted_hunks, trimmed_diff
@@ -268,17 +269,27 @@ def _objects(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, tuple[int,
     return found
 
 
+def _memory_file(name: str) -> BinaryIO:
+    """A temporary file in memory where the system has them (Linux's memfd), else on disk: tens of
+    megabytes written and read back once need no disk (nor, on a discard-mounted one, the
+    trimming of its blocks when the file goes)."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):
+            return os.fdopen(os.memfd_create(name, getattr(os, "MFD_CLOEXEC", 0)), "w+b")
+    return tempfile.TemporaryFile(prefix=f"{name}-")
+
+
 class _BlobsRead:
     """Huge blobs' bytes, being read by one `git cat-file --batch`, asked for in this order (a blob
     stored as a delta of the next one first: git keeps the base it inflated for the delta and
     hands it over without inflating it again, from its delta-base cache). git writes to a
-    temporary file, read back when the texts are asked for: nothing here waits for git meanwhile
-    (a pipe would be read 32 KB at a time, each read waiting for the interpreter lock)."""
+    temporary file in memory, read back when the texts are asked for: nothing here waits for git
+    meanwhile (a pipe would be read 32 KB at a time, each read waiting for the interpreter lock)."""
 
     def __init__(self, repo: Path, shas: Sequence[str], env: Env) -> None:
         self._repo = repo
         self._wanted = list(dict.fromkeys(shas))
-        self._out = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115 (closed by texts)
+        self._out = _memory_file("prstack-blob")
         self._errors = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115
         self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
                                       stdout=self._out, stderr=self._errors, env=_environ(env))
