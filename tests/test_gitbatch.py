@@ -73,6 +73,17 @@ def test_prefetched_files_are_served_as_often_as_asked(git_repo: GitRepo) -> Non
     reader.close()
 
 
+def test_a_file_is_read_by_its_blob_id_with_an_empty_path(git_repo: GitRepo) -> None:
+    head = git_repo.commit("head", {"a.py": "x = 1\n"})
+    blob = git_repo.git("rev-parse", f"{head}:a.py").strip()
+    reader = BlobReader(git_repo.path)
+    reader.prefetch([(blob, ""), (head, "")])
+    assert reader.read(blob, "") == b"x = 1\n"
+    assert reader.read(head, "") is None  # a commit is not a file
+    assert BlobReader(git_repo.path).read(blob, "") == b"x = 1\n"  # asked directly
+    reader.close()
+
+
 def test_batches_read_ahead_by_one_git_that_ends_with_its_reader(git_repo: GitRepo) -> None:
     head = git_repo.commit("head", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
     reader = BlobReader(git_repo.path)

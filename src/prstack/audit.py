@@ -8,6 +8,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import TypeGuard
 
 from prstack.matcher import PackageIndex, find_moved
 from prstack.matchjobs import (
@@ -103,7 +104,7 @@ def audit(
                 results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
                 continue
             assert location.installed_path is not None
-            base_key, head_key = _sides(by_pr[number], path, file_hunks[0].old_path)
+            base_key, head_key = _sides(by_pr[number], file_hunks[0])
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key))
             job_keys.append((number, path))
@@ -223,9 +224,18 @@ class _Late:
         self.ready, self.jobs = ready, jobs
 
 
-def _sides(pr: PullRequest, path: str, old_path: str | None) -> tuple[tuple[str, str] | None, tuple[str, str]]:
-    """The (commit, path) files a hunk group is judged with: the base's (if any), the head's."""
-    return ((pr.base_sha, old_path) if old_path else None), (pr.head_sha, path)
+def _sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
+    """The files a hunk group is judged with: the base's (if any), the head's. By the blob ids
+    the diff names where it names them whole (git reads a blob by its id without walking the
+    commit's trees), else as (commit, path)."""
+    base = None
+    if hunk.old_path:
+        base = (hunk.old_blob, "") if _whole_id(hunk.old_blob) else (pr.base_sha, hunk.old_path)
+    return base, ((hunk.new_blob, "") if _whole_id(hunk.new_blob) else (pr.head_sha, hunk.path))
+
+
+def _whole_id(blob: str | None) -> TypeGuard[str]:
+    return blob is not None and len(blob) in (40, 64) and all(c in "0123456789abcdef" for c in blob)
 
 
 

@@ -37,7 +37,7 @@ from prstack.targets.base import Target
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # (Linux's number, named in Python 3.10+)
 
 FileKey = tuple[str, str]
-"""(revision, repository path) of a file at a commit."""
+"""(revision, repository path) of a file at a commit, or (blob id, "") of a file by its id."""
 FileAt = Callable[[str, str], bytes | None]
 """(commit, repo path) -> the file's bytes at that commit, or None."""
 

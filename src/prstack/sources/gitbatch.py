@@ -73,7 +73,7 @@ class PendingDiffs:
     Files of `big_file` bytes or more (BIG_FILE by default) are diffed on the parts that differ
     (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read on other
     threads meanwhile: `sections` leaves them out, `huge()` waits for them. The texts are put in
-    `read` as (rev, path) -> bytes for the pairs' revs.
+    `read` as (rev, path) -> bytes for the pairs' revs, and as (blob id, "") -> bytes.
     """
 
     def __init__(self, repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
@@ -170,10 +170,10 @@ class PendingDiffs:
         texts = {sha: text for read in self._texts for sha, text in read.texts().items()}
         for change in self._big:
             old, new = texts[change.old_blob], texts[change.new_blob]
-            if self._read is not None:
+            if self._read is not None:  # by (rev, path) and by blob id
                 base, head = self._pairs[change.pair]
-                self._read[(base, change.path)] = old
-                self._read[(head, change.path)] = new
+                self._read[(base, change.path)] = self._read[(change.old_blob, "")] = old
+                self._read[(head, change.path)] = self._read[(change.new_blob, "")] = new
             out.append((change.pair, change.path, _big_file_diff(change, old, new, self._env)))
         return out
 
@@ -414,7 +414,7 @@ class BlobReader:
                 del self._uses[key], self._ready[key]
             if not isinstance(got, _Died):
                 return got
-        return None if "\n" in path else self._ask(f"{rev}:{path}")
+        return None if "\n" in path else self._ask(_object_name(rev, path))
 
     def _ask(self, name: str) -> bytes | None:
         with self._lock:
@@ -490,7 +490,8 @@ class _ReadAhead:
         try:
             while (batch := self._batches.get()) is not None:
                 self._asked.put(batch)
-                stdin.write("".join(f"{rev}:{path}\n" for rev, path in batch).encode("utf-8", "surrogateescape"))
+                stdin.write("".join(f"{_object_name(rev, path)}\n" for rev, path in batch)
+                            .encode("utf-8", "surrogateescape"))
                 stdin.flush()
         except OSError:
             pass  # git died: the collector finds out
@@ -516,6 +517,11 @@ class _ReadAhead:
                 event.set()
         finally:
             self._proc.wait()
+
+
+def _object_name(rev: str, path: str) -> str:
+    """git's name of the file at (rev, path); (blob id, "") names the blob itself."""
+    return f"{rev}:{path}" if path else rev
 
 
 def _answer(proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
