@@ -188,15 +188,27 @@ def _judge(
         take_up_late()
     assert extra is not None
     theirs: dict[int, list[HunkResult]] = {}
+    received = not shared
+
+    def receive_theirs() -> None:
+        nonlocal received
+        if not received:
+            theirs.update({shared[i]: rs for i, rs in helper.matched().items()})
+            received = True
+
+    def find_after_theirs(asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
+        helper.ask_moved(asks)  # asked first: the helper answers while this process unpacks its verdicts
+        receive_theirs()
+        return helper.moved()
+
     try:
-        if shared:
-            theirs = {shared[i]: rs for i, rs in helper.matched().items()}
-        relocated = _relocated(mine, helper.find_moved)
+        relocated = _relocated(mine, find_after_theirs)
+        receive_theirs()
     except HelperGone:
         index = package or package_index(target)
         left = [i for i in shared if i not in mine]
         mine.update(zip(left, judged_here([jobs[i] for i in left], index), strict=True))
-        theirs = {}  # (whatever the helper answered before it failed is judged here again)
+        theirs.clear()  # (whatever the helper answered before it failed is judged here again)
         relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip) for blocks, skip in asks],
                                done=set(left))
     return [relocated[i] if i in relocated else theirs[i] for i in range(len(jobs) + len(extra))]

@@ -255,7 +255,15 @@ class MatchHelper:
 
     def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
         """For each (blocks, file to leave out): where in the package the first block found is."""
+        self.ask_moved(asks)
+        return self.moved()
+
+    def ask_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> None:
+        """`find_moved` in two steps: the question now, the answer from `moved` (the helper
+        answers once it has done what it was asked before)."""
         self._outbox.put(("find", asks))
+
+    def moved(self) -> list[tuple[str, int] | None]:
         answers: list[tuple[str, int] | None] = self._receive("found")
         return answers
 
