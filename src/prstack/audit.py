@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -82,7 +83,7 @@ def audit(
     later: StackLoad | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
-    up front every (commit, path) `file_at` will be asked for, in order, to read them ahead.
+    ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
     `package` is the target's package index, when one is already made (see `package_index`).
     With a `helper`, it matches a share of the files and knows the package; `held` says which
     files at revisions are already in this process's memory (never handed to the helper).
@@ -118,7 +119,10 @@ def audit(
         groups = every
         return plan(added)
 
-    late = _Late(lambda: later is not None and later.can_finish, late_jobs) if later is not None else None
+    late = None
+    if later is not None:
+        loading = later
+        late = _Late(lambda: loading.can_finish, late_jobs)
     judged = _judge(plan(groups), target, file_at, prefetch, package, helper, held or (lambda key: False), late)
     results.update(zip(job_keys, judged, strict=True))
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
@@ -247,7 +251,11 @@ def _sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
 
 
 def _whole_id(blob: str | None) -> TypeGuard[str]:
-    return blob is not None and len(blob) in (40, 64) and all(c in "0123456789abcdef" for c in blob)
+    """A whole SHA-1 or SHA-256 object id (an abbreviated one could be ambiguous)."""
+    return blob is not None and _WHOLE_ID.fullmatch(blob) is not None
+
+
+_WHOLE_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 

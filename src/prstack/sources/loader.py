@@ -72,6 +72,7 @@ class StackLoad:
         self._src, self._stack, self._ranges, self._own, self._pending = src, stack, ranges, own, pending
         self._metadata = metadata
         self._done: StackChanges | None = None
+        self._prs = tuple(self._pull_request(r) for r in ranges)
         self.ready = self._changes()
         """The stack with every hunk but those of huge files, still being diffed."""
 
@@ -99,28 +100,26 @@ class StackLoad:
         return self._done
 
     def _changes(self) -> StackChanges:
-        stack, meta = self._stack, self._metadata
-        prs: list[PullRequest] = []
-        for r in self._ranges:
-            number = r.number
-            m = meta.get(number)
-            prs.append(
-                PullRequest(
-                    number=number,
-                    head_sha=r.head,
-                    base_sha=r.start,
-                    title=m.title if m else None,
-                    body=m.body if m else None,
-                    state=stack.states[number].value,  # open, merged or stale (built on an old parent)
-                    head_ref=stack.facts[number].ref,
-                    base_ref=m.base_ref if m else None,
-                    depends_on=stack.parents[number],
-                    merged=stack.states[number] is PRState.MERGED,
-                    commits=r.commits,
-                )
-            )
         hunks = tuple(h for own in self._own for h in own)
-        return StackChanges(tuple(prs), hunks, stack, self._src.default_ref, stack.facts[stack.order[-1]].head)
+        stack = self._stack
+        return StackChanges(self._prs, hunks, stack, self._src.default_ref, stack.facts[stack.order[-1]].head)
+
+    def _pull_request(self, r: _OwnRange) -> PullRequest:
+        stack, number = self._stack, r.number
+        m = self._metadata.get(number)
+        return PullRequest(
+            number=number,
+            head_sha=r.head,
+            base_sha=r.start,
+            title=m.title if m else None,
+            body=m.body if m else None,
+            state=stack.states[number].value,  # open, merged or stale (built on an old parent)
+            head_ref=stack.facts[number].ref,
+            base_ref=m.base_ref if m else None,
+            depends_on=stack.parents[number],
+            merged=stack.states[number] is PRState.MERGED,
+            commits=r.commits,
+        )
 
 
 @dataclass(frozen=True)
