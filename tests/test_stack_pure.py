@@ -18,6 +18,7 @@ from prstack.stack import (
     build_stack,
     copy_candidates,
     match_copies,
+    may_hold_copies,
     relate,
 )
 
@@ -145,3 +146,24 @@ def test_states() -> None:
     stack = build_stack([2], {1: a, 2: b}, [stale])
     assert stack.states == {1: PRState.MERGED, 2: PRState.OPEN}
     assert stack.base_of(2) == "a" * 40 and stack.own_commits(2) == ("b" * 40,)
+
+
+def test_only_prs_with_something_in_common_may_hold_copies() -> None:
+    """The cheap test before matching copies: a shared sha, commit-id, subject and author, or
+    changed paths (a patch-id's input) let a pair through; unknown paths let anything through."""
+    p = facts(1, [c("a", "Fix the parser")], paths={"a" * 40: frozenset({"x.py"})})
+    unrelated = facts(2, [c("b", "Add docs"), c("d", "Tidy")],
+                      paths={"b" * 40: frozenset({"doc.md"}), "d" * 40: frozenset({"y.py"})})
+    assert not may_hold_copies(p, unrelated)
+    assert relate(p, unrelated) is None
+    namesake = facts(3, [c("e", "Fix the parser"), c("f", "More")],
+                     paths={"e" * 40: frozenset({"z.py"}), "f" * 40: frozenset({"w.py"})})
+    assert may_hold_copies(p, namesake)
+    same_paths = facts(4, [c("g", "Reworded"), c("h", "More")],
+                       paths={"g" * 40: frozenset({"x.py"}), "h" * 40: frozenset({"w.py"})})
+    assert may_hold_copies(p, same_paths)
+    by_id = facts(5, [c("i", "Other", "Other\n\ncommit-id: 4242abcd"), c("j", "More")],
+                  paths={"i" * 40: frozenset({"q.py"}), "j" * 40: frozenset({"w.py"})})
+    p_id = facts(6, [c("k", "Fix", "Fix\n\ncommit-id: 4242abcd")], paths={"k" * 40: frozenset({"x.py"})})
+    assert may_hold_copies(p_id, by_id) and not may_hold_copies(p, by_id)
+    assert may_hold_copies(p, facts(7, [c("l", "Add docs"), c("m", "Tidy")]))  # paths unknown

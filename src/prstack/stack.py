@@ -225,6 +225,33 @@ def match_copies(
     return matches
 
 
+def may_hold_copies(parent: PRFacts, child: PRFacts) -> bool:
+    """Whether `match_copies` could pair a commit of the parent's with one of the child's at all:
+    only when both sides have a commit in common, or a commit-id, a subject and author, or the
+    paths a commit changes (a patch-id hashes them; a commit whose paths are unknown could share
+    one with any). Most pairs of unrelated PRs share none of these: this answers them cheaply."""
+    ours = _copy_keys(parent.own or parent.commits, parent.paths)
+    theirs = _copy_keys(child.commits, child.paths)
+    return ours is None or theirs is None or not ours.isdisjoint(theirs)
+
+
+def _copy_keys(commits: Sequence[Commit], paths: Mapping[str, frozenset[str]]) -> set[object] | None:
+    keys: set[object] = set()
+    for c in commits:
+        changed = paths.get(c.sha)
+        if changed is None:
+            return None
+        keys.update(_commit_keys(c))
+        keys.add(changed)
+    return keys
+
+
+@lru_cache(maxsize=1 << 16)
+def _commit_keys(c: Commit) -> tuple[object, ...]:
+    cid = _commit_id(c.message)
+    return (c.sha, (c.subject, c.author)) + ((("commit-id", cid),) if cid is not None else ())
+
+
 def copy_candidates(
     parent: Sequence[Commit],
     child: Sequence[Commit],
@@ -300,6 +327,8 @@ def relate(
         return StackEdge(
             parent.number, child.number, (Evidence.ANCESTRY, *extra), parent.head, tuple(markers)
         )
+    if not may_hold_copies(parent, child):
+        return None  # (no copies: see below)
     own = parent.own or parent.commits
     patch_ids = _Layered(child.patch_ids, parent.patch_ids)
     matches = match_copies(own, child.commits, patch_ids, {**parent.paths, **child.paths})

@@ -13,7 +13,7 @@ from prstack.markers import Marker, commit_id, named_prs
 from prstack.models import Commit
 from prstack.sources.git import GitSource
 from prstack.sources.history import History
-from prstack.stack import PRFacts, copy_candidates
+from prstack.stack import PRFacts, copy_candidates, may_hold_copies
 
 MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
@@ -258,7 +258,7 @@ class Reader:
         """The commits whose patch-ids relating these PRs to the child reads (`copy_candidates`)."""
         ids: set[str] = set()
         for n in parents:
-            if (parent := self.facts.get(n)) is not None:
+            if (parent := self.facts.get(n)) is not None and may_hold_copies(parent, child):
                 carriers = {*parent.patch_ids, *child.patch_ids}
                 paths = {**parent.paths, **child.paths}
                 ids |= copy_candidates(parent.own or parent.commits, child.commits, carriers, paths)
