@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import networkx as nx
 
@@ -78,6 +78,16 @@ class PRFacts:
     body: str | None = None
     head_branch: str | None = None
     base_branch: str | None = None
+
+    @cached_property
+    def copy_keys(self) -> frozenset[object] | None:
+        """What a copy of one of its commits would share with it (see `may_hold_copies`)."""
+        return _copy_keys(self.commits, self.paths)
+
+    @cached_property
+    def copy_keys_own(self) -> frozenset[object] | None:
+        """The same for its own commits (all of them when none is known as its own)."""
+        return _copy_keys(self.own or self.commits, self.paths)
 
 
 @dataclass(frozen=True)
@@ -230,12 +240,12 @@ def may_hold_copies(parent: PRFacts, child: PRFacts) -> bool:
     only when both sides have a commit in common, or a commit-id, a subject and author, or the
     paths a commit changes (a patch-id hashes them; a commit whose paths are unknown could share
     one with any). Most pairs of unrelated PRs share none of these: this answers them cheaply."""
-    ours = _copy_keys(parent.own or parent.commits, parent.paths)
-    theirs = _copy_keys(child.commits, child.paths)
+    ours, theirs = parent.copy_keys_own, child.copy_keys
     return ours is None or theirs is None or not ours.isdisjoint(theirs)
 
 
-def _copy_keys(commits: Sequence[Commit], paths: Mapping[str, frozenset[str]]) -> set[object] | None:
+def _copy_keys(commits: Sequence[Commit], paths: Mapping[str, frozenset[str]]) -> frozenset[object] | None:
+    """What a copy of one of `commits` shares with it (see `may_hold_copies`); None: anything."""
     keys: set[object] = set()
     for c in commits:
         changed = paths.get(c.sha)
@@ -243,7 +253,7 @@ def _copy_keys(commits: Sequence[Commit], paths: Mapping[str, frozenset[str]]) -
             return None
         keys.update(_commit_keys(c))
         keys.add(changed)
-    return keys
+    return frozenset(keys)
 
 
 @lru_cache(maxsize=1 << 16)

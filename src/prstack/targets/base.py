@@ -80,10 +80,12 @@ class TreeTarget:
     def files(self) -> frozenset[str]:
         if self._files is None:
             found = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
+            root = os.fspath(self.root)
+            for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__")]
-                rel = Path(dirpath).relative_to(self.root)
-                found += [(rel / name).as_posix() for name in filenames]
+                rel = os.path.relpath(dirpath, root).replace(os.sep, "/")  # (strings: thousands of files)
+                prefix = "" if rel == "." else rel + "/"
+                found += [prefix + name for name in filenames]
             self._files = frozenset(found)
         return self._files
 
