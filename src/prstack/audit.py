@@ -158,7 +158,7 @@ def _judge(
 
     def read_ahead(picked: Iterable[FileJob]) -> None:
         if prefetch is not None:
-            prefetch([key for job in picked for key in (job.base, job.head) if key is not None])
+            prefetch([key for job in picked for key in job.ahead if key is not None])
 
     def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
         read_ahead(todo)
@@ -172,7 +172,7 @@ def _judge(
     if shared:
         helper.share([jobs[i] for i in shared])
     read_ahead([jobs[i] for i in here])
-    ahead = ReadAhead(prefetch, [(jobs[i].base, jobs[i].head) for i in shared])
+    ahead = ReadAhead(prefetch, [jobs[i].ahead for i in shared])
     mine: dict[int, list[HunkResult]] = dict(zip(here, run_jobs([jobs[i] for i in here], target, file_at, None),
                                                  strict=True))
     extra: list[FileJob] | None = None

@@ -30,6 +30,7 @@ from typing import Any
 from prstack.errors import PrstackError
 from prstack.matcher import PackageIndex, find_moved, match_file, relocated, relocation_blocks
 from prstack.matching.package import INDEX_MAX_BYTES
+from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
 from prstack.sources.gitbatch import BlobReader, Env
 from prstack.targets.base import Target
@@ -63,6 +64,11 @@ class FileJob:
     head: FileKey
 
     @property
+    def ahead(self) -> tuple[FileKey | None, FileKey]:
+        """(base, head) to read ahead: a base named by its blob id is usually not read (see `_base`)."""
+        return (self.base if self.base is not None and self.base[1] else None), self.head
+
+    @property
     def weight(self) -> int:
         """Roughly what matching it costs: its hunks' lines, and a little per file."""
         return 20 + sum(len(h.lines) for h in self.hunks)
@@ -91,14 +97,30 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
         if job.present:
             held = package.held(job.installed_path) if package is not None else None
             text = held if held is not None else target.read(job.installed_path)
-        yield match_file(
-            job.hunks,
-            text,
-            installed_path=job.installed_path,
-            base=file_at(*job.base) if job.base else None,
-            head=file_at(*job.head),
-            package=package,
-        )
+        head = file_at(*job.head)
+        yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
+                         head=head, package=package)
+
+
+def _base(job: FileJob, target: bytes | None, head: bytes | None, file_at: FileAt) -> bytes | None:
+    """The file before the PR, as far as matching needs it: to anchor the hunks when the head
+    lacks the file, else only to tell a target still at the base. Named by its blob id, the
+    base need not be read for that: a target whose blob id (CRLF read as LF) is the base's is
+    the base. (Read in full when the head has CRs: the repository keeps CRLF files, and a
+    target may differ from the base in line endings only; or when the target is big: a blob
+    id costs more than reading a file already in memory.)"""
+    if job.base is None or target is None:
+        return None
+    blob, path = job.base
+    if path or head is None or b"\r" in head or len(target) > BLOB_COMPARE_MAX:
+        return file_at(*job.base)
+    same = blob_id(target, len(blob)) == blob or (
+        b"\r" in target and blob_id(target.replace(b"\r\n", b"\n"), len(blob)) == blob)
+    return target if same else None
+
+
+BLOB_COMPARE_MAX = 1 << 20
+"""Targets up to this size are compared to the base by blob id, not by reading the base."""
 
 
 FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[tuple[str, int] | None]]
@@ -321,7 +343,7 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 break
             if message[0] == "match":
                 packed_jobs = message[1]  # (unpacked when claimed: the other end takes some)
-                ahead = ReadAhead(blobs.prefetch, [(base, head) for *_, base, head in reversed(packed_jobs)])
+                ahead = ReadAhead(blobs.prefetch, [_unpacked_ahead(packed) for packed in reversed(packed_jobs)])
                 done = []
                 while (i := claim_back(claims)) is not None:
                     ahead.reached(len(packed_jobs) - i, claims[1] - claims[0])
@@ -344,6 +366,12 @@ def _pack_job(job: FileJob) -> tuple[Any, ...]:
     hunks = [(h.pr, h.path, h.old_path, h.change.value, h.old_start, h.old_lines, h.new_start,
               h.new_lines, [tuple(line) for line in h.lines], h.old_blob, h.new_blob) for h in job.hunks]
     return hunks, job.installed_path, job.present, job.base, job.head
+
+
+def _unpacked_ahead(packed: tuple[Any, ...]) -> tuple[FileKey | None, FileKey]:
+    """`FileJob.ahead` of a packed job."""
+    *_, base, head = packed
+    return (base if base is not None and base[1] else None), head
 
 
 def _unpack_job(packed: tuple[Any, ...]) -> FileJob:

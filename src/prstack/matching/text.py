@@ -158,9 +158,13 @@ def trivial(line: str) -> bool:
     return s in _TRIVIAL_WORDS or _PUNCT_ONLY.fullmatch(s) is not None
 
 
-def blob_id(data: bytes) -> str:
-    """The git blob id of a file's bytes (`blob <len>\\0` + content, SHA-1)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+def blob_id(data: bytes, length: int = 40) -> str:
+    """The git blob id of a file's bytes (`blob <len>\\0` + content), SHA-1 or, for an id
+    `length` 64 long, SHA-256."""
+    digest = hashlib.sha256() if length == 64 else hashlib.sha1(usedforsecurity=False)
+    digest.update(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
