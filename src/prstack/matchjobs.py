@@ -66,7 +66,7 @@ class FileJob:
     @property
     def ahead(self) -> tuple[FileKey | None, FileKey]:
         """(base, head) to read ahead: a base named by its blob id is usually not read (see `_base`)."""
-        return (self.base if self.base is not None and self.base[1] else None), self.head
+        return _ahead(self.base, self.head)
 
     @property
     def weight(self) -> int:
@@ -371,6 +371,10 @@ def _pack_job(job: FileJob) -> tuple[Any, ...]:
 def _unpacked_ahead(packed: tuple[Any, ...]) -> tuple[FileKey | None, FileKey]:
     """`FileJob.ahead` of a packed job."""
     *_, base, head = packed
+    return _ahead(base, head)
+
+
+def _ahead(base: FileKey | None, head: FileKey) -> tuple[FileKey | None, FileKey]:
     return (base if base is not None and base[1] else None), head
 
 
