@@ -192,40 +192,53 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
         assert r.status is case.truth[(r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start)].status
 
 
-@pytest.mark.parametrize(("target_text", "base_read"), [
-    ("a = 1\nb = 2\n", False),          # the base itself: told by blob id
-    ("a = 1\r\nb = 2\r\n", False),      # the base with CRLF endings: told by blob id of its LF form
-    ("a = 1\nb = 3\n", False),          # the head: told by the head's text
-    ("a = 0\nb = 2\n", False),          # neither: matched hunk by hunk, the base never read
-])
-def test_a_target_at_the_base_is_told_by_blob_id_without_reading_the_base(
-        tmp_path: Path, target_text: str, base_read: bool) -> None:
+def one_file_change(tmp_path: Path, base_text: bytes, head_text: bytes, target_text: bytes
+                    ) -> tuple[GitRepo, str, str, tuple[Hunk, ...]]:
+    """A repo changing m.py from `base_text` to `head_text`, a tree holding `target_text`."""
     repo = GitRepo(tmp_path / "repo")
-    base = repo.commit("base", {"m.py": "a = 1\nb = 2\n"})
-    head = repo.commit("head", {"m.py": "a = 1\nb = 3\n"})
+    base = repo.commit("base", {"m.py": base_text})
+    head = repo.commit("head", {"m.py": head_text})
     (tmp_path / "tree").mkdir()
-    (tmp_path / "tree" / "m.py").write_bytes(target_text.encode())
-    source = GitSource(repo.path)
-    diff = repo.git("diff", "--full-index", base, head) + "\n"
-    hunks = tuple(parse_diff(diff.encode(), 1))
+    (tmp_path / "tree" / "m.py").write_bytes(target_text)
+    hunks = tuple(parse_diff((repo.git("diff", "--full-index", base, head) + "\n").encode(), 1))
     assert hunks[0].old_blob and hunks[0].new_blob and len(hunks[0].old_blob) == 40
-    job = FileJob(hunks, "m.py", True, (hunks[0].old_blob, ""), (hunks[0].new_blob, ""))
+    return repo, base, head, hunks
+
+
+def judged_by_blob_ids(tmp_path: Path, repo: GitRepo, hunks: tuple[Hunk, ...]
+                       ) -> tuple[list[HunkResult], list[tuple[str, str]]]:
+    """The verdicts of the file's job with its sides named by blob id, and the files read."""
+    source = GitSource(repo.path)
     asked: list[tuple[str, str]] = []
 
     def file_at(rev: str, path: str) -> bytes | None:
         asked.append((rev, path))
         return source.file_at(rev, path)
 
-    target = open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ())
-    (results,) = run_jobs([job], target, file_at, None)
-    assert ((hunks[0].old_blob, "") in asked) is base_read
-    expected = {"a = 1\nb = 2\n": "missing", "a = 1\r\nb = 2\r\n": "missing", "a = 1\nb = 3\n": "applied"}
-    if target_text in expected:
-        assert [r.status.value for r in results] == [expected[target_text]]
+    job = FileJob(hunks, "m.py", True, (hunks[0].old_blob or "", ""), (hunks[0].new_blob or "", ""))
+    (results,) = run_jobs([job], open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ()), file_at, None)
+    return results, asked
+
+
+@pytest.mark.parametrize(("target_text", "said"), [
+    (b"a = 1\nb = 2\n", "missing"),      # the base itself: told by blob id
+    (b"a = 1\r\nb = 2\r\n", "missing"),  # the base with CRLF endings: told by blob id of its LF form
+    (b"a = 1\nb = 3\n", "applied"),      # the head: told by the head's text
+    (b"a = 0\nb = 2\n", None),           # neither: matched hunk by hunk
+])
+def test_a_target_at_the_base_is_told_by_blob_id_without_reading_the_base(
+        tmp_path: Path, target_text: bytes, said: str | None) -> None:
+    repo, base, head, hunks = one_file_change(tmp_path, b"a = 1\nb = 2\n", b"a = 1\nb = 3\n", target_text)
+    results, asked = judged_by_blob_ids(tmp_path, repo, hunks)
+    assert (hunks[0].old_blob, "") not in asked  # the base never read
+    if said is not None:
+        assert [r.status.value for r in results] == [said]
         assert results[0].evidence.note and "identical to the PR's" in results[0].evidence.note
     else:
         assert results[0].status.value != "applied"
     # the same verdicts as with the base read in full
+    source = GitSource(repo.path)
+    target = open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ())
     (plain,) = run_jobs([FileJob(hunks, "m.py", True, (base, "m.py"), (head, "m.py"))], target, source.file_at, None)
     assert [(r.status, r.evidence) for r in plain] == [(r.status, r.evidence) for r in results]
 
@@ -233,22 +246,9 @@ def test_a_target_at_the_base_is_told_by_blob_id_without_reading_the_base(
 def test_a_repository_with_crlf_files_has_its_base_read(tmp_path: Path) -> None:
     """Where the head holds CRs, the target may differ from the base in line endings only: the
     base is read and compared as text."""
-    repo = GitRepo(tmp_path / "repo")
-    repo.commit("base", {"m.py": b"a = 1\r\nb = 2\r\n"})
-    base, head = repo.git("rev-parse", "HEAD").strip(), repo.commit("head", {"m.py": b"a = 1\r\nb = 3\r\n"})
-    (tmp_path / "tree").mkdir()
-    (tmp_path / "tree" / "m.py").write_bytes(b"a = 1\nb = 2\n")  # the base, LF
-    source = GitSource(repo.path)
-    hunks = tuple(parse_diff((repo.git("diff", "--full-index", base, head) + "\n").encode(), 1))
-    job = FileJob(hunks, "m.py", True, (hunks[0].old_blob or "", ""), (hunks[0].new_blob or "", ""))
-    asked: list[tuple[str, str]] = []
-
-    def file_at(rev: str, path: str) -> bytes | None:
-        asked.append((rev, path))
-        return source.file_at(rev, path)
-
-    target = open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ())
-    (results,) = run_jobs([job], target, file_at, None)
+    repo, _, _, hunks = one_file_change(tmp_path, b"a = 1\r\nb = 2\r\n", b"a = 1\r\nb = 3\r\n",
+                                        b"a = 1\nb = 2\n")  # the base, LF
+    results, asked = judged_by_blob_ids(tmp_path, repo, hunks)
     assert (hunks[0].old_blob, "") in asked
     assert [r.status.value for r in results] == ["missing"]
     assert results[0].evidence.note == "file identical to the PR's base"
