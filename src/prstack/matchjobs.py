@@ -178,7 +178,7 @@ class ReadAhead:
 
 
 READ_AHEAD_JOBS = 32
-"""The fewest jobs read ahead at a time (a `git cat-file` each time) while many are left."""
+"""The fewest jobs read ahead at a time while many are left."""
 READ_AHEAD_MIN = 4
 """...and near where the two ends meet."""
 
@@ -266,7 +266,7 @@ class MatchHelper:
     @property
     def unclaimed(self) -> int:
         """Shared jobs neither end has claimed yet."""
-        return max(0, int(self._claims[1] - self._claims[0]))
+        return unclaimed(self._claims)
 
     def matched(self) -> dict[int, list[HunkResult]]:
         """The verdicts of the shared jobs the helper claimed, by index (relocations included)."""
@@ -318,6 +318,10 @@ def claim_front(claims: Claims) -> int | None:
     return int(i)
 
 
+def unclaimed(claims: Claims) -> int:
+    return max(0, int(claims[1] - claims[0]))
+
+
 def claim_back(claims: Claims) -> int | None:
     i = claims[1] - 1
     if i < claims[0]:
@@ -346,7 +350,7 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 ahead = ReadAhead(blobs.prefetch, [_unpacked_ahead(packed) for packed in reversed(packed_jobs)])
                 done = []
                 while (i := claim_back(claims)) is not None:
-                    ahead.reached(len(packed_jobs) - i, claims[1] - claims[0])
+                    ahead.reached(len(packed_jobs) - i, unclaimed(claims))
                     (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, package)
                     done.append((i, [_pack_result(r) for r in results]))
                 outbox.send(("matched", done))

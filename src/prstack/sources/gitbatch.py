@@ -71,8 +71,8 @@ class PendingDiffs:
     over as soon as git has written it, and the caller parses one while git writes the next.
 
     Files of `big_file` bytes or more (BIG_FILE by default) are diffed on the parts that differ
-    (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read on other
-    threads meanwhile: `sections` leaves them out, `huge()` waits for them. The texts are put in
+    (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read by other
+    git processes meanwhile: `sections` leaves them out, `huge()` waits for them. The texts are put in
     `read` as (rev, path) -> bytes for the pairs' revs, and as (blob id, "") -> bytes.
     """
 
@@ -290,7 +290,7 @@ class _BlobsRead:
         self._repo = repo
         self._wanted = list(dict.fromkeys(shas))
         self._out = _memory_file("prstack-blob")
-        self._errors = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115
+        self._errors = _memory_file("prstack-blob-errors")
         self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
                                       stdout=self._out, stderr=self._errors, env=_environ(env))
         assert self._proc.stdin is not None
