@@ -20,6 +20,7 @@ from prstack.audit import audit, audit_stack
 from prstack.hunks import parse_diff
 from prstack.matchjobs import (
     SHARE_MIN_LINES,
+    FileAt,
     FileJob,
     MatchHelper,
     claim_back,
@@ -52,6 +53,17 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> object:
                             files_per_pr=6, edits_per_file=4, big_mb=0)
 
 
+def unhurried(file_at: FileAt) -> FileAt:
+    """`file_at` a little slow, as a busy audit process is: the helper, on a loaded machine,
+    surely claims some jobs before this process has claimed them all."""
+
+    def slow(rev: str, path: str) -> bytes | None:
+        time.sleep(0.002)
+        return file_at(rev, path)
+
+    return slow
+
+
 def ready_helper(target: Target, source: GitSource) -> MatchHelper:
     """A helper done indexing (a question answered): it claims jobs as soon as they are shared,
     so both ends take some (else this process, faster to start, could take them all)."""
@@ -77,7 +89,7 @@ def test_a_helper_gives_the_verdicts_of_matching_alone(case: object) -> None:
     helper = ready_helper(target, source)
     try:
         shared = audit(changes.prs, changes.hunks, target, source.tree_paths(changes.top_sha),
-                       source.file_at, source.prefetch_files, None, helper, source.holds)
+                       unhurried(source.file_at), source.prefetch_files, None, helper, source.holds)
     finally:
         helper.close()
     assert helper.answered > 0  # the helper judged a share of the files
@@ -175,8 +187,8 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
     target = open_target(spec, (), ())
     helper = ready_helper(target, source)
     try:
-        shared = audit(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha), source.file_at,
-                       source.prefetch_files, None, helper, source.holds, later=loading)
+        shared = audit(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha),
+                       unhurried(source.file_at), source.prefetch_files, None, helper, source.holds, later=loading)
     finally:
         helper.close()
     assert helper.answered > 0
