@@ -54,7 +54,10 @@ class GitSource:
                 f"--git {self.path} is not a git repository; give the path of a clone "
                 "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
             ) from None
-        self.git = self.repo.git
+        self.bare = self.repo.bare or _is_git_dir(self.path)
+        # a bare repository without a `config` file looks like a work tree to GitPython (which then
+        # runs git in the folder above it); git itself opens it, so run git in it
+        self.git = git.Git(self.path) if self.bare and not self.repo.bare else self.repo.git
         self.patches = Patches(self._pipe)
         self._histories: dict[str, History] = {}
         self._commits: dict[tuple[str, str], tuple[Commit, ...]] = {}
@@ -89,7 +92,7 @@ class GitSource:
         for candidate in DEFAULT_BRANCH_CANDIDATES:
             if candidate in present:
                 return candidate
-        if self.repo.bare:
+        if self.bare:
             try:
                 return self.repo.head.ref.path
             except TypeError:
@@ -408,6 +411,11 @@ class GitSource:
     def rev_list(self, *revs: str) -> list[str]:
         """`git rev-list REVS` (e.g. 'base..head', '^other')."""
         return self._run("rev-list", *revs).split()
+
+
+def _is_git_dir(path: Path) -> bool:
+    """Whether `path` is itself a repository's git folder (a bare repository), config or not."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
 
 def _pick(rows: Iterable[tuple[str, str]]) -> dict[int, tuple[str, str]]:
