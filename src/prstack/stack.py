@@ -68,6 +68,9 @@ class PRFacts:
     """Commit sha -> `git patch-id --stable` (merge commits have none)."""
     paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Commit sha -> the paths it changes (to tell an edited copy from a namesake commit)."""
+    merge_bases: tuple[str, ...] = ()
+    """Every merge base with the default branch when there are several (criss-cross merges, e.g. a
+    release branch merged into both), `fork_point` first; empty when there is one."""
     merged: str | None = None
     """How it is in the default branch: 'ancestry', 'rebase', 'squash' (seen in the clone), or
     'github' (only the PR metadata says so); None when it is not."""
@@ -78,6 +81,18 @@ class PRFacts:
     body: str | None = None
     head_branch: str | None = None
     base_branch: str | None = None
+
+    @property
+    def fork_note(self) -> str | None:
+        """Which of several merge bases `fork_point` is, and why (None with one merge base)."""
+        if len(self.merge_bases) < 2:
+            return None
+        others = ", ".join(b[:12] for b in self.merge_bases[1:])
+        return (
+            f"{len(self.merge_bases)} merge bases with the default branch; fork point {self.fork_point[:12]} is "
+            f"the newest by committer date (also {others}); the PR's own change is measured from the "
+            "merge bases merged together (when they merge cleanly), so no change of theirs counts as its own"
+        )
 
     @cached_property
     def copy_keys(self) -> frozenset[object] | None:

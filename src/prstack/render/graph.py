@@ -166,6 +166,8 @@ def graph_dict(stack: Stack) -> dict[str, Any]:
                 "state": stack.states.get(number, PRState.OPEN).value,
                 "merged_by": f.merged if f else None,
                 "fork_point": f.fork_point if f else None,
+                "merge_bases": list(f.merge_bases) if f else [],
+                "fork_note": f.fork_note if f else None,
                 "base_sha": stack.base_of(number) or (f.fork_point if f else None),
                 "parents": list(stack.parents.get(number, ())),
                 "commits": [

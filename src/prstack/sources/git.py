@@ -166,6 +166,24 @@ class GitSource:
             self._merge_bases[key] = base
         return self._merge_bases[key]
 
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        """Every best common ancestor of `a` and `b` (git merge-base --all), newest first by
+        committer date, ties by sha: one order for every run (git leaves it unspecified)."""
+        try:
+            bases = self._run("merge-base", "--all", a, b).split()
+        except SourceError:
+            return []
+        if len(bases) < 2:
+            return bases
+        rows = self._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
+        dated = [(int(when), sha) for when, _, sha in (row.partition(" ") for row in rows if row)]
+        return [sha for _, sha in sorted(dated, key=lambda row: (-row[0], row[1]))]
+
+    def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]:
+        """The commits `head` reaches and `default` does not (git log head ^default), oldest first."""
+        out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", head, f"^{default}")
+        return tuple(parse_log(out))
+
     def merge_commit_bringing(self, head: str, default: str) -> str | None:
         """The earliest merge commit on the path from `head` to `default` (how a merged PR came in)."""
         key = (head, default)  # the default branch is read as fixed for the source's life, as PR refs are
@@ -236,17 +254,18 @@ class GitSource:
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def blame_added(
-        self, base: str, head: str, path: str, ranges: Iterable[tuple[int, int]]
+        self, base: str, head: str, path: str, ranges: Iterable[tuple[int, int]], outside: Sequence[str] = ()
     ) -> dict[int, str]:
         """For lines of `path` at `head` in the given (start, count) ranges: line -> commit that
-        introduced it within base..head. Lines older than `base` are left out."""
+        introduced it within base..head (and not in `outside`'s history: the PR's scope, so git
+        walks no default-branch history a merge brought in). Lines older than that are left out."""
         args = ["blame", "--porcelain"]
         spans = [(s, c) for s, c in ranges if c > 0]
         if not spans:
             return {}
         for start, count in spans:
             args += ["-L", f"{start},{start + count - 1}"]
-        args += [f"{base}..{head}", "--", path]
+        args += [head, f"^{base}", *(f"^{rev}" for rev in outside), "--", path]
         out = self._run(*args)
         result: dict[int, str] = {}
         boundary: set[str] = set()
@@ -262,9 +281,10 @@ class GitSource:
                 boundary.add(current[0])
         return {n: sha for n, sha in result.items() if sha not in boundary}
 
-    def log_touching(self, base: str, head: str, path: str) -> list[str]:
-        """Commits of base..head that touch `path`, oldest first."""
-        out = self._run("log", "--reverse", "--format=%H", f"{base}..{head}", "--", path)
+    def log_touching(self, base: str, head: str, path: str, outside: Sequence[str] = ()) -> list[str]:
+        """Commits of base..head (not in `outside`'s history) that touch `path`, oldest first."""
+        out = self._run("log", "--reverse", "--format=%H", head, f"^{base}", *(f"^{rev}" for rev in outside),
+                        "--", path)
         return out.split()
 
     def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:

@@ -115,6 +115,22 @@ class History:
             return next(iter(entries), None)  # none: no history in common
         return self.src.merge_base(head, self.default)
 
+    def merge_bases(self, head: str) -> list[str]:
+        """Every merge base of a head outside the default branch with it, git's order of
+        `GitSource.merge_bases` (several when the branch merged commits the default branch took
+        in other ways, e.g. a release branch merged into both); one git process only then."""
+        entries = self.boundary(head)
+        if len(entries) <= 1:
+            return list(entries)
+        return self.src.merge_bases(head, self.default)
+
+    def scope(self, base: str, head: str) -> tuple[Commit, ...]:
+        """A head's own commits: those it reaches and the default branch does not, oldest first
+        (base..head when `base` is its one merge base: the same commits)."""
+        if len(self.merge_bases(head)) <= 1:
+            return self.commits(base, head)
+        return self.src.commits_outside(head, self.default)
+
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
         """`GitSource.commits(base, head)`, with `head`'s history loaded first (so it can come from
         memory, see `known_range`)."""

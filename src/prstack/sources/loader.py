@@ -132,21 +132,41 @@ class _OwnRange:
     """`start`, or the tree of `start` merged with the fork point (see load_stack)."""
     head: str
     commits: tuple[Commit, ...]
+    outside: tuple[str, ...] = ()
+    """The default branch, when the PR is not in it: its history is out of the PR's scope."""
 
 
 def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) -> _OwnRange:
+    """A PR's scope is its commits the default branch does not reach: a branch that merged the
+    default branch back in keeps only its own change, measured from its merge base (from the
+    merged tree of its merge bases when it has several, so none of theirs counts as its own)."""
     f = stack.facts[number]
     head = f.head
+    history = src.history(src.default_ref)
+    outside = () if history.in_default(head) else (src.default_ref,)
+    if base_sha and outside and not src.is_ancestor(base_sha, head):
+        base_sha = src.merge_base(base_sha, head) or base_sha  # --base BRANCH: where the head left it
     start = stack.base_of(number) or base_sha or f.fork_point
+    fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
     commits = f.commits if start == f.fork_point else src.commits(start, head)
-    diff_base = start
-    if stack.base_of(number) and not src.is_ancestor(f.fork_point, start):
-        # the PR merged the default branch since it was built on its parent: its own change
-        # is measured against parent + default branch, so the merged-in commits are not its
+    diff_base = fork_tree if start == f.fork_point and fork_tree else start
+    if start != f.fork_point and not src.is_ancestor(f.fork_point, start):
+        # the PR merged the default branch since it was built on its parent (or since the --base
+        # given): its own change is measured against that start + the default branch, so the
+        # merged-in commits are not its own
         diff_base = src.merged_tree(start, f.fork_point) or start
-        mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}"))
+        mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
         commits = tuple(c for c in commits if c.sha in mine)
-    return _OwnRange(number, start, diff_base, head, tuple(commits))
+    elif outside and start != f.fork_point:
+        mine = set(src.rev_list(f"{start}..{head}", *(f"^{o}" for o in outside)))
+        commits = tuple(c for c in commits if c.sha in mine)
+    return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
+
+
+def _bases_tree(src: GitSource, bases: Sequence[str]) -> str | None:
+    """The tree of a PR's merge bases merged together (None when they conflict, or are more than
+    two: the diff then starts at the first, `fork_point`)."""
+    return src.merged_tree(bases[0], bases[1]) if len(bases) == 2 else None
 
 
 def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack) -> list[Hunk]:
@@ -158,7 +178,7 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
     base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
     order = [c.sha for c in commits]
     if any(len(c.parents) != 1 for c in commits):
-        touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head)
+        touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head, outside=r.outside)
         to_blame = {h.path for h in hunks}
     else:
         by_path: defaultdict[str, list[str]] = defaultdict(list)
@@ -178,5 +198,7 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
         numbers = added_line_numbers(hunk)
         if numbers and hunk.path in to_blame:
             ranges[hunk.path].append((numbers[0], numbers[-1] - numbers[0] + 1))
-    blame = {path: src.blame_added(base, head, path, spans) for path, spans in ranges.items()}
-    return with_provenance(hunks, blame, order, touching)
+    blame = {path: src.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+    scope = set(order)  # a hunk names only the PR's own commits
+    blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
+    return with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])

@@ -50,10 +50,10 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
                 "point is unknown; give it with --base REF."
             )
         return base
-    base = history.merge_base(head)
-    if base is None:
+    bases = history.merge_bases(head)
+    if not bases:
         raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
-    return base
+    return bases[0]  # of several, the newest (see GitSource.merge_bases)
 
 
 @dataclass
@@ -113,7 +113,8 @@ class Reader:
                 self._placed[number] = None
                 return None
             fork = self.base
-        self._placed[number] = (head, fork, self.history.commits(fork, head))
+        in_default = self.history.in_default(head)
+        self._placed[number] = (head, fork, self.history.commits(fork, head) if in_default else self.history.scope(fork, head))
         return self._placed[number]
 
     def load(self, number: int) -> PRFacts | None:
@@ -138,6 +139,7 @@ class Reader:
             own=commits[cut:],
             patch_ids=self.src.patches.lazy_ids(recent),
             paths=self.src.commit_paths(recent),
+            merge_bases=tuple(bases) if len(bases := self._merge_bases(head, fork)) > 1 else (),
             ref=f"refs/pull/{number}/head",
             title=meta.title if meta else None,
             body=meta.body if meta else None,
@@ -146,6 +148,13 @@ class Reader:
         )
         self.facts[number] = facts
         return facts
+
+    def _merge_bases(self, head: str, fork: str) -> list[str]:
+        """The head's merge bases with the default branch when `fork` is one of them."""
+        if self.history.in_default(head):
+            return []
+        bases = self.history.merge_bases(head)
+        return bases if fork in bases else []
 
     def mark_merged(self, number: int) -> PRFacts | None:
         """Fill in how the PR is in the default branch: ancestry, rebase or squash (by patch-id)."""
