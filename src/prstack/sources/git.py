@@ -19,6 +19,11 @@ _SHA_RE = re.compile(r"[0-9a-f]{40}")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
 """A commit named by its id (or its parent): what it stands for never changes."""
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
+_VIRTUAL_IDENTITY = {
+    "GIT_AUTHOR_NAME": "prstack", "GIT_AUTHOR_EMAIL": "prstack@invalid", "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_NAME": "prstack", "GIT_COMMITTER_EMAIL": "prstack@invalid",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+00:00",
+}
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
     "refs/remotes/origin/HEAD",
@@ -65,6 +70,7 @@ class GitSource:
         self._ancestry: dict[tuple[str, str], bool] = {}
         self._merge_bases: dict[tuple[str, str], str | None] = {}
         self._bringing: dict[tuple[str, str], str | None] = {}
+        self._virtual: dict[tuple[str, ...], str | None] = {}
 
     def _run(self, *args: str) -> str:
         try:
@@ -427,6 +433,24 @@ class GitSource:
             return None  # a conflict (exit 1) or a git older than 2.38
         tree = out.split()[0] if out.split() else ""
         return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
+
+    def merged_bases(self, bases: Sequence[str]) -> str | None:
+        """A commit of several merge bases merged together (their trees by `git merge-tree`, a
+        commit object with both as parents and a fixed identity, so every run names the same one;
+        no ref points at it): where a branch with several merge bases starts. None on a conflict."""
+        key = tuple(bases)
+        if key not in self._virtual:
+            found: str | None = bases[0] if bases else None
+            env = {**self.git.environment(), **_VIRTUAL_IDENTITY}
+            for other in bases[1:]:
+                tree = self.merged_tree(found, other) if found else None
+                if found is None or tree is None:
+                    found = None
+                    break
+                args = ["commit-tree", "--no-gpg-sign", tree, "-p", found, "-p", other]
+                found = run_git(self.path, args, env, b"prstack: merge bases merged together\n").decode().strip()
+            self._virtual[key] = found
+        return self._virtual[key]
 
     def rev_list(self, *revs: str) -> list[str]:
         """`git rev-list REVS` (e.g. 'base..head', '^other')."""

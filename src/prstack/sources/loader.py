@@ -154,7 +154,7 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) 
         # the PR merged the default branch since it was built on its parent (or since the --base
         # given): its own change is measured against that start + the default branch, so the
         # merged-in commits are not its own
-        diff_base = src.merged_tree(start, f.fork_point) or start
+        diff_base = src.merged_tree(start, fork_tree or f.fork_point) or start
         mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
         commits = tuple(c for c in commits if c.sha in mine)
     elif outside and start != f.fork_point:
@@ -164,9 +164,9 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) 
 
 
 def _bases_tree(src: GitSource, bases: Sequence[str]) -> str | None:
-    """The tree of a PR's merge bases merged together (None when they conflict, or are more than
-    two: the diff then starts at the first, `fork_point`)."""
-    return src.merged_tree(bases[0], bases[1]) if len(bases) == 2 else None
+    """A PR's merge bases merged together (None when they conflict: the diff then starts at the
+    first, `fork_point`)."""
+    return src.merged_bases(bases)
 
 
 def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack) -> list[Hunk]:

@@ -113,8 +113,9 @@ class Reader:
                 self._placed[number] = None
                 return None
             fork = self.base
-        in_default = self.history.in_default(head)
-        self._placed[number] = (head, fork, self.history.commits(fork, head) if in_default else self.history.scope(fork, head))
+        history = self.history
+        commits = history.commits(fork, head) if history.in_default(head) else history.scope(fork, head)
+        self._placed[number] = (head, fork, commits)
         return self._placed[number]
 
     def load(self, number: int) -> PRFacts | None:
@@ -172,7 +173,7 @@ class Reader:
                 rebase, squash_too, compared = self._merged_needs(f, touching)
                 by_pid = {pid: sha for sha, pid in self.src.patch_ids(compared).items()}
                 own_pids = [f.patch_ids.get(c.sha) if rebase else None for c in f.own]
-                squash = self.src.diff_patch_id(_own_base(f), f.head) if squash_too else None
+                squash = self.src.diff_patch_id(_own_base(self.src, f), f.head) if squash_too else None
                 if own_pids and all(p is not None and p in by_pid for p in own_pids):
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
@@ -192,7 +193,7 @@ class Reader:
         names = self.src.commit_paths(touching)
         touched = set(names.values())
         rebase = all(f.paths.get(c.sha) in touched for c in f.own)
-        squashed = frozenset(self.src.changed_paths(_own_base(f), f.head))
+        squashed = frozenset(self.src.changed_paths(_own_base(self.src, f), f.head))
         squash_too = squashed in touched
         wanted = ({f.paths[c.sha] for c in f.own} if rebase else set()) | ({squashed} if squash_too else set())
         return rebase, squash_too, [sha for sha in touching if names.get(sha) in wanted]
@@ -253,14 +254,15 @@ class Reader:
         self.history.warm_touching((f.fork_point, paths) for f, paths in asks)
         touched = [(f, t) for f, paths in asks if (t := self.history.touching(f.fork_point, paths))]
         self.src.patches.warm(
-            paths=[sha for _, t in touched for sha in t], pair_paths=[(_own_base(f), f.head) for f, _ in touched]
+            paths=[sha for _, t in touched for sha in t],
+            pair_paths=[(_own_base(self.src, f), f.head) for f, _ in touched],
         )
         ids: list[str] = []
         pair_ids: list[tuple[str, str]] = []
         for f, t in touched:
             rebase, squash_too, compared = self._merged_needs(f, t)
             ids += compared + ([c.sha for c in f.own if c.sha in f.patch_ids] if rebase else [])
-            pair_ids += [(_own_base(f), f.head)] if squash_too else []
+            pair_ids += [(_own_base(self.src, f), f.head)] if squash_too else []
         self.src.patches.warm(ids=ids, pair_ids=pair_ids)
 
     def copy_ids(self, child: PRFacts, parents: Iterable[int]) -> set[str]:
@@ -354,6 +356,11 @@ def _recent(commits: Sequence[Commit]) -> list[str]:
     return [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
 
 
-def _own_base(f: PRFacts) -> str:
-    """Where the PR's own change starts (its squash merge is own_base..head)."""
+def _own_base(src: GitSource, f: PRFacts) -> str:
+    """Where the PR's own change starts (its squash merge is own_base..head): with no PR below it,
+    its merge base (its merge bases merged together when it has several), so the default-branch
+    changes a merge of the default branch brought in are not part of it; else its first own
+    commit's parent."""
+    if f.own and len(f.own) == len(f.commits):
+        return (src.merged_bases(f.merge_bases) if f.merge_bases else None) or f.fork_point
     return f.own[0].parents[0] if f.own[0].parents else f.fork_point
