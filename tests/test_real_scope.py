@@ -156,3 +156,36 @@ def test_bare_clone_without_config(git_repo: GitRepo, tmp_path: Path, capsys: py
     assert from_bare["hunks"] == from_clone["hunks"] and from_bare["prs"] == from_clone["prs"]
     assert GitSource(bare).default_ref == "refs/heads/main"
     shutil.rmtree(bare)
+
+
+@pytest.mark.parametrize("parent_merged", [False, True], ids=["parent-open", "parent-squash-merged"])
+def test_redone_copy_keeps_its_own_change(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], parent_merged: bool
+) -> None:
+    """#11 carries an edited copy of #10's commit (same subject and author, made after it, other
+    patch) and a commit of its own: it is not built on an old #10, and keeps both its hunks."""
+    git_repo.commit("base", {f"pkg/{n}.py": text(n) for n in "ab"})
+    git_repo.branch("p10")
+    git_repo.commit("Fix the parser", {"pkg/a.py": text("a", {10: "a 10 fixed"})})
+    git_repo.pr_ref(10)
+    git_repo.branch("p11", "main")
+    copy = git_repo.commit("Fix the parser", {"pkg/a.py": text("a", {10: "a 10 fixed, redone"})})
+    own = git_repo.commit("Feature on the fix", {"pkg/b.py": text("b", {20: "b 20 feature"})})
+    git_repo.pr_ref(11)
+    git_repo.branch("main", "main")
+    if parent_merged:
+        git_repo.git("merge", "--squash", "--quiet", "p10")
+        git_repo.commit("Fix the parser (#10)", {})
+    stack = read_graph(GitSource(git_repo.path), [11, 10])
+    assert stack.edge(10, 11) is None and stack.parents[11] == ()
+    assert stack.states[11] is PRState.OPEN
+    assert stack.states[10] is (PRState.MERGED if parent_merged else PRState.OPEN)
+    tree = tree_of(git_repo, "main", tmp_path / "tree")
+    code, data = run(capsys, "audit", "11", "--git", str(git_repo.path), "--tree", str(tree), "--format", "json")
+    assert code == 1
+    assert [(p["number"], p["depends_on"], p["status"]) for p in data["prs"]] == [  # type: ignore[union-attr]
+        (11, [], "partial" if parent_merged else "missing")  # main's fix is not the redone one
+    ]
+    assert [(h["pr"], h["path"], h["commit"]) for h in data["hunks"]] == [  # type: ignore[union-attr]
+        (11, "pkg/a.py", copy), (11, "pkg/b.py", own)
+    ]

@@ -135,6 +135,8 @@ class Commit:
     author: str = ""
     message: str = ""
     """Full commit message (used for stack markers and trailers)."""
+    committed: int = field(default=0, compare=False)
+    """Committer time (Unix seconds; 0: unknown): tells an amended parent from a re-done copy."""
 
 
 @dataclass(frozen=True)

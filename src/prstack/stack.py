@@ -360,6 +360,8 @@ def relate(
     exact = [m for m in matches if m.how is not MatchKind.SUBJECT]
     if not exact and len(matches) < len(own):
         return None  # an edited copy counts only when every commit of the parent has one
+    if not exact and (parent.merged or _redone(own, child.commits, matches)):
+        return None  # re-done in the child, not an old copy of a parent force-pushed since
     position = {c.sha: i for i, c in enumerate(child.commits)}
     tip_index = max(position[m.child_sha] for m in matches)
     if tip_index == len(child.commits) - 1:
@@ -383,6 +385,13 @@ def relate(
         tuple(matches),
         stale,
     )
+
+
+def _redone(parent: Sequence[Commit], child: Sequence[Commit], matches: Sequence[CommitMatch]) -> bool:
+    """Whether a child's edited copy of a parent commit was committed after that commit: the child
+    re-did the parent's change (an amended parent is committed after the copy the child holds)."""
+    when = {c.sha: c.committed for c in (*parent, *child)}
+    return any(when[m.child_sha] > when[m.parent_sha] > 0 for m in matches if m.how is MatchKind.SUBJECT)
 
 
 def build_stack(

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from prstack.sources.git import GitSource
 
 SEP = "\x1e"
-LOG_FORMAT = f"%H%x00%P%x00%an%x00%s%x00%B{SEP}"
+LOG_FORMAT = f"%H%x00%P%x00%an%x00%ct%x00%s%x00%B{SEP}"
 """One commit of `git log`: what a `Commit` holds, records ended by SEP."""
 _PATHSPEC_ENV = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS")
 
@@ -24,8 +24,8 @@ def parse_log(out: str) -> list[Commit]:
         record = record.strip("\n")
         if not record:
             continue
-        sha, parents, author, subject, body = record.split("\x00", 4)
-        commits.append(Commit(sha, tuple(parents.split()), subject, author, body.strip()))
+        sha, parents, author, when, subject, body = record.split("\x00", 5)
+        commits.append(Commit(sha, tuple(parents.split()), subject, author, body.strip(), int(when or 0)))
     return commits
 
 
