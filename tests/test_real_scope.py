@@ -189,3 +189,24 @@ def test_redone_copy_keeps_its_own_change(
     assert [(h["pr"], h["path"], h["commit"]) for h in data["hunks"]] == [  # type: ignore[union-attr]
         (11, "pkg/a.py", copy), (11, "pkg/b.py", own)
     ]
+
+
+def test_old_copy_of_a_merged_parent_stays_the_childs(git_repo: GitRepo) -> None:
+    """#11 holds an older version of #10's commit (#10 was amended after, then squash-merged):
+    a merged PR is not built upon by edited copies, so #11 keeps the copy's hunk as its own."""
+    git_repo.commit("base", {f"pkg/{n}.py": text(n) for n in "ab"})
+    git_repo.branch("p11")
+    git_repo.commit("Fix the parser", {"pkg/a.py": text("a", {10: "a 10 fixed v1"})})
+    git_repo.commit("Feature on the fix", {"pkg/b.py": text("b", {20: "b 20 feature"})})
+    git_repo.pr_ref(11)
+    git_repo.branch("p10", "main")
+    git_repo.commit("Fix the parser", {"pkg/a.py": text("a", {10: "a 10 fixed v2"})})
+    git_repo.pr_ref(10)
+    src = GitSource(git_repo.path)
+    assert read_graph(src, [11]).parents[11] == (10,)  # open: an amended parent, the child is stale
+    git_repo.branch("main", "main")
+    git_repo.git("merge", "--squash", "--quiet", "p10")
+    git_repo.commit("Fix the parser (#10)", {})
+    stack = read_graph(GitSource(git_repo.path), [11])
+    assert stack.parents[11] == () and stack.states[11] is PRState.OPEN
+    assert {h.path for h in load_stack(GitSource(git_repo.path), [11]).hunks_of(11)} == {"pkg/a.py", "pkg/b.py"}

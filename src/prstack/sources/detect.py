@@ -114,6 +114,9 @@ def _try(
                 markers=texts,
                 base_branch=parent_number in by_branch,
             )
+            if edge is not None and edge.evidence[0] is Evidence.EDITED_COPY and parent.merged is None:
+                merged = reader.mark_merged(parent_number)  # edited copies of a merged PR: re-done
+                edge = None if merged is not None and merged.merged else edge
         if edge is None and parent_number in claimed:
             if parent is None:
                 _note_missing(reader, found, parent_number, number, texts)

@@ -71,6 +71,7 @@ class GitSource:
         self._merge_bases: dict[tuple[str, str], str | None] = {}
         self._bringing: dict[tuple[str, str], str | None] = {}
         self._virtual: dict[tuple[str, ...], str | None] = {}
+        self._all_bases: dict[tuple[str, str], list[str]] = {}
 
     def _run(self, *args: str) -> str:
         try:
@@ -175,15 +176,18 @@ class GitSource:
     def merge_bases(self, a: str, b: str) -> list[str]:
         """Every best common ancestor of `a` and `b` (git merge-base --all), newest first by
         committer date, ties by sha: one order for every run (git leaves it unspecified)."""
-        try:
-            bases = self._run("merge-base", "--all", a, b).split()
-        except SourceError:
-            return []
-        if len(bases) < 2:
-            return bases
-        rows = self._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
-        dated = [(int(when), sha) for when, _, sha in (row.partition(" ") for row in rows if row)]
-        return [sha for _, sha in sorted(dated, key=lambda row: (-row[0], row[1]))]
+        key = (a, b)  # the default branch is read as fixed for the source's life, as PR refs are
+        if key not in self._all_bases:
+            try:
+                bases = self._run("merge-base", "--all", a, b).split()
+            except SourceError:
+                bases = []
+            if len(bases) > 1:
+                rows = self._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
+                dated = [(int(when), sha) for when, _, sha in (row.partition(" ") for row in rows if row)]
+                bases = [sha for _, sha in sorted(dated, key=lambda row: (-row[0], row[1]))]
+            self._all_bases[key] = bases
+        return list(self._all_bases[key])
 
     def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]:
         """The commits `head` reaches and `default` does not (git log head ^default), oldest first."""
