@@ -130,8 +130,8 @@ def _audit_json(repo: GitRepo, tree: Path) -> dict[str, object]:
     return data
 
 
-@pytest.mark.parametrize("kind", ["symlink-out", "fifo"])
-def test_tree_file_out_or_fifo_is_a_per_hunk_verdict(stack_tree: tuple[GitRepo, Path], tmp_path: Path,
+@pytest.mark.parametrize("kind", ["symlink-out", "fifo", "huge"])
+def test_tree_file_out_fifo_or_huge_is_a_per_hunk_verdict(stack_tree: tuple[GitRepo, Path], tmp_path: Path,
                                                      kind: str) -> None:
     repo, tree = stack_tree
     core = tree / "src/widget/core.py"
@@ -139,13 +139,17 @@ def test_tree_file_out_or_fifo_is_a_per_hunk_verdict(stack_tree: tuple[GitRepo, 
     core.unlink()
     if kind == "symlink-out":
         core.symlink_to(tmp_path / "copy.py")
-    else:
+    elif kind == "fifo":
         os.mkfifo(core)
+    else:
+        with open(core, "wb") as f:  # sparse: over the 64 MiB cap without using the disk
+            f.write((tmp_path / "copy.py").read_bytes())
+            f.truncate(65 << 20)
     hunks = _audit_json(repo, tree)["hunks"]
     assert isinstance(hunks, list)
     mine = [h for h in hunks if h["path"] == "src/widget/core.py"]
     assert mine and all(h["status"] == "unverifiable" for h in mine), mine
-    reason = "leads outside" if kind == "symlink-out" else "not a regular file"
+    reason = {"symlink-out": "leads outside", "fifo": "not a regular file", "huge": "over the"}[kind]
     assert all(reason in h["note"] for h in mine)
     assert [h["status"] for h in hunks if h["path"] == "src/widget/extra.py"] == ["applied"]
 
@@ -401,3 +405,35 @@ def test_zlib_really_fails_on_the_damaged_member(tmp_path: Path) -> None:
     _patch_member(path, "pkg/core.py", damage=True)
     with zipfile.ZipFile(path) as zf, pytest.raises((zlib.error, zipfile.BadZipFile)):
         zf.read("pkg/core.py")
+
+
+def test_site_packages_with_fifos_and_links_out_through_the_cli(stack_tree: tuple[GitRepo, Path], tmp_path: Path,
+                                                                outside: Path) -> None:
+    """A whole audit over a hostile site-packages: it ends (a hang would hit run's time-out), one
+    distribution's RECORD a FIFO, another's METADATA a FIFO, a third's dist-info a link out."""
+    repo, tree = stack_tree
+    site = tmp_path / "site"
+    (site / "widget").mkdir(parents=True)
+    rows = []
+    for rel in ("widget/__init__.py", "widget/core.py", "widget/extra.py"):
+        data = (tree / "src" / rel).read_bytes()
+        (site / rel).write_bytes(data)
+        rows.append(f"{rel},{_digest(data)},{len(data)}")
+    info = site / "widget-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: widget\nVersion: 0.1\n")
+    os.mkfifo(info / "RECORD")
+    (site / "other-1.0.dist-info").mkdir()
+    os.mkfifo(site / "other-1.0.dist-info" / "METADATA")
+    (outside / "evil-1.0.dist-info").mkdir()
+    (outside / "evil-1.0.dist-info" / "METADATA").write_text("Name: evil\nVersion: 1.0\n")
+    (outside / "evil-1.0.dist-info" / "RECORD").write_text("widget/core.py,,\n")
+    (site / "evil-1.0.dist-info").symlink_to(outside / "evil-1.0.dist-info", target_is_directory=True)
+    done = run("audit", "2", "--git", str(repo.path), "--site-packages", str(site), "--format", "json")
+    assert "Traceback" not in done.stderr
+    assert done.returncode in (0, 1, 2), done.stderr
+    if done.returncode == 2:  # RECORD unreadable: no file list, so one clear line saying what is wrong
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    from prstack.sources.repo_id import installed_repos
+
+    assert [name for name, _ in installed_repos([str(site)])] == ["widget"]
