@@ -437,3 +437,17 @@ def test_site_packages_with_fifos_and_links_out_through_the_cli(stack_tree: tupl
     from prstack.sources.repo_id import installed_repos
 
     assert [name for name, _ in installed_repos([str(site)])] == ["widget"]
+
+
+def test_plan_tree_does_not_take_a_file_through_a_symlink_out(stack_tree: tuple[GitRepo, Path],
+                                                              tmp_path: Path, outside: Path) -> None:
+    """`plan --tree` overlays the tree's files on a commit: a file linked out of the tree is not taken."""
+    repo, tree = stack_tree
+    (tree / "src/widget/extra.py").unlink()
+    (tree / "src/widget/extra.py").symlink_to(outside / "core.py")
+    done = run("plan", "2", "--git", str(repo.path), "--tree", str(tree), "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    onto = json.loads(done.stdout)["onto"]["sha"]
+    shown = repo.git("show", f"{onto}:src/widget/extra.py")
+    assert SECRET.decode().strip() not in shown
+    assert shown == "VALUE = 42"  # the PR's own file, from the commit under the overlay
