@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -31,12 +32,27 @@ class Unreadable(TargetError):
         self.reason = reason
 
 
+@lru_cache(maxsize=8192)
+def _real_dir(path: str) -> str:
+    """A folder's resolved path, kept: the files of one folder share it (a run reads thousands)."""
+    return os.path.realpath(path)
+
+
 def inside(root: str, rel: str) -> str | None:
     """The resolved path of `rel` under `root`, or None when it (or a symlink on the way) leaves the root."""
-    real_root = os.path.realpath(root)
     if rel.startswith("/") or "\0" in rel:
         return None
-    full = os.path.realpath(os.path.join(real_root, rel))
+    real_root = _real_dir(root)
+    parent, name = os.path.split(os.path.join(real_root, rel))
+    if name in ("", ".", ".."):
+        full = os.path.realpath(os.path.join(real_root, rel))
+    else:
+        full = os.path.join(_real_dir(parent), name)
+        try:
+            if stat.S_ISLNK(os.lstat(full).st_mode):
+                full = os.path.realpath(full)
+        except OSError:
+            pass  # missing: the open says so
     return full if full == real_root or full.startswith(real_root.rstrip("/") + "/") else None
 
 
