@@ -16,18 +16,40 @@ _INDEX_RE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 _NULL_BLOB = re.compile(r"^0+$")
 
 
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_git(name: str) -> str:
+    """A file name as git writes it in a diff header: "a\\tb\\303\\251.py" (C-quoted, octal UTF-8
+    bytes) -> the name itself; an unquoted name is returned as it is."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    raw = name[1:-1].encode("utf-8", "surrogateescape")
+
+    def one(m: re.Match[bytes]) -> bytes:
+        if m.group(1):
+            return bytes([int(m.group(1), 8)])
+        code = _C_ESCAPES.get(m.group(2).decode("utf-8", "surrogateescape"))
+        return bytes([code]) if code is not None else m.group(0)
+
+    return re.sub(rb"\\(?:([0-7]{3})|(.))", one, raw, flags=re.DOTALL).decode("utf-8", "surrogateescape")
+
+
 def _strip_prefix(name: str | None) -> str | None:
     if name is None or name == "/dev/null":
         return None
-    name = name.strip('"')
+    name = unquote_git(name)
     if name.startswith(("a/", "b/")):
         name = name[2:]
     return name
 
 
 def check_path(path: str) -> str:
-    """Refuse a diff path that would leave the repository (absolute, '..', empty)."""
-    if not path or path.startswith("/") or ".." in path.split("/") or "\\" in path:
+    """Refuse a diff path that would leave the repository (absolute, '..', empty, a NUL).
+
+    Control characters, quotes and backslashes are legal in a git file name: kept (renderers escape them).
+    """
+    if not path or path.startswith("/") or ".." in path.split("/") or "\0" in path:
         raise InputError(
             f"the diff names the path {path!r}, which leaves the repository; "
             "refusing to use this diff (check where it came from)."

@@ -34,6 +34,7 @@ from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
 from prstack.sources.gitbatch import BlobReader, Env
 from prstack.targets.base import Target
+from prstack.targets.confined import Unreadable
 
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)  # (Linux's number, named in Python 3.10+)
 
@@ -83,9 +84,16 @@ def package_index(target: Target) -> PackageIndex:
             for path in sorted(target.files())
             if path.endswith(TEXT_SUFFIXES)
             and (target.size(path) or 0) <= INDEX_MAX_BYTES
-            and (data := target.read(path)) is not None
+            and (data := _read_or_none(target, path)) is not None
         }
     )
+
+
+def _read_or_none(target: Target, path: str) -> bytes | None:
+    try:
+        return target.read(path)
+    except Unreadable:
+        return None
 
 
 def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None
@@ -96,7 +104,13 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
         text = None
         if job.present:
             held = package.held(job.installed_path) if package is not None else None
-            text = held if held is not None else target.read(job.installed_path)
+            try:
+                text = held if held is not None else target.read(job.installed_path)
+            except Unreadable as exc:  # outside the target, a FIFO, over the size cap, damaged
+                yield [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path=job.installed_path,
+                                  evidence=MatchEvidence(note=f"the target's file was not read: {exc.reason}"))
+                       for h in job.hunks]
+                continue
         head = file_at(*job.head)
         yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
                          head=head, package=package)

@@ -13,6 +13,7 @@ from prstack.sources.git import GitSource
 from prstack.sources.gitplan import PlanGit
 from prstack.sources.loader import StackChanges, load_stack
 from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.confined import Unreadable
 from prstack.targets.layout import PathMap, Placement
 
 
@@ -79,7 +80,10 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
     for path in paths:
         location = pathmap.locate(path)
         if location.placement is Placement.SHIPPED and location.installed_path:
-            data = tgt.read(location.installed_path)
+            try:
+                data = tgt.read(location.installed_path)
+            except Unreadable:  # a symlink out of the target, a FIFO, a file over the cap: not taken
+                continue
             if data is not None:
                 files[path] = data
     tree = git.overlay(start, files)

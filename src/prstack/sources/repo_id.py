@@ -141,13 +141,13 @@ def installed_repos(
     dirs: Iterable[str], dist: str | None = None
 ) -> list[tuple[str, frozenset[RepoId]]]:
     """(distribution, repositories) for each distribution under `dirs` (only `dist` when given)."""
-    from importlib import metadata
+    from prstack.targets.confined import confined_distributions  # (metadata read confined, never hung)
 
     def norm(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
 
     found: dict[str, tuple[str, frozenset[RepoId]]] = {}
-    for d in metadata.distributions(path=list(dirs)):
+    for d in confined_distributions(list(dirs)):
         name = d.metadata["Name"]
         if not name or norm(name) in found or (dist and norm(name) != norm(dist)):
             continue

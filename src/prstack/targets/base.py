@@ -15,6 +15,7 @@ from typing import Protocol
 from prstack.errors import InputError
 from prstack.models import TargetInfo
 from prstack.targets.choose import DistFiles, choose, normalise
+from prstack.targets.confined import read_confined, size_confined
 from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.installed import (
@@ -92,16 +93,12 @@ class TreeTarget:
     def read(self, path: str) -> bytes | None:
         if path not in self.files():
             return None
-        with open(os.path.join(self._root, path), "rb") as f:  # (no Path per file: read thousands a run)
-            return f.read()
+        return read_confined(self._root, path)
 
     def size(self, path: str) -> int | None:
         if path not in self.files():
             return None
-        try:
-            return os.stat(os.path.join(self._root, path)).st_size
-        except OSError:
-            return None
+        return size_confined(self._root, path)
 
     @cached_property
     def evidence(self) -> BuildEvidence:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from prstack.targets.confined import text_confined
+
 _FINDER = re.compile(r"^__editable___.*_finder\.py$")
 _EDITABLES_MAP = re.compile(r"""map_module\(\s*(['"])([\w.]+)\1\s*,\s*(['"])(.+?)\3\s*\)""")
 _SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".tox", ".nox", ".venv", "node_modules", "build", "dist"})
@@ -74,10 +76,13 @@ def _pth_paths(text: str, site: Path) -> list[str]:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text("utf-8", "replace")
-    except OSError:
-        return None
+    """A small metadata file's text, confined to its folder (a symlink out, a FIFO or a huge file: None)."""
+    return text_confined(str(path.parent), path.name, _SMALL)
+
+
+_SMALL = 1 << 20
+_REF = re.compile(r"refs/(?:[\w.+@-]+/)*[\w.+@-]+")
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def find_editable(site: Path, recorded: Iterable[str]) -> EditableSource | None:
@@ -160,23 +165,26 @@ def git_head(root: Path) -> str | None:
     git = root / ".git"
     try:
         if git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            text = git.read_text().strip()
+            text = (_read(git) or "").strip()
             if not text.startswith("gitdir: "):
                 return None
             git = (root / text.removeprefix("gitdir: ")).resolve()
-        head = (git / "HEAD").read_text().strip()
+        head = (_read(git / "HEAD") or "").strip()
         if not head.startswith("ref: "):
-            return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
-        ref = head.removeprefix("ref: ")
+            return head if _SHA.fullmatch(head) else None
+        ref = head.removeprefix("ref: ").strip()
+        if not _REF.fullmatch(ref) or ".." in ref.split("/"):  # `ref: /etc/hostname`, `refs/heads/../../x`
+            return None
         common = git / "commondir"
-        refs_root = (git / common.read_text().strip()).resolve() if common.is_file() else git
-        if (refs_root / ref).is_file():
-            return (refs_root / ref).read_text().strip()
-        for line in (refs_root / "packed-refs").read_text().splitlines():
+        refs_root = (git / (_read(common) or "").strip()).resolve() if common.is_file() else git
+        loose = (text_confined(str(refs_root), ref, _SMALL) or "").strip()
+        if loose:
+            return loose if _SHA.fullmatch(loose) else None
+        for line in (text_confined(str(refs_root), "packed-refs") or "").splitlines():
             sha, _, name = line.partition(" ")
-            if name == ref:
+            if name == ref and _SHA.fullmatch(sha):
                 return sha
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None
 

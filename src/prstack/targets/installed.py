@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from functools import cached_property
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
-from prstack.errors import TargetError
 from prstack.models import TargetInfo
 from prstack.targets.choose import Choice, DistFiles, Intact, normalise
+from prstack.targets.confined import Unreadable, confined_distributions, read_confined, size_confined
 from prstack.targets.editable import (
     EditableSource,
     enclosing_checkout,
@@ -37,11 +38,8 @@ def _text(dist: metadata.Distribution, name: str) -> str | None:
 
 
 def _recorded(dist: metadata.Distribution) -> frozenset[str]:
-    return frozenset(
-        PurePosixPath(str(f)).as_posix()
-        for f in (dist.files or [])
-        if not str(f).startswith("..") and not PurePosixPath(str(f)).is_absolute()
-    )
+    """RECORD's paths that stay inside the site directory (parsed by us: a garbage RECORD has no rows)."""
+    return frozenset(e.path for e in parse_record(_text(dist, "RECORD") or ""))
 
 
 def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
@@ -89,13 +87,13 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
 def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribution, DistFiles]]:
     """Every distribution in `dirs` (first one wins per name, as for imports), legacy egg-links too."""
     found: dict[str, tuple[metadata.Distribution, DistFiles]] = {}
-    for dist in metadata.distributions(path=list(dirs)):
+    for dist in confined_distributions(list(dirs)):
         name = dist.metadata["Name"]
         if name and normalise(name) not in found:
             found[normalise(name)] = (dist, dist_files(dist))
     for directory in dirs:
         for link_name, source in find_egg_links(Path(directory)).items():
-            for dist in metadata.distributions(path=list(source.source_dirs)):
+            for dist in confined_distributions(list(source.source_dirs)):
                 name = dist.metadata["Name"]
                 if name and normalise(name) == normalise(link_name) and normalise(name) not in found:
                     found[normalise(name)] = (dist, dist_files(dist, source))
@@ -142,22 +140,25 @@ class InstalledDistribution:
     def read(self, path: str) -> bytes | None:
         if path not in self.meta.files:
             return None
-        where = Path(self.meta.sources[path]) if path in self.meta.sources else self.root / path
-        try:
-            return where.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            return None
-        except OSError as exc:
-            raise TargetError(f"cannot read {where}: {exc.strerror}.") from None
+        return read_confined(*self._where(path))
+
+    def _where(self, path: str) -> tuple[str, str]:
+        """(root, relative path) a file is read from: the site directory, or the editable source
+        folder that holds it (a source file outside every source folder is read as outside)."""
+        if path not in self.meta.sources:
+            return str(self.root), path
+        source = self.meta.sources[path]
+        editable = self.meta.editable
+        for folder in editable.source_dirs if editable else ():
+            base = folder if os.path.isdir(folder) else os.path.dirname(folder)
+            if source.startswith(base.rstrip("/") + "/"):
+                return base, source[len(base.rstrip("/")) + 1:]
+        return os.path.dirname(source), "../" + os.path.basename(source)
 
     def size(self, path: str) -> int | None:
         if path not in self.meta.files:
             return None
-        where = Path(self.meta.sources[path]) if path in self.meta.sources else self.root / path
-        try:
-            return where.stat().st_size
-        except OSError:
-            return None
+        return size_confined(*self._where(path))
 
     @cached_property
     def evidence(self) -> BuildEvidence:
@@ -199,7 +200,11 @@ def intact_on_disk(found: dict[str, tuple[metadata.Distribution, DistFiles]]) ->
 
         count = 0
         for path in paths:
-            entry, data = entries.get(path), read(path)
+            entry = entries.get(path)
+            try:
+                data = read(path) if entry is not None else None
+            except Unreadable:
+                data = None
             if entry is not None and data is not None and matches(entry, data):
                 count += 1
         return count

@@ -69,11 +69,12 @@ class PathMap:
         by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
         for path in self.installed:
             parts = _parts(path)
-            by_name[parts[-1]].append(parts)
+            if parts:  # ('' or '.' names no file)
+                by_name[parts[-1]].append(parts)
         votes: defaultdict[tuple[str, ...], Counter[tuple[str, ...]]] = defaultdict(Counter)
         for repo_path in repo_files:
             rparts = _parts(repo_path)
-            same = by_name.get(rparts[-1], [])
+            same = by_name.get(rparts[-1], []) if rparts else []
             if not same or len(same) > _MAX_SAME_NAME:
                 continue
             best = max(_common_suffix(rparts, iparts) for iparts in same)
@@ -127,6 +128,8 @@ class PathMap:
         if len(binaries) == 1:
             return binaries[0]
         rparts = _parts(repo_path)
+        if not rparts:
+            return None
         names = [PurePosixPath(rparts[-1]).stem, *reversed(rparts[:-1])]
         for name in names:
             key = name.lower().lstrip("_")

@@ -7,9 +7,13 @@ import csv
 import hashlib
 import io
 import os
+import posixpath
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from prstack.targets.confined import Unreadable, inside, read_confined
 
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 _SKIP_SUFFIXES = (".pyc", ".pyo")
@@ -25,8 +29,20 @@ class RecordEntry:
     size: int | None
 
 
+def confined_path(name: str) -> str | None:
+    """A recorded (or zip member) name normalised ('a/./b', 'a/../b'), or None when it leaves its root
+    (absolute, '..' at the head once normalised, a drive or backslash path, a NUL)."""
+    if not name or "\0" in name or "\\" in name or name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        return None
+    path = posixpath.normpath(name)
+    if path in (".", "..") or path.startswith("../"):
+        return None
+    return path
+
+
 def parse_record(text: str) -> tuple[RecordEntry, ...]:
-    """RECORD's rows (a CSV of path, algorithm=digest, size); malformed rows are skipped."""
+    """RECORD's rows (a CSV of path, algorithm=digest, size); malformed rows, and rows whose path
+    leaves the root (`../`, absolute, `pkg/../../x`), are skipped."""
     entries = []
     try:
         rows = list(csv.reader(io.StringIO(text.replace("\0", ""))))
@@ -39,7 +55,9 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
         if len(row) > 1 and "=" in row[1]:
             algorithm, _, digest = row[1].partition("=")
         size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
-        entries.append(RecordEntry(PurePosixPath(row[0]).as_posix(), algorithm, digest, size))
+        path = confined_path(row[0])
+        if path is not None:
+            entries.append(RecordEntry(path, algorithm, digest, size))
     return tuple(entries)
 
 
@@ -97,7 +115,7 @@ def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegri
             continue
         try:
             data = read(entry.path)
-        except OSError:  # unreadable (permissions): neither edited nor gone as far as we know
+        except (OSError, Unreadable):  # unreadable (permissions, a FIFO, too big): neither edited nor gone
             continue
         if data is None:
             if entry.digest is not None:
@@ -113,11 +131,11 @@ def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegri
 
 
 def read_under(root: Path) -> Reader:
+    """Recorded paths read under `root`, confined to it (Unreadable for a file that cannot be read)."""
+    base = str(root)
+
     def read(path: str) -> bytes | None:
-        try:
-            return (root / path).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
+        return read_confined(base, path)
     return read
 
 
@@ -135,6 +153,8 @@ def unrecorded_files(root: Path, dirs: Iterable[str], recorded: frozenset[str]) 
     """Files under `dirs` of `root` that `recorded` (every RECORD of the site directory) lacks."""
     found = []
     for top in sorted(dirs):
+        if inside(str(root), top) is None:  # a package folder symlinked out of the site directory
+            continue
         for dirpath, dirnames, filenames in os.walk(root / top):
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
             rel = Path(dirpath).relative_to(root).as_posix()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo
+from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layout import BINARY_SUFFIXES
 from prstack.targets.metadata import core_metadata, parse_direct_url, parse_version, top_level_names
-from prstack.targets.record import RecordIntegrity, check_entries, parse_record
+from prstack.targets.record import RecordIntegrity, check_entries, confined_path, parse_record
 
 _DATA_LIB = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/")
 
@@ -24,11 +26,16 @@ class WheelTarget:
     def __init__(self, path: Path) -> None:
         if not path.is_file():
             raise InputError(f"--wheel {path}: no such file; give the path of a .whl file.")
+        self._path = path
         try:
             self._zip = zipfile.ZipFile(path)
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
             raise InputError(f"--wheel {path}: not a zip file, so not a wheel; rebuild or redownload it.") from None
-        names = [n for n in self._zip.namelist() if not n.endswith("/")]
+        # member names normalised; a name leaving the wheel (`../pkg/core.py`, absolute) is never a file of it
+        normal = {n: confined_path(n) for n in self._zip.namelist() if not n.endswith("/")}
+        self._infos = {n: self._zip.getinfo(n) for n in normal}
+        names = [p for p in normal.values() if p is not None]
+        self._by_name = {p: n for n, p in normal.items() if p is not None}
         dist_info = sorted({n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")})
         if len(dist_info) != 1 or f"{dist_info[0]}/METADATA" not in names:
             raise InputError(f"--wheel {path}: a zip without one *.dist-info/METADATA, so not a wheel.")
@@ -51,7 +58,11 @@ class WheelTarget:
         )
 
     def _text(self, name: str) -> str | None:
-        data = self.read(f"{self._dist_info}/{name}")
+        """A metadata file's text: a damaged one is bad input (one line, exit 2)."""
+        try:
+            data = self.read(f"{self._dist_info}/{name}")
+        except Unreadable as exc:
+            raise InputError(f"--wheel {exc}") from None
         return data.decode("utf-8", "replace") if data is not None else None
 
     @property
@@ -65,14 +76,25 @@ class WheelTarget:
         member = self._members.get(path)
         if member is None:
             return None
+        info = self._infos[self._by_name[member]]
+        shown = f"{self._path}!{member}"
+        if info.flag_bits & 0x1:
+            raise Unreadable(shown, "encrypted in the wheel")
+        if info.file_size > READ_CAP:
+            raise Unreadable(shown, f"{info.file_size} bytes, over the {READ_CAP}-byte read limit")
         try:
-            return self._zip.read(member)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise InputError(f"--wheel: cannot read {member} from the wheel ({exc}); the file is damaged.") from None
+            with self._zip.open(info) as f:
+                data = f.read(READ_CAP + 1)
+        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, ValueError,
+                OSError, LookupError) as exc:
+            raise Unreadable(shown, f"damaged or unsupported in the wheel ({exc})") from None
+        if len(data) > READ_CAP:
+            raise Unreadable(shown, f"over the {READ_CAP}-byte read limit")
+        return data
 
     def size(self, path: str) -> int | None:
         member = self._members.get(path)
-        return None if member is None else self._zip.getinfo(member).file_size
+        return None if member is None else self._infos[self._by_name[member]].file_size
 
     def _record(self) -> RecordIntegrity | None:
         text = self._text("RECORD")

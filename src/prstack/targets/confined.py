@@ -1,0 +1,138 @@
+"""The one place target files are opened: confined to a root, regular files only, size-capped, errors ours.
+
+Every path is resolved (symlinks included) and refused when it leaves the root; only regular
+files are opened (a FIFO is opened non-blocking and refused, so it never hangs the audit);
+reads stop at a cap; every OS error becomes a TargetError that names the path.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from prstack.errors import TargetError
+
+READ_CAP = 64 << 20
+"""The largest file read (bytes): a file over it is not read, and its hunks say so."""
+
+
+class Unreadable(TargetError):
+    """A file the target holds but that is not read: outside the root, not a regular file, too big, damaged.
+
+    Raised for one file; the audit turns it into a per-hunk verdict with this message as its note.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}; not read.")
+        self.path = path
+        self.reason = reason
+
+
+@lru_cache(maxsize=8192)
+def _real_dir(path: str) -> str:
+    """A folder's resolved path, kept: the files of one folder share it (a run reads thousands)."""
+    return os.path.realpath(path)
+
+
+def inside(root: str, rel: str) -> str | None:
+    """The resolved path of `rel` under `root`, or None when it (or a symlink on the way) leaves the root."""
+    if rel.startswith("/") or "\0" in rel:
+        return None
+    real_root = _real_dir(root)
+    parent, name = os.path.split(os.path.join(real_root, rel))
+    if name in ("", ".", ".."):
+        full = os.path.realpath(os.path.join(real_root, rel))
+    else:
+        full = os.path.join(_real_dir(parent), name)
+        try:
+            if stat.S_ISLNK(os.lstat(full).st_mode):
+                full = os.path.realpath(full)
+        except OSError:
+            pass  # missing: the open says so
+    return full if full == real_root or full.startswith(real_root.rstrip("/") + "/") else None
+
+
+def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
+    """`rel`'s bytes under `root`; None when nothing (or a folder) is there.
+
+    Raises Unreadable when the path leaves the root, is not a regular file, or is over `cap`.
+    """
+    full = inside(root, rel)
+    if full is None:
+        raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        raise Unreadable(full, f"cannot be opened ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            return None
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable(full, "not a regular file (a FIFO, socket or device)")
+        if info.st_size > cap:
+            raise Unreadable(full, f"{info.st_size} bytes, over the {cap}-byte read limit")
+        chunks, total = [], 0
+        while chunk := os.read(fd, min(1 << 20, cap + 1 - total)):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > cap:
+                raise Unreadable(full, f"grew past the {cap}-byte read limit")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise Unreadable(full, f"cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def size_confined(root: str, rel: str) -> int | None:
+    """`rel`'s size under `root` without reading it; None when it is missing, outside or not a regular file."""
+    full = inside(root, rel)
+    if full is None:
+        return None
+    try:
+        info = os.stat(full)
+    except (OSError, ValueError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
+def text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
+    """`rel` under `root` as text (UTF-8, undecodable bytes replaced); None when missing or unreadable."""
+    try:
+        data = read_confined(root, rel, cap)
+    except Unreadable:
+        return None
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+class ConfinedDistribution(metadata.PathDistribution):
+    """An installed distribution whose metadata files (METADATA, RECORD, ...) are read confined to its
+    site directory: a dist-info or METADATA symlinked out, a FIFO, a huge or non-UTF-8 file read as
+    missing (or with replacement characters), never followed, never hung on."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self._site = str(path.parent)
+        self._info_dir = path.name
+
+    def read_text(self, filename: str | os.PathLike[str]) -> str | None:
+        return text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
+
+
+METADATA_CAP = 16 << 20
+"""The largest metadata file (METADATA, RECORD, top_level.txt...) read, in bytes."""
+
+
+def confined_distributions(dirs: list[str]) -> Iterator[metadata.Distribution]:
+    """importlib's distributions of `dirs`, each read through ConfinedDistribution (others skipped)."""
+    for dist in metadata.distributions(path=dirs):
+        where = getattr(dist, "_path", None)
+        if isinstance(where, Path) and inside(str(where.parent), where.name) is not None:
+            yield ConfinedDistribution(where)
