@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import replace
 from typing import TypeGuard
 
+from prstack import progress
 from prstack.matcher import PackageIndex, find_moved
 from prstack.matchjobs import (
     HELPER_MIN_FILES,
@@ -293,12 +294,14 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
             package = package_index(early)
             threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     try:
+        progress.step("reading the stack and diffing its PRs")
         loading = start_stack(source, numbers, base, metadata)
         changes = loading.ready if early is not None else loading.finish()
         repo_files = source.tree_paths(changes.top_sha)
         target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
         # huge files are judged after the rest, whose matching starts while they are being diffed
         later = None if loading.complete else loading
+        progress.step(f"matching {len(changes.hunks)} hunks in {len({h.path for h in changes.hunks})} files")
         report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
                        source.prefetch_files, package, aide, source.holds, later)
     finally:
