@@ -9,6 +9,7 @@ from rich.text import Text
 
 from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
 from prstack.render.text import safe
+from prstack.render.titles import shown_title
 from prstack.targets.provenance import BuildReport
 
 STATUS_STYLE = {
@@ -106,7 +107,7 @@ def hunk_panel(r: HunkResult) -> Panel:
 
 def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType:
     table = Table(title="PRs in stack order (bottom first)", title_justify="left")
-    titled = any(p.pr.title for p in report.prs)
+    titled = any(shown_title(p.pr) for p in report.prs)
     for col in ("PR", "title", "head", "on", "status", "applied", "missing", "other", "not shipped"):
         if col != "title" or titled:
             table.add_column(col)
@@ -116,7 +117,7 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
         state = p.status.value + pr_state_note(p.pr)
         table.add_row(
             f"#{p.pr.number}",
-            *([safe(p.pr.title or "")] if titled else []),
+            *([safe(shown_title(p.pr))] if titled else []),
             p.pr.head_sha[:10],
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(state, style=PR_STYLE[p.status]),
@@ -127,5 +128,24 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
         )
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
     parts: list[RenderableType] = [target_line(report), table]
-    parts += [hunk_panel(r) for r in shown]
+    if verbose or len(shown) <= PANELS_UP_TO:
+        parts += [hunk_panel(r) for r in shown]
+    elif shown:
+        parts.append(hunk_lines(shown))
     return Group(*parts)
+
+
+PANELS_UP_TO = 30
+"""Past this many hunks to show, a line per hunk instead of a panel each (--verbose keeps the panels)."""
+
+
+def hunk_lines(shown: list[HunkResult]) -> Table:
+    """One line per hunk: file, lines, status, where it was expected or found."""
+    table = Table(title=f"{len(shown)} hunks to look at (--verbose shows each diff)", title_justify="left")
+    for col in ("PR", "file", "lines", "status", "where"):
+        table.add_column(col)
+    for r in shown:
+        h = r.hunk
+        table.add_row(f"#{h.pr}", safe(h.path), f"{h.new_start},{h.new_lines}",
+                      Text(r.status.value, style=STATUS_STYLE[r.status]), safe(where(r)))
+    return table
