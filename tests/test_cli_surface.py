@@ -62,7 +62,8 @@ def test_bare_command_prints_help_and_succeeds(args: list[str]) -> None:
 
 @pytest.mark.parametrize("args", [
     ["audit", "1", "--bogus"], ["audit"], ["graph", "1", "--format", "png"], ["audit", "x", "--installed"],
-    ["audit", "1", "--python", "/etc/passwd"], ["audit", "1", "--python", ""], ["nosuch"],
+    ["audit", "1", "--python", "/etc/passwd"], ["audit", "1", "--python", ""], ["audit", "1", "--python", "/bin/true"],
+    ["audit", "1", "--python", "/"], ["nosuch"],
 ])
 def test_bad_usage_is_one_line_and_exit_2(args: list[str]) -> None:
     done = run(*args)
@@ -165,3 +166,11 @@ def test_progress_on_a_terminal_only(demo_build: DemoBuild) -> None:
     os.close(leader)
     assert proc.returncode == 1
     assert b"matching" in seen or b"reading the stack" in seen
+
+
+@pytest.mark.parametrize("toml", ['[tool]\nprstack = "x"\n', "tool = 3\n", "[tool.prstack]\nrepo = 5\n", "[x\n"])
+def test_a_malformed_tool_prstack_section_is_no_crash(tmp_path: Path, toml: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(toml)
+    done = run("hunks", "1", cwd=tmp_path, env={"PRSTACK_REPO": "", "GITHUB_TOKEN": "", "GH_TOKEN": ""})
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert "bug in prstack" not in done.stderr and "--repo" in done.stderr
