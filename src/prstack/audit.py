@@ -163,7 +163,7 @@ def _judge(
 
     def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
         read_ahead(todo)
-        return list(run_jobs(todo, target, file_at, index))
+        return list(_counted(run_jobs(todo, target, file_at, index), len(todo)))
 
     if helper is None:
         index = package or package_index(target)
@@ -174,8 +174,8 @@ def _judge(
         helper.share([jobs[i] for i in shared])
     read_ahead([jobs[i] for i in here])
     ahead = ReadAhead(prefetch, [jobs[i].ahead for i in shared])
-    mine: dict[int, list[HunkResult]] = dict(zip(here, run_jobs([jobs[i] for i in here], target, file_at, None),
-                                                 strict=True))
+    mine: dict[int, list[HunkResult]] = dict(zip(here, _counted(run_jobs([jobs[i] for i in here], target, file_at,
+                                                                          None), len(here)), strict=True))
     extra: list[FileJob] | None = None
 
     def take_up_late() -> None:
@@ -301,7 +301,6 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
         target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
         # huge files are judged after the rest, whose matching starts while they are being diffed
         later = None if loading.complete else loading
-        progress.step(f"matching {len(changes.hunks)} hunks in {len({h.path for h in changes.hunks})} files")
         report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
                        source.prefetch_files, package, aide, source.holds, later)
     finally:
@@ -310,6 +309,13 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)
+
+
+def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[HunkResult]]:
+    """The verdicts of `total` files, reporting progress as each file is done (prstack.progress)."""
+    for done, verdict in enumerate(verdicts, 1):
+        progress.step("matching files", done, total)
+        yield verdict
 
 
 @contextlib.contextmanager

@@ -116,22 +116,16 @@ def _shows_progress() -> bool:
 
 
 class _RichSteps:
-    """Library steps shown as rich's progress on stderr: one task per label, a bar when the total is known."""
+    """Library steps shown as one line of rich's progress on stderr: the step, and a bar when its size is known."""
 
     def __init__(self, bar: RichProgress) -> None:
         self._bar = bar
-        self._tasks: dict[str, TaskID] = {}
+        self._task: TaskID = bar.add_task("starting", total=None)
 
     def step(self, label: str, done: int = 0, total: int | None = None) -> None:
         from prstack.render.text import clean
 
-        task = self._tasks.get(label)
-        if task is None:
-            for other in self._tasks.values():  # a new step ends the ones before it
-                size = self._bar.tasks[other].total or 1
-                self._bar.update(other, completed=size, total=size)
-            task = self._tasks[label] = self._bar.add_task(clean(label), total=total)
-        self._bar.update(task, completed=done, total=total)
+        self._bar.update(self._task, description=clean(label), completed=done, total=total)
 
 
 @contextmanager
