@@ -174,3 +174,10 @@ def test_a_malformed_tool_prstack_section_is_no_crash(tmp_path: Path, toml: str)
     done = run("hunks", "1", cwd=tmp_path, env={"PRSTACK_REPO": "", "GITHUB_TOKEN": "", "GH_TOKEN": ""})
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "bug in prstack" not in done.stderr and "--repo" in done.stderr
+
+
+@pytest.mark.parametrize("args", [["hunks", "40898", "--base", "nosuchref"], ["plan", "40898", "--onto", "nosuch"]])
+def test_a_bad_ref_says_what_to_do(demo_build: DemoBuild, args: list[str]) -> None:
+    done = run(*args, "--git", str(demo_build.repo.path))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
+    assert "is not a commit or ref" in done.stderr and "fetch it" in done.stderr
