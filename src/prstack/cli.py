@@ -7,7 +7,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -299,6 +299,19 @@ def cache_clear() -> None:
                      f"from {info.root}\n")
 
 
+def _command() -> Any:
+    """The click command typer builds, its arguments' help without typer's type tag (`PR <list[str]>`)."""
+    command = typer.main.get_command(app)
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        stack += list(getattr(cmd, "commands", {}).values())
+        for param in cmd.params:
+            if param.param_type_name == "argument" and hasattr(param, "display_type_rich"):
+                param.display_type_rich = lambda ctx: None
+    return command
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input or cannot run).
 
@@ -309,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     if args in ([], ["cache"]):  # like gh and pip: the help, on stdout, and success
         args.append("--help")
     try:
-        code = app(args=args, prog_name="prstack", standalone_mode=False)
+        code = _command().main(args=args, prog_name="prstack", standalone_mode=False)
     except PrstackError as exc:
         return fail(str(exc))
     except typer.Exit as exc:
