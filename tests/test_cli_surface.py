@@ -181,3 +181,16 @@ def test_a_bad_ref_says_what_to_do(demo_build: DemoBuild, args: list[str]) -> No
     done = run(*args, "--git", str(demo_build.repo.path))
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "is not a commit or ref" in done.stderr and "fetch it" in done.stderr
+
+
+def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(
+        "import logging, warnings\nimport prstack.cli as c\nreal = c.parse_prs\n"
+        "def noisy(*a, **k):\n    warnings.warn('library noise', DeprecationWarning)\n"
+        "    logging.getLogger('github.Requester').warning('Following Github server redirection')\n"
+        "    return real(*a, **k)\nc.parse_prs = noisy\n")
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "PYTHONWARNINGS": "always"}
+    done = run("audit", "x", "--installed", env=env)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    shown = run("audit", "x", "--installed", env={**env, "PRSTACK_DEBUG": "1"})
+    assert "redirection" in shown.stderr  # the check above could fail

@@ -17,6 +17,7 @@ from prstack.cli_support import (
     fail,
     parse_prs,
     progress_shown,
+    quiet_libraries,
     show,
     target_spec,
     tolerant_streams,
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     Commands end by raising typer.Exit(code). A usage error, a PrstackError and any unexpected
     exception become one line on stderr and exit 2 (PRSTACK_DEBUG=1 adds the traceback of the last)."""
     tolerant_streams()
+    quiet_libraries()
     args = list(argv if argv is not None else sys.argv[1:])
     if args in ([], ["cache"]):  # like gh and pip: the help, on stdout, and success
         args.append("--help")
@@ -335,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("prstack: interrupted\n")
+        return 130
     except Exception as exc:  # the one place: a bug must not look like a finding (exit 1)
         return crashed(exc)
     return code if isinstance(code, int) else 0

@@ -111,6 +111,21 @@ def tolerant_streams() -> None:
             reconfigure(errors="replace")
 
 
+def quiet_libraries() -> None:
+    """Libraries' warnings and log lines stay off stderr, which holds prstack's one line (PRSTACK_DEBUG=1: shown)."""
+    if debugging():
+        return
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+
+
+def debugging() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
 def _shows_progress() -> bool:
     return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
@@ -155,9 +170,9 @@ def fail(message: str) -> int:
 
 def crashed(exc: BaseException) -> int:
     """An exception nobody expected: one line that says it is a bug, the traceback only on request."""
-    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+    if debugging():
         traceback.print_exception(exc, file=sys.stderr)
-    where = "" if os.environ.get(DEBUG_ENV, "") not in ("", "0") else f"; run with {DEBUG_ENV}=1 to see the traceback"
+    where = "" if debugging() else f"; run with {DEBUG_ENV}=1 to see the traceback"
     return fail(f"internal error, a bug in prstack ({type(exc).__name__}: {exc}){where}, and please report it.")
 
 
