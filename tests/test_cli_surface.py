@@ -194,3 +194,10 @@ def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     shown = run("audit", "x", "--installed", env={**env, "PRSTACK_DEBUG": "1"})
     assert "redirection" in shown.stderr  # the check above could fail
+
+
+def test_completion_installs_with_typers_option(tmp_path: Path) -> None:
+    done = run("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / ".bash_completions" / "prstack.sh"
+    assert "_PRSTACK_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()

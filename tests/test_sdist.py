@@ -25,3 +25,15 @@ def test_the_sdists_tests_find_their_files(tmp_path: Path) -> None:
                            "tests/test_stack_bench.py", "tests/test_golden.py"], cwd=top, capture_output=True,
                           text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_the_wheel_ships_the_schemas_and_fixtures(tmp_path: Path) -> None:
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(tmp_path)], cwd=ROOT,
+                   check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("prstack-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for schema_id in ("audit", "graph", "hunks", "plan"):
+        assert f"prstack/schemas/prstack.{schema_id}-1.json" in names
+    assert any(n.startswith("prstack/_fixtures/demo/") for n in names)
