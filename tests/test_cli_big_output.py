@@ -66,3 +66,21 @@ def test_plan_and_audit_show_the_same_title(big: tuple[Path, Path]) -> None:
     plan = run("plan", "7", "--git", str(repo), "--onto", "main")
     assert "Use compute_v2 everywhere (subject of the first commit)" in plan.stdout.replace("\n", " ") or \
         "subject of the first" in plan.stdout, plan.stdout
+
+
+def test_a_whole_file_rewrite_is_a_short_panel(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    old = "".join(f"line_{i} = {i}\n" for i in range(1200))
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": old})
+    repo.branch("feature")
+    repo.commit("CRLF", {"pkg/core.py": old.replace("\n", "\r\n").encode()})
+    repo.pr_ref(8)
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "core.py").write_text(old.replace("line_5 ", "line_five "))
+    done = run("audit", "8", "--git", str(repo.path), "--tree", str(tree))
+    assert done.returncode == 1, done.stderr
+    assert len(done.stdout.splitlines()) < 120 and "more lines (--verbose shows them)" in done.stdout
+    verbose = run("audit", "8", "--git", str(repo.path), "--tree", str(tree), "--verbose")
+    assert len(verbose.stdout.splitlines()) > 2400
