@@ -44,7 +44,7 @@ def test_every_help_shows_examples_clean_metavars(command: str) -> None:
     assert done.returncode == 0, done.stderr
     assert "Examples:" in done.stdout and "$ prstack" in done.stdout
     assert "<bool>" not in done.stdout and "<list" not in done.stdout
-    if command in ("audit", "graph", "plan"):
+    if command in ("audit", "graph", "hunks", "plan", "fetch", "demo"):
         assert "Exit codes: 0" in done.stdout
 
 

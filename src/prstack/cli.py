@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from prstack.models import AuditReport
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
+NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
 AUDIT_EXIT = EXIT_CODES.format(ok="every shipped hunk is present", bad="some shipped hunk is not")
 
 
@@ -153,7 +154,7 @@ def graph(
 
 @app.command(epilog=_examples("prstack hunks 40898 --git ~/src/vllm",
                               "prstack hunks '#40898' --git ~/src/vllm --format json")
-             + "\n\n" + EXIT_CODES.format(ok="listed", bad="(not used)"))
+             + "\n\n" + NO_FINDING_EXIT.format(ok="listed"))
 def hunks(
     prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
     base: BaseOpt = None,
@@ -251,7 +252,7 @@ def _write(path: Path, data: bytes) -> None:
 
 @app.command(epilog=_examples("prstack fetch 40898 --repo vllm-project/vllm",
                               "prstack fetch https://github.com/vllm-project/vllm/pull/40898")
-             + "\n\n" + EXIT_CODES.format(ok="cached", bad="(not used)"))
+             + "\n\n" + NO_FINDING_EXIT.format(ok="cached"))
 def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: ViaOpt = "git") -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
     from prstack.render.text import clean
