@@ -211,4 +211,4 @@ def test_demo_plan_shows_the_conflict_with_40727(tmp_path: Path) -> None:
     markdown = render_plan(plan, OutputFormat.MARKDOWN)
     assert isinstance(markdown, str) and "with #40727" in markdown
     assert '\n-        return f"kv.{layer_id}"\n+        return f"kv/{layer_id:03d}"\n' in markdown
-    assert "| Name cache slots kv/NNN so they sort |" in markdown  # no title in a clone: 1st subject
+    assert "| Name cache slots kv/NNN so they sort (subject of the first commit) |" in markdown  # no title in a clone

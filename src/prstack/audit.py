@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import replace
 from typing import TypeGuard
 
+from prstack import progress
 from prstack.matcher import PackageIndex, find_moved
 from prstack.matchjobs import (
     HELPER_MIN_FILES,
@@ -162,7 +163,7 @@ def _judge(
 
     def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
         read_ahead(todo)
-        return list(run_jobs(todo, target, file_at, index))
+        return list(_counted(run_jobs(todo, target, file_at, index), len(todo)))
 
     if helper is None:
         index = package or package_index(target)
@@ -173,8 +174,8 @@ def _judge(
         helper.share([jobs[i] for i in shared])
     read_ahead([jobs[i] for i in here])
     ahead = ReadAhead(prefetch, [jobs[i].ahead for i in shared])
-    mine: dict[int, list[HunkResult]] = dict(zip(here, run_jobs([jobs[i] for i in here], target, file_at, None),
-                                                 strict=True))
+    mine: dict[int, list[HunkResult]] = dict(zip(here, _counted(run_jobs([jobs[i] for i in here], target, file_at,
+                                                                          None), len(here)), strict=True))
     extra: list[FileJob] | None = None
 
     def take_up_late() -> None:
@@ -293,6 +294,7 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
             package = package_index(early)
             threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     try:
+        progress.step("reading the stack and diffing its PRs")
         loading = start_stack(source, numbers, base, metadata)
         changes = loading.ready if early is not None else loading.finish()
         repo_files = source.tree_paths(changes.top_sha)
@@ -307,6 +309,13 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)
+
+
+def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[HunkResult]]:
+    """The verdicts of `total` files, reporting progress as each file is done (prstack.progress)."""
+    for done, verdict in enumerate(verdicts, 1):
+        progress.step("matching files", done, total)
+        yield verdict
 
 
 @contextlib.contextmanager

@@ -7,212 +7,222 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console, RenderableType
 
-from prstack.audit import audit_stack
+from prstack.cli_support import (
+    console,
+    crashed,
+    fail,
+    parse_prs,
+    progress_shown,
+    quiet_libraries,
+    show,
+    target_spec,
+    tolerant_streams,
+    usage_error,
+)
 from prstack.errors import InputError, PrstackError
-from prstack.models import AuditReport
-from prstack.render import OutputFormat, render_audit
-from prstack.render.graph import GraphFormat, render_graph
-from prstack.render.hunks import HunksFormat, render_hunks
-from prstack.render.text import clean
-from prstack.sources.cache import Cache
-from prstack.sources.loader import load_stack, read_graph
-from prstack.sources.remote import Via, open_source
-from prstack.targets import TargetSpec
+from prstack.render import GraphFormat, HunksFormat, OutputFormat
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from prstack.models import AuditReport
+
+EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
+NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
+AUDIT_EXIT = EXIT_CODES.format(ok="every shipped hunk is present", bad="some shipped hunk is not")
+
+
+def _examples(*lines: str) -> str:
+    return "Examples:\n\n\b\n" + "\n".join(f"  $ {line}" for line in lines)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        sys.stdout.write(f"prstack {version('prstack')}\n")
+        raise typer.Exit(0)
+
 
 app = typer.Typer(
     name="prstack",
     help="Are the changes of unmerged, stacked GitHub PRs really in what you installed?",
-    no_args_is_help=True,
-    add_completion=False,
+    epilog=_examples("prstack demo", "prstack audit 40898 --git ~/src/vllm --installed")
+    + "\n\n" + EXIT_CODES.format(ok="all present / clean", bad="something missing, stale or in conflict")
+    + " Traceback of an internal error: PRSTACK_DEBUG=1.",
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
-GitOpt = Annotated[Path | None, typer.Option("--git", help="Local clone holding refs/pull/N/head.")]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table, json or markdown.")]
-VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too.")]
-RepoOpt = Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")]
-ApiUrlOpt = Annotated[
-    str | None,
-    typer.Option("--api-url", help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3."),
-]
-ViaOpt = Annotated[Via, typer.Option("--via", help="git (blobless fetch) or api.")]
+
+@app.callback()
+def _top(
+    version: Annotated[bool, typer.Option("--version", help="Print prstack's version and exit.",
+                                          callback=_version, is_eager=True)] = False,
+) -> None:
+    """Are the changes of unmerged, stacked GitHub PRs really in what you installed?"""
+
+
+PrsArg = Annotated[list[str], typer.Argument(
+    metavar="PR", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)]
+GitOpt = Annotated[Path | None, typer.Option("--git", metavar="PATH", help="Local clone holding refs/pull/N/head.")]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", metavar="table|json|markdown", help="Output format.")]
+VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too, as panels.")]
+RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", help="GitHub repository.")]
+ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
+                                               help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3.")]
+ViaOpt = Annotated[str, typer.Option("--via", metavar="git|api", help="Fetch by blobless git fetch or the API.")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
+InstalledOpt = Annotated[bool, typer.Option("--installed", help="Target: this interpreter's environment.")]
+PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY",
+                                               help="Target: that interpreter's environment.")]
+SiteOpt = Annotated[Path | None, typer.Option("--site-packages", metavar="DIR", help="Target: a site-packages folder.")]
+WheelOpt = Annotated[Path | None, typer.Option("--wheel", metavar="FILE", help="Target: a wheel, not installed.")]
+TreeOpt = Annotated[Path | None, typer.Option("--tree", metavar="DIR", help="Target: a plain source tree.")]
+DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Which distribution (default: inferred).")]
+BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _target_spec(
-    installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
-    tree: Path | None, dist: str | None,
-) -> TargetSpec:
-    given = [
-        (name, value)
-        for name, value in (
-            ("--installed", "" if installed else None),
-            ("--python", python),
-            ("--site-packages", site_packages),
-            ("--wheel", wheel),
-            ("--tree", tree),
-        )
-        if value is not None
-    ]
-    if not given:
-        raise InputError(
-            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
-            "--wheel FILE or --tree DIR."
-        )
-    if len(given) > 1:
-        names = " and ".join(name for name, _ in given)
-        raise InputError(f"{names} both name a target; give exactly one.")
-    name, value = given[0]
-    kind = {"--installed": "installed", "--python": "python", "--site-packages": "site-packages",
-            "--wheel": "wheel", "--tree": "tree"}[name]
-    return TargetSpec(kind, str(value) if value != "" else None, dist)
+def _via(value: str) -> object:
+    from prstack.sources.remote import Via
+
+    try:
+        return Via(value)
+    except ValueError:
+        raise InputError(f"--via {value!r}: give git or api.") from None
 
 
-def _console() -> Console:
-    """Standard output; a pipe or a file gets a fixed, wide layout instead of 80 columns."""
-    return Console() if sys.stdout.isatty() else Console(width=120)
+def _emit(out: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
+    from prstack.render import render_audit
 
-
-def _emit(console: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
-    _print(console, render_audit(report, fmt, verbose=verbose))
+    show(render_audit(report, fmt, verbose=verbose), out)
     return 0 if report.all_present else 1
 
 
-@app.command()
+@app.command(epilog=_examples(
+    "prstack audit 40898 --git ~/src/vllm --installed",
+    "prstack audit '#2812' https://github.com/pallets/click/pull/2834 --wheel dist/click-8.2.whl --format json",
+) + "\n\n" + AUDIT_EXIT)
 def audit(
-    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is audited too).")],
-    git: GitOpt = None,
-    repo: RepoOpt = None,
-    api_url: ApiUrlOpt = None,
-    via: ViaOpt = Via.GIT,
-    installed: Annotated[bool, typer.Option("--installed", help="Audit this interpreter's environment.")] = False,
-    python: Annotated[str | None, typer.Option("--python", help="Audit that interpreter's environment.")] = None,
-    site_packages: Annotated[
-        Path | None, typer.Option("--site-packages", help="Audit a site-packages directory.")
-    ] = None,
-    wheel: Annotated[Path | None, typer.Option("--wheel", help="Audit a wheel without installing it.")] = None,
-    tree: Annotated[Path | None, typer.Option("--tree", help="Audit a plain source tree.")] = None,
-    dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
-    base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
-    fmt: FormatOpt = OutputFormat.TABLE,
-    offline: OfflineOpt = False,
-    verbose: VerboseOpt = False,
+    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: ViaOpt = "git",
+    installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
+    wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
+    fmt: FormatOpt = OutputFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
-    spec = _target_spec(installed, python, site_packages, wheel, tree, dist)
-    source = open_source(
-        prs, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec, via=via
-    )
-    if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
-        spec = replace(spec, repo=source.repo.full_name)
-    report = audit_stack(source.git, prs, spec, base, source.meta)
-    raise typer.Exit(_emit(_console(), report, fmt, verbose))
+    from prstack.audit import audit_stack
+    from prstack.sources.remote import open_source
+
+    numbers, repo = parse_prs(prs, repo)
+    spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec,
+                             via=_via(via))  # type: ignore[arg-type]
+        if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
+            spec = replace(spec, repo=source.repo.full_name)
+        report = audit_stack(source.git, numbers, spec, base, source.meta)
+    raise typer.Exit(_emit(console(), report, fmt, verbose))
 
 
-def _print(console: Console, rendered: RenderableType) -> None:
-    if isinstance(rendered, str):
-        console.out(rendered, end="", highlight=False)
-    else:
-        console.print(rendered)
-
-
-@app.command()
+@app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",
+                              "prstack graph 40898 --git ~/src/vllm --format mermaid")
+             + "\n\n" + EXIT_CODES.format(ok="the stack is sound", bad="a parent is stale, a parent ref is missing "
+                                          "or markers form a cycle"))
 def graph(
-    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is drawn).")],
-    git: GitOpt = None,
-    repo: RepoOpt = None,
-    api_url: ApiUrlOpt = None,
-    offline: OfflineOpt = False,
-    fmt: Annotated[
-        GraphFormat, typer.Option("--format", help="table, json, dot or mermaid.")
-    ] = GraphFormat.TABLE,
+    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
+    fmt: Annotated[GraphFormat, typer.Option("--format", metavar="table|json|dot|mermaid",
+                                             help="Output format.")] = GraphFormat.TABLE,
 ) -> None:
-    """The stack: which PR builds on which, why, and which parents are merged or stale.
+    """The stack: which PR builds on which, why, and which parents are merged or stale."""
+    from prstack.render.graph import render_graph
+    from prstack.sources.loader import read_graph
+    from prstack.sources.remote import open_source
 
-    Exit 1 when a parent is stale, a parent ref is missing or markers form a cycle."""
-    source = open_source(prs, git=git, repo=repo, api_url=api_url, offline=offline)
-    stack = read_graph(source.git, prs, source.meta)
-    _print(_console(), render_graph(stack, fmt))
+    numbers, repo = parse_prs(prs, repo)
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
+        stack = read_graph(source.git, numbers, source.meta)
+    show(render_graph(stack, fmt))
     troubled = stack.missing or stack.cycles or any(e.stale for e in stack.edges)
     raise typer.Exit(1 if troubled else 0)
 
 
-@app.command()
+@app.command(epilog=_examples("prstack hunks 40898 --git ~/src/vllm",
+                              "prstack hunks '#40898' --git ~/src/vllm --format json")
+             + "\n\n" + NO_FINDING_EXIT.format(ok="listed"))
 def hunks(
-    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is listed).")],
-    git: GitOpt = None,
-    repo: RepoOpt = None,
-    api_url: ApiUrlOpt = None,
-    offline: OfflineOpt = False,
-    base: Annotated[
-        str | None, typer.Option("--base", help="Fork point override for the bottom PR.")
-    ] = None,
-    fmt: Annotated[
-        HunksFormat, typer.Option("--format", help="table or json.")
-    ] = HunksFormat.TABLE,
+    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
+    base: BaseOpt = None,
+    fmt: Annotated[HunksFormat, typer.Option("--format", metavar="table|json",
+                                             help="Output format.")] = HunksFormat.TABLE,
 ) -> None:
     """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
-    source = open_source(prs, git=git, repo=repo, api_url=api_url, offline=offline)
-    changes = load_stack(source.git, prs, base, source.meta)
-    _print(_console(), render_hunks(changes.prs, changes.hunks, fmt))
+    from prstack.render.hunks import render_hunks
+    from prstack.sources.loader import load_stack
+    from prstack.sources.remote import open_source
+
+    numbers, repo = parse_prs(prs, repo)
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
+        changes = load_stack(source.git, numbers, base, source.meta)
+    show(render_hunks(changes.prs, changes.hunks, fmt))
     raise typer.Exit(0)
 
 
-@app.command()
+@app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")
+             + "\n\n" + EXIT_CODES.format(ok="(never: the example has a dropped hunk)", bad="the dropped hunk, found"))
 def demo(
-    fmt: FormatOpt = OutputFormat.TABLE,
-    verbose: VerboseOpt = False,
-    keep: Annotated[Path | None, typer.Option("--keep", help="Build the example here and keep it.")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE, verbose: VerboseOpt = False,
+    keep: Annotated[Path | None, typer.Option(
+        "--keep", metavar="DIR", help="Build the example in DIR (new, empty or an earlier demo) and keep it.")] = None,
 ) -> None:
-    """The whole audit on the bundled offline example (no network, no token)."""
-    from prstack.demo.run import run_demo
+    """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
+    from prstack.demo.run import prepare_keep, rerun_commands, run_demo
 
-    console = _console()
+    out = console()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="prstack-demo-") as tmp:
-        workdir = keep or Path(tmp)
-        result = run_demo(workdir)
+        workdir = prepare_keep(keep) if keep is not None else Path(tmp)
+        with progress_shown():
+            result = run_demo(workdir)
         if fmt is OutputFormat.TABLE:
-            console.print(
-                f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
-                f"installed in {workdir / 'venv' / 'site-packages'}"
-            )
-        code = _emit(console, result.report, fmt, verbose)
+            out.print(f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
+                      f"installed in {workdir / 'venv' / 'site-packages'}", highlight=False)
+        code = _emit(out, result.report, fmt, verbose)
         if fmt is OutputFormat.TABLE:
-            console.print(f"\n{result.verdict()}", highlight=False, markup=False)
-            console.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
+            out.print(f"\n{result.verdict()}", highlight=False, markup=False)
+            out.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
+    if keep is not None:
+        sys.stderr.write("kept; re-run the audit by hand with:\n" + "".join(f"  {c}\n" for c in rerun_commands(keep)))
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(epilog=_examples(
+    "prstack plan 40727 40898 --git ~/src/vllm --onto v0.20.1",
+    "prstack plan 40898 --git ~/src/vllm --installed --emit-script apply.sh",
+) + "\n\n" + EXIT_CODES.format(ok="the plan is clean", bad="a conflict"))
 def plan(
-    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them is planned too).")],
-    git: GitOpt = None,
-    onto: Annotated[str | None, typer.Option("--onto", help="Ref, tag or sha to plan onto.")] = None,
-    installed: Annotated[bool, typer.Option("--installed", help="Plan onto this interpreter's environment.")] = False,
-    python: Annotated[str | None, typer.Option("--python", help="Plan onto that interpreter's environment.")] = None,
-    site_packages: Annotated[
-        Path | None, typer.Option("--site-packages", help="Plan onto a site-packages directory.")
-    ] = None,
-    wheel: Annotated[Path | None, typer.Option("--wheel", help="Plan onto a wheel.")] = None,
-    tree: Annotated[Path | None, typer.Option("--tree", help="Plan onto a plain source tree.")] = None,
-    dist: Annotated[str | None, typer.Option("--dist", help="Which distribution (default: inferred).")] = None,
-    base: Annotated[str | None, typer.Option("--base", help="Fork point override for the bottom PR.")] = None,
-    emit_patch: Annotated[Path | None, typer.Option("--emit-patch", help="Write the combined patch here.")] = None,
-    emit_script: Annotated[Path | None, typer.Option("--emit-script", help="Write the git commands here.")] = None,
-    fmt: FormatOpt = OutputFormat.TABLE,
-    repo: Annotated[str | None, typer.Option("--repo", help="GitHub OWNER/NAME.")] = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Never touch the network.")] = False,
+    prs: PrsArg, git: GitOpt = None,
+    onto: Annotated[str | None, typer.Option("--onto", metavar="REF", help="Ref, tag or sha to plan onto.")] = None,
+    installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
+    wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
+    emit_patch: Annotated[Path | None, typer.Option("--emit-patch", metavar="FILE",
+                                                    help="Write the combined patch here.")] = None,
+    emit_script: Annotated[Path | None, typer.Option("--emit-script", metavar="FILE",
+                                                     help="Write the git commands here.")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
+    from prstack.sources.remote import open_source
 
+    numbers, repo = parse_prs(prs, repo)
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     if onto is not None and has_target:
         raise InputError("--onto and a target both name an onto-point; give one of them.")
@@ -221,14 +231,15 @@ def plan(
             "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
             "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
         )
-    spec = None if onto is not None else _target_spec(installed, python, site_packages, wheel, tree, dist)
-    source = open_source(prs, git=git, repo=repo, offline=offline, spec=spec).git
-    result = plan_stack(source, prs, onto=onto, target=spec, base=base)
+    spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, offline=offline, spec=spec).git
+        result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:
         _write(emit_script, plan_script(result).encode())
     if emit_patch is not None:
         _write(emit_patch, combined_patch(source, result))
-    _print(_console(), render_plan(result, fmt))
+    show(render_plan(result, fmt))
     raise typer.Exit(0 if result.clean else 1)
 
 
@@ -239,63 +250,97 @@ def _write(path: Path, data: bytes) -> None:
         raise InputError(f"cannot write {path}: {exc.strerror}; give a writable path.") from None
 
 
-@app.command()
-def fetch(
-    prs: Annotated[list[int], typer.Argument(help="PR numbers (the stack under them too).")],
-    repo: RepoOpt = None,
-    api_url: ApiUrlOpt = None,
-    via: ViaOpt = Via.GIT,
-) -> None:
+@app.command(epilog=_examples("prstack fetch 40898 --repo vllm-project/vllm",
+                              "prstack fetch https://github.com/vllm-project/vllm/pull/40898")
+             + "\n\n" + NO_FINDING_EXIT.format(ok="cached"))
+def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: ViaOpt = "git") -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
+    from prstack.render.text import clean
+    from prstack.sources.cache import Cache
     from prstack.sources.loader import load_stack
+    from prstack.sources.remote import open_source
 
-    console = _console()
-    with console.status(f"fetching {', '.join(f'#{n}' for n in prs)} and the PRs under them"):
-        source = open_source(prs, repo=repo, api_url=api_url, via=via)
-        changes = load_stack(source.git, prs)  # reads every blob an audit needs, fetching it once
+    numbers, repo = parse_prs(prs, repo)
+    out = console()
+    with progress_shown():
+        source = open_source(numbers, repo=repo, api_url=api_url, via=_via(via))  # type: ignore[arg-type]
+        changes = load_stack(source.git, numbers)  # reads every blob an audit needs, fetching it once
     for pr in changes.prs:
         meta = source.meta.get(pr.number)
         title = clean(meta.title) if meta else ""
         line = f"#{pr.number}  {pr.head_sha[:12]}  {len(pr.commits)} commits  {title}"
-        console.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"cached under {Cache().root}", markup=False, highlight=False, soft_wrap=True)
+        out.print(line.rstrip(), markup=False, highlight=False, soft_wrap=True, emoji=False)
+    out.print(f"cached under {Cache().root}", markup=False, highlight=False, soft_wrap=True)
 
 
-cache_app = typer.Typer(help="What the local cache holds; clearing it.", no_args_is_help=True)
+cache_app = typer.Typer(help="What the local cache holds (info); emptying it (clear).",
+                        epilog=_examples("prstack cache info", "prstack cache clear"),
+                        context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(cache_app, name="cache")
 
 
-@cache_app.command("info")
+@cache_app.command("info", epilog=_examples("prstack cache info"))
 def cache_info() -> None:
     """Where the cache is and what it holds."""
+    from prstack.sources.cache import Cache
+
     info = Cache().info()
     lines = [f"cache: {info.root}", f"metadata entries: {info.entries}",
              f"git repositories: {len(info.repos)}", *(f"  {name}" for name in info.repos),
              f"size: {info.size / 1e6:.1f} MB"]
-    _console().print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
-@cache_app.command("clear")
+@cache_app.command("clear", epilog=_examples("prstack cache clear"))
 def cache_clear() -> None:
     """Remove everything prstack cached (metadata and git repositories)."""
+    from prstack.sources.cache import Cache
+
     info = Cache().clear()
-    _console().print(
-        f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "
-        f"from {info.root}", markup=False, highlight=False, soft_wrap=True,
-    )
+    sys.stdout.write(f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "
+                     f"from {info.root}\n")
+
+
+def _command() -> Any:
+    """The click command typer builds, its arguments' help without typer's type tag (`PR <list[str]>`)."""
+    command = typer.main.get_command(app)
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        stack += list(getattr(cmd, "commands", {}).values())
+        for param in cmd.params:
+            if param.param_type_name == "argument" and hasattr(param, "display_type_rich"):
+                param.display_type_rich = lambda ctx: None
+    return command
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input).
+    """Run prstack; returns the exit code (0 all present / plan clean, 1 not, 2 bad input or cannot run).
 
-    Commands end by raising typer.Exit(code); usage errors exit 2 from the parser; a
-    PrstackError becomes one line on stderr and exit 2.
-    """
+    Commands end by raising typer.Exit(code). A usage error, a PrstackError and any unexpected
+    exception become one line on stderr and exit 2 (PRSTACK_DEBUG=1 adds the traceback of the last)."""
+    tolerant_streams()
+    quiet_libraries()
+    args = list(argv if argv is not None else sys.argv[1:])
+    if args in ([], ["cache"]):  # like gh and pip: the help, on stdout, and success
+        args.append("--help")
     try:
-        app(args=argv if argv is not None else sys.argv[1:], prog_name="prstack")
+        code = _command().main(args=args, prog_name="prstack", standalone_mode=False)
     except PrstackError as exc:
-        sys.stderr.write(f"prstack: error: {clean(str(exc))}\n")
-        return 2
+        return fail(str(exc))
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+        return usage_error(exc)
+    except typer.Abort:
+        return fail("interrupted.")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    return 0
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        sys.stderr.write("prstack: interrupted\n")
+        return 130
+    except Exception as exc:  # the one place: a bug must not look like a finding (exit 1)
+        return crashed(exc)
+    return code if isinstance(code, int) else 0

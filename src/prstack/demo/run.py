@@ -66,3 +66,38 @@ def run_demo(workdir: Path, numbers: tuple[int, ...] = (40898,)) -> DemoResult:
     marker = (demo.site_packages / GREP_FILE).read_text()
     return DemoResult(demo, report, GREP_NEEDLE in marker)
 
+
+
+MARK = ".prstack-demo"
+
+
+def prepare_keep(where: Path) -> Path:
+    """The folder for `demo --keep`: new or empty (built there), or an earlier demo's (rebuilt); else refused."""
+    import shutil
+
+    from prstack.errors import InputError
+
+    if where.exists() and not where.is_dir():
+        raise InputError(f"--keep {where}: it is a file; give a new folder, an empty one or an earlier demo's.")
+    if where.is_dir() and any(where.iterdir()):
+        if not (where / MARK).is_file():
+            raise InputError(f"--keep {where}: the folder holds other files; give a new folder, an empty one "
+                             "or an earlier demo's.")
+        for child in where.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        (where / MARK).write_text("built by prstack demo --keep; rebuilt by the next one\n")
+    except OSError as exc:
+        raise InputError(f"--keep {where}: {exc.strerror}; give a writable folder.") from None
+    return where
+
+
+def rerun_commands(where: Path) -> list[str]:
+    """The commands that repeat the demo's audit by hand on what `--keep` left."""
+    import shlex
+
+    repo, site = shlex.quote(str(where / "upstream")), shlex.quote(str(where / "venv" / "site-packages"))
+    return [f"prstack audit 40898 --git {repo} --site-packages {site}",
+            f"prstack audit 40898 --git {repo} --wheel {shlex.quote(str(next((where / 'dist').glob('*.whl'))))}",
+            f"prstack graph 40898 --git {repo}"]

@@ -16,6 +16,22 @@ class OutputFormat(StrEnum):
     MARKDOWN = "markdown"
 
 
+class GraphFormat(StrEnum):
+    """`graph --format` (here, not in render.graph, so the CLI's help needs no graph library)."""
+
+    TABLE = "table"
+    JSON = "json"
+    DOT = "dot"
+    MERMAID = "mermaid"
+
+
+class HunksFormat(StrEnum):
+    """`hunks --format`."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
 def render_audit(report: AuditReport, fmt: OutputFormat, *, verbose: bool = False) -> RenderableType:
     """The audit report in the asked format (a string for json/markdown, a renderable for table)."""
     from prstack.render import json_report, markdown, table

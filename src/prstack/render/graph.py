@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from enum import StrEnum
 from typing import Any, assert_never
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
+from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
 from prstack.stack import MatchKind, PRState, Stack, StackEdge
 
@@ -23,13 +23,6 @@ _MATCH_WORD = {
     MatchKind.SUBJECT: "edited",
 }
 STATE_STYLE = {PRState.OPEN: "green", PRState.MERGED: "blue", PRState.STALE: "bold yellow"}
-
-
-class GraphFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-    DOT = "dot"
-    MERMAID = "mermaid"
 
 
 def render_graph(stack: Stack, fmt: GraphFormat) -> RenderableType:

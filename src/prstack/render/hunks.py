@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from typing import Any, assert_never
 
 from rich.console import Group, RenderableType
@@ -11,14 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.models import Hunk, PullRequest
+from prstack.render import HunksFormat
 from prstack.render.text import safe
 
 SCHEMA = "prstack.hunks/1"
-
-
-class HunksFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
 
 
 def render_hunks(

@@ -1,4 +1,4 @@
-"""The audit as JSON, schema prstack.audit/1 (shared/INTERFACE.md); added fields documented in README."""
+"""The audit as JSON, schema prstack.audit/1 (src/prstack/schemas/prstack.audit-1.json; fields in README)."""
 
 from __future__ import annotations
 

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import html
 
-from prstack.models import AuditReport, HunkStatus
+from prstack.models import AuditReport, HunkResult, HunkStatus
 from prstack.render.table import build_notes, pr_state_note, where
 from prstack.render.text import clean
+from prstack.render.titles import shown_title
 
 
 def _cell(value: str | None) -> str:
     return html.escape(clean(value)).replace("|", "\\|").replace("\n", " ")
 
 
+def _target_name(report: AuditReport) -> str:
+    """The target by kind, distribution and version: a local absolute path does not belong in a PR comment."""
+    t = report.target
+    name = f"`{_cell(t.kind)}`"
+    if t.distribution:
+        name += f" {_cell(t.distribution)} {_cell(t.version or '')}".rstrip()
+    return name
+
+
 def _target_lines(report: AuditReport) -> list[str]:
     t = report.target
     build = report.build
     if build is None:
-        return [f"Target: `{_cell(t.kind)}` {_cell(t.path)}"
+        return [f"Target: {_target_name(report)}"
                 + (f", built from `{t.vcs_commit[:12]}`" if t.vcs_commit else "")]
-    lines = [f"Target: `{_cell(t.kind)}` {_cell(t.path)}", "", f"Build: {_prose(build.header)}"]
+    lines = [f"Target: {_target_name(report)}", "", f"Build: {_prose(build.header)}"]
     notes = build_notes(build)
     if notes:
         lines.append("")
@@ -32,7 +42,12 @@ def _prose(value: str) -> str:
     return html.escape(clean(value), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
-def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
+LIMIT = 65_536
+"""GitHub refuses a comment longer than this many characters."""
+
+
+def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = LIMIT) -> str:
+    """The summary table first, then the hunks to look at that fit within `limit` characters."""
     t = report.target
     head = f"{t.distribution or ''} {t.version or ''}".strip() or t.kind
     lines = [
@@ -47,22 +62,36 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False) -> str:
         c = p.counts
         other = c["partial"] + c["diverged"] + c["conflict"] + c["file-missing"]
         lines.append(
-            f"| #{p.pr.number} | {_cell(p.pr.title)} | `{p.pr.head_sha[:10]}` | "
+            f"| #{p.pr.number} | {_cell(shown_title(p.pr))} | `{p.pr.head_sha[:10]}` | "
             f"{', '.join(f'#{n}' for n in p.pr.depends_on) or '—'} | **{p.status.value}**{pr_state_note(p.pr)} | "
             f"{c['applied'] + c['relocated']} | {c['missing']} | {other} | {c['not-shipped'] + c['unverifiable']} |"
         )
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
-    if shown:
-        lines += ["", f"<details><summary>{len(shown)} hunk(s) to look at</summary>", ""]
-        for r in shown:
-            lines += [
-                f"**{r.status.value}** — PR #{r.hunk.pr}, `{_cell(where(r))}`"
-                + (f", commit `{r.hunk.commit[:12]}`" if r.hunk.commit else ""),
-                "",
-                "````diff",
-                *(clean(line).replace("````", "` ` ` `") for line in r.hunk.diff_text().splitlines()),
-                "````",
-                "",
-            ]
-        lines.append("</details>")
-    return "\n".join(lines) + "\n"
+    if not shown:
+        return "\n".join(lines) + "\n"
+    head_text = "\n".join([*lines, "", f"<details><summary>{len(shown)} hunk(s) to look at</summary>", ""])
+    tail = "</details>\n"
+    reserve = 200  # the "N more not shown" line
+    sections: list[str] = []
+    used = len(head_text) + 1 + len(tail) + reserve
+    for r in shown:
+        section = "\n".join(_hunk_section(r)) + "\n"
+        if used + len(section) > limit:
+            break
+        sections.append(section)
+        used += len(section)
+    rest = len(shown) - len(sections)
+    more = f"{rest} more not shown (GitHub's comment limit): run with --format json for all.\n\n" if rest else ""
+    return head_text + "\n" + "".join(sections) + more + tail
+
+
+def _hunk_section(r: HunkResult) -> list[str]:
+    return [
+        f"**{r.status.value}** — PR #{r.hunk.pr}, `{_cell(where(r))}`"
+        + (f", commit `{r.hunk.commit[:12]}`" if r.hunk.commit else ""),
+        "",
+        "````diff",
+        *(clean(line).replace("````", "` ` ` `") for line in r.hunk.diff_text().splitlines()),
+        "````",
+        "",
+    ]

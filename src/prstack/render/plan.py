@@ -30,6 +30,7 @@ from rich.text import Text
 from prstack.plan import Conflict, Onto, Plan, PlanStatus, PRPlan
 from prstack.render import OutputFormat
 from prstack.render.text import clean, safe
+from prstack.render.titles import shown_title
 
 SCHEMA = "prstack.plan/1"
 STATUS_STYLE = {
@@ -82,10 +83,8 @@ def _with(c: Conflict, plan: Plan) -> str:
 
 
 def title_of(p: PRPlan) -> str:
-    """The PR's title, or (from a clone, which has none) its first commit's subject."""
-    if p.pr.title:
-        return p.pr.title
-    return p.pr.commits[0].subject if p.pr.commits else ""
+    """The PR's title, or (from a clone, which has none) its first commit's subject, said so."""
+    return shown_title(p.pr)
 
 
 # -- table ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
 from prstack.render.text import safe
+from prstack.render.titles import shown_title
 from prstack.targets.provenance import BuildReport
 
 STATUS_STYLE = {
@@ -22,6 +23,12 @@ STATUS_STYLE = {
     HunkStatus.NOT_SHIPPED: "dim",
     HunkStatus.UNVERIFIABLE: "dim",
 }
+PANEL_LINES = 60
+"""Diff lines shown in a panel (a whole-file rewrite is thousands); --verbose shows all."""
+MISSING_LISTED = 10
+"""Lines named under "not in the target:" in a short panel."""
+PANELS_UP_TO = 30
+"""Past this many hunks to show, a line per hunk instead of a panel each (--verbose keeps the panels)."""
 OTHER_STATUSES = (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, HunkStatus.FILE_MISSING)
 DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
 PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
@@ -84,19 +91,25 @@ def where(r: HunkResult) -> str:
     return f"{path}:{h.new_start}" if h.new_start else path
 
 
-def hunk_panel(r: HunkResult) -> Panel:
+def hunk_panel(r: HunkResult, max_lines: int | None = None) -> Panel:
+    """The hunk's diff and evidence; past `max_lines` diff lines, the rest is counted, not shown."""
     h = r.hunk
     body = Text()
-    for line in h.diff_text().splitlines():
+    lines = h.diff_text().splitlines()
+    for line in lines[:max_lines]:
         body.append_text(safe(line, DIFF_STYLE.get(line[:1], "")))
         body.append("\n")
+    if max_lines is not None and len(lines) > max_lines:
+        body.append(f"… {len(lines) - max_lines} more lines (--verbose shows them)\n", style="dim")
     ev = r.evidence
     if ev.note:
         body.append_text(safe(ev.note, "italic"))
         body.append("\n")
     if ev.missing_lines:
         body.append("not in the target: ", style="bold")
-        body.append_text(safe(" | ".join(ev.missing_lines)))
+        listed = ev.missing_lines if max_lines is None else ev.missing_lines[:MISSING_LISTED]
+        rest = len(ev.missing_lines) - len(listed)
+        body.append_text(safe(" | ".join(listed) + (f" and {rest} more" if rest else "")))
         body.append("\n")
     title = Text.assemble((r.status.value, STATUS_STYLE[r.status]), " ")
     title.append_text(safe(f"PR #{h.pr} {h.path} → {where(r)}"))
@@ -106,7 +119,7 @@ def hunk_panel(r: HunkResult) -> Panel:
 
 def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType:
     table = Table(title="PRs in stack order (bottom first)", title_justify="left")
-    titled = any(p.pr.title for p in report.prs)
+    titled = any(shown_title(p.pr) for p in report.prs)
     for col in ("PR", "title", "head", "on", "status", "applied", "missing", "other", "not shipped"):
         if col != "title" or titled:
             table.add_column(col)
@@ -116,7 +129,7 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
         state = p.status.value + pr_state_note(p.pr)
         table.add_row(
             f"#{p.pr.number}",
-            *([safe(p.pr.title or "")] if titled else []),
+            *([safe(shown_title(p.pr))] if titled else []),
             p.pr.head_sha[:10],
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(state, style=PR_STYLE[p.status]),
@@ -127,5 +140,21 @@ def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType
         )
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
     parts: list[RenderableType] = [target_line(report), table]
-    parts += [hunk_panel(r) for r in shown]
+    if verbose or len(shown) <= PANELS_UP_TO:
+        parts += [hunk_panel(r, None if verbose else PANEL_LINES) for r in shown]
+    elif shown:
+        parts.append(hunk_lines(shown))
     return Group(*parts)
+
+
+
+def hunk_lines(shown: list[HunkResult]) -> Table:
+    """One line per hunk: file, lines, status, where it was expected or found."""
+    table = Table(title=f"{len(shown)} hunks to look at (--verbose shows each diff)", title_justify="left")
+    for col in ("PR", "file", "lines", "status", "where"):
+        table.add_column(col)
+    for r in shown:
+        h = r.hunk
+        table.add_row(f"#{h.pr}", safe(h.path), f"{h.new_start},{h.new_lines}",
+                      Text(r.status.value, style=STATUS_STYLE[r.status]), safe(where(r)))
+    return table

@@ -114,7 +114,10 @@ class GitSource:
         try:
             return self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
         except SourceError:
-            raise InputError(f"{rev!r} is not a commit or ref in {self.path}.") from None
+            raise InputError(
+                f"{rev!r} is not a commit or ref in {self.path}; give a branch, tag or sha it holds "
+                f"(`git -C {self.path} branch -a` and `git tag` list them), or fetch it there first."
+            ) from None
 
     def pr_head(self, number: int) -> tuple[str, str]:
         """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""

@@ -18,6 +18,7 @@ from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GhPullRequest
 from urllib3.util.retry import Retry
 
+from prstack import progress
 from prstack.errors import InputError, SourceError
 from prstack.sources.cache import Cache
 from prstack.sources.github_errors import Asking, http_error, network_error
@@ -223,6 +224,7 @@ class GitHub:
         """A PR's metadata: from the cache when GitHub says it is unchanged (304), else fetched."""
         if number in self._pulls:
             return self._pulls[number]
+        progress.step(f"asking GitHub about PR #{number}")
         entry = self.cache.get(f"{self._ns}/pulls", str(number))
         if entry is not None and not _valid(entry):
             entry = None  # an entry of another shape (older prstack): refetch it

@@ -111,8 +111,10 @@ def pyproject_repo(cwd: Path) -> str | None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    value = data.get("tool", {}).get("prstack", {}).get("repo")
-    return value if isinstance(value, str) else None
+    tool = data.get("tool")
+    section = tool.get("prstack") if isinstance(tool, dict) else None
+    value = section.get("repo") if isinstance(section, dict) else None
+    return value if isinstance(value, str) else None  # a malformed [tool.prstack] names nothing
 
 
 def wheel_repos(path: Path) -> list[tuple[str, frozenset[RepoId]]]:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from prstack import progress
 from prstack.errors import InputError, SourceError
 from prstack.sources.git import GitSource
 
@@ -100,6 +101,7 @@ class CacheRepo:
         (blobless: blobs come later, lazily, only for the files the audit reads)."""
         self.ensure()
         numbers = sorted(set(numbers))
+        progress.step(f"fetching {len(numbers)} PR head(s) from GitHub")
         specs = [f"+refs/pull/{n}/head:refs/pull/{n}/head" for n in numbers]
         specs.append(f"+refs/heads/{default_branch}:refs/remotes/origin/{default_branch}")
         done = self._spawn(

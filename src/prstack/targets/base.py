@@ -120,9 +120,15 @@ def _site_dirs_of(python: str) -> list[str]:
                              check=True)
     except FileNotFoundError:
         raise InputError(f"--python {python}: no such interpreter; give the path of a python executable.") from None
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, ValueError):
         raise InputError(f"--python {python}: it did not run; give a working python executable.") from None
-    paths = json.loads(out.stdout)
+    try:
+        paths = json.loads(out.stdout)
+    except ValueError:
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise InputError(f"--python {python}: it is not a Python interpreter (it did not answer like one); "
+                         "give the path of one, e.g. /opt/venv/bin/python.")
     return [p for p in paths if p and os.path.isdir(p)]
 
 

@@ -1,0 +1,183 @@
+"""What the command line needs besides its commands: PR arguments, targets, output streams, progress, errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prstack.errors import InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
+
+    from prstack.targets.base import TargetSpec
+
+DEBUG_ENV = "PRSTACK_DEBUG"
+_PR_URL = re.compile(r"https?://[^/\s]+/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)/pull/(\d+)(?:[/?#].*)?")
+_PR_NUMBER = re.compile(r"#?(\d+)")
+
+
+def parse_prs(values: Sequence[str], repo: str | None) -> tuple[list[int], str | None]:
+    """PR arguments as numbers: `3712`, `#3712` or a PR URL (which also names the repository)."""
+    numbers: list[int] = []
+    named = repo
+    for value in values:
+        if m := _PR_NUMBER.fullmatch(value.strip()):
+            numbers.append(int(m.group(1)))
+            continue
+        if not (u := _PR_URL.fullmatch(value.strip())):
+            raise InputError(
+                f"{value!r} is not a PR: give its number (3712), #3712 or its URL "
+                "(https://github.com/OWNER/NAME/pull/3712)."
+            )
+        url_repo = f"{u.group(1)}/{u.group(2)}"
+        if named is not None and named.lower() != url_repo.lower():
+            raise InputError(f"{value} is a PR of {url_repo}, not of {named}; give PRs of one repository.")
+        named = url_repo
+        numbers.append(int(u.group(3)))
+    return numbers, named
+
+
+def target_spec(
+    installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
+    tree: Path | None, dist: str | None,
+) -> TargetSpec:
+    from prstack.targets.base import TargetSpec
+
+    given = [
+        (name, value)
+        for name, value in (
+            ("--installed", "" if installed else None),
+            ("--python", python),
+            ("--site-packages", site_packages),
+            ("--wheel", wheel),
+            ("--tree", tree),
+        )
+        if value is not None
+    ]
+    if not given:
+        raise InputError(
+            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
+            "--wheel FILE or --tree DIR."
+        )
+    if len(given) > 1:
+        names = " and ".join(name for name, _ in given)
+        raise InputError(f"{names} both name a target; give exactly one.")
+    name, value = given[0]
+    if name == "--python":
+        check_interpreter(str(value))
+    kind = {"--installed": "installed", "--python": "python", "--site-packages": "site-packages",
+            "--wheel": "wheel", "--tree": "tree"}[name]
+    return TargetSpec(kind, str(value) if value != "" else None, dist)
+
+
+def check_interpreter(python: str) -> None:
+    """Refuse what is not a file that could run: an empty string, a folder, a file without execute rights."""
+    path = Path(python)
+    if not python.strip() or not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"--python {python!r} is not an executable Python interpreter; "
+                         "give the path of one, e.g. /opt/venv/bin/python.")
+
+
+def console() -> Console:
+    """Standard output; a pipe or a file gets a fixed, wide layout instead of 80 columns."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=120)
+
+
+def show(rendered: RenderableType | str, out: Console | None = None) -> None:
+    """Text formats (JSON, markdown, dot...) go to stdout as they are; rich renderables through a Console."""
+    if isinstance(rendered, str):
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+    else:
+        (out or console()).print(rendered)
+
+
+def tolerant_streams() -> None:
+    """Whatever stdout/stderr cannot encode (a lone surrogate, a non-UTF-8 locale) is replaced, never fatal."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
+def quiet_libraries() -> None:
+    """Libraries' warnings and log lines stay off stderr, which holds prstack's one line (PRSTACK_DEBUG=1: shown)."""
+    if debugging():
+        return
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+
+
+def debugging() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _shows_progress() -> bool:
+    return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+
+
+class _RichSteps:
+    """Library steps shown as one line of rich's progress on stderr: the step, and a bar when its size is known."""
+
+    def __init__(self, bar: RichProgress) -> None:
+        self._bar = bar
+        self._task: TaskID = bar.add_task("starting", total=None)
+
+    def step(self, label: str, done: int = 0, total: int | None = None) -> None:
+        from prstack.render.text import clean
+
+        self._bar.update(self._task, description=clean(label), completed=done, total=total)
+
+
+@contextmanager
+def progress_shown() -> Iterator[None]:
+    """Show the library's progress on stderr when it is a terminal (not TERM=dumb); nothing otherwise."""
+    if not _shows_progress():
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+    from prstack import progress
+
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   console=Console(stderr=True), transient=True)
+    with bar, progress.reporting_to(_RichSteps(bar)):
+        yield
+
+
+def fail(message: str) -> int:
+    from prstack.render.text import clean
+
+    sys.stderr.write(f"prstack: error: {clean(message)}\n")
+    sys.stderr.flush()
+    return 2
+
+
+def crashed(exc: BaseException) -> int:
+    """An exception nobody expected: one line that says it is a bug, the traceback only on request."""
+    if debugging():
+        traceback.print_exception(exc, file=sys.stderr)
+    where = "" if debugging() else f"; run with {DEBUG_ENV}=1 to see the traceback"
+    return fail(f"internal error, a bug in prstack ({type(exc).__name__}: {exc}){where}, and please report it.")
+
+
+def usage_error(exc: Any) -> int:
+    """A click usage error as one line, with the help command to run."""
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path if ctx is not None else "prstack"
+    return fail(f"{exc.format_message()} (see '{path} --help').")
