@@ -15,17 +15,21 @@ How a hunk is judged, in order:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
+from itertools import islice
 
 from prstack.matching.anchors import Anchors
+from prstack.matching.explain import Explainer
 from prstack.matching.index import FileIndex
 from prstack.matching.judge import Verdict, judge
 from prstack.matching.package import PackageIndex
 from prstack.matching.shape import Shape
-from prstack.matching.text import blob_id, decode, same_text, trivial
+from prstack.matching.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["PackageIndex", "decode", "find_moved", "match_file", "relocated", "relocation_blocks"]
+__all__ = ["Explainer", "Found", "PackageIndex", "decode", "find_moved", "match_file", "relocated",
+           "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
 """At most this many target lines are quoted as evidence."""
@@ -45,14 +49,16 @@ def match_file(
     base: bytes | None = None,
     head: bytes | None = None,
     package: PackageIndex | None = None,
+    explain: Explainer | None = None,
 ) -> list[HunkResult]:
     """Judge every hunk of one file of one PR against the target's copy of that file.
 
     `target` is None when the target lacks the file. `base` and `head` are the whole file
-    at the PR's base and head, where known (fast paths and anchoring).
+    at the PR's base and head, where known (fast paths and anchoring). A block found in another
+    file of `package` counts as moved only where `explain` does not explain it otherwise.
     """
     if target is None:
-        return [_absent(h, installed_path, package) for h in hunks]
+        return [_absent(h, installed_path, package, explain) for h in hunks]
     if head is not None and same_text(target, head):
         return [_file_level(h, target, installed_path) or _at_head(h, installed_path) for h in hunks]
     if base is not None and same_text(target, base):
@@ -62,7 +68,7 @@ def match_file(
             result = _file_level(h, target, installed_path) or HunkResult(
                 h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
             if result.status is HunkStatus.MISSING and package is not None:
-                result = _relocated(result, package, installed_path) or result
+                result = _relocated(result, package, installed_path, explain)
             out.append(result)
         return out
     idx = FileIndex.of(target)
@@ -91,7 +97,7 @@ def match_file(
             min_start = max(min_start, verdict.end)
         result = _result(h, verdict, idx, installed_path, exp_new)
         if result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED) and package is not None:
-            result = _relocated(result, package, installed_path) or result
+            result = _relocated(result, package, installed_path, explain)
         results.append(result)
     return results
 
@@ -163,14 +169,15 @@ def _deleted_present(h: Hunk, idx: FileIndex, installed_path: str) -> HunkResult
     return HunkResult(h, status, installed_path, evidence=MatchEvidence(note=note))
 
 
-def _absent(h: Hunk, installed_path: str, package: PackageIndex | None) -> HunkResult:
+def _absent(h: Hunk, installed_path: str, package: PackageIndex | None,
+            explain: Explainer | None) -> HunkResult:
     if h.change is FileChange.DELETED:
         return HunkResult(h, HunkStatus.APPLIED, installed_path,
                           evidence=MatchEvidence(note="file deleted, as the PR does"))
     result = HunkResult(h, HunkStatus.FILE_MISSING, installed_path,
                         evidence=MatchEvidence(note="the target has no such file"))
     if package is not None and h.lines:
-        return _relocated(result, package, installed_path) or result
+        return _relocated(result, package, installed_path, explain)
     return result
 
 
@@ -195,6 +202,9 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
 
     The evidence must be substantial: trivial lines never count, and when the old lines are still
     in place (missing) the added block alone must be sizeable, so copied code is not taken for a move.
+    The hunk's own place must be consistent with a move: its pre-image there (missing), the file
+    or the whole region gone, or the changed lines removed with nothing in their place; a region
+    rewritten (other lines where the hunk's lines were) is not a move.
     """
     if result.status not in (HunkStatus.MISSING, HunkStatus.DIVERGED, HunkStatus.FILE_MISSING):
         return []
@@ -206,32 +216,94 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
     if result.status is HunkStatus.MISSING:
         strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
         return [h.added] if strong else []
+    if result.status is HunkStatus.DIVERGED and _rewritten(result):
+        return []
     blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
     if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
         blocks.append(h.added)
     return blocks
 
 
-def relocated(result: HunkResult, path: str, line: int) -> HunkResult:
+def _rewritten(result: HunkResult) -> bool:
+    """Whether the target's lines at a diverged hunk's place hold text that is none of the hunk's."""
+    own = {_loose(t) for t in result.hunk.old_image + result.hunk.new_image}
+    return any(not trivial(t) and _loose(t) not in own for t in result.evidence.found_text)
+
+
+_loose = LEVELS[LOOSEST][1]
+
+Found = tuple[str, int, str | None]
+"""Where a block was found in another file: (installed path, 1-based line, normalisation)."""
+MOVED_MAX = 8
+"""At most this many places of one block elsewhere are weighed (each may be explained otherwise)."""
+
+
+def relocated(result: HunkResult, path: str, line: int, normalisation: str | None = None) -> HunkResult:
     """`result` turned relocated: its block was found at `line` (1-based) of `path`."""
     return HunkResult(
         result.hunk, HunkStatus.RELOCATED, result.installed_path, path, line, None, None,
-        MatchEvidence(result.evidence.normalisation, found_text=(),
-                      note=f"not at its place ({result.status.value}); its block is in {path}"),
+        MatchEvidence(normalisation, found_text=(),
+                      note=f"not at its place ({result.status.value}); its block is in {path}:{line}"),
     )
 
 
 def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]], exclude: str | None
-               ) -> tuple[str, int] | None:
-    """Where the first of `blocks` found in a file other than `exclude` is: (path, 1-based line)."""
+               ) -> list[list[Found]]:
+    """For each of `blocks`, the places (at most MOVED_MAX) it occurs in files other than
+    `exclude`, with the normalisation that equates it with the target's lines there."""
+    out: list[list[Found]] = []
     for block in blocks:
-        got = package.find_block(block, exclude=exclude)
-        if got is not None:
-            return got
-    return None
+        places = []
+        for path, line in islice(package.find_all(block, exclude=exclude), MOVED_MAX):
+            places.append((path, line, _block_level(block, package.lines(path), line - 1)))
+        out.append(places)
+    return out
 
 
-def _relocated(result: HunkResult, package: PackageIndex, installed_path: str) -> HunkResult | None:
-    """The hunk's block found in another file of the package: relocated (see relocation_blocks)."""
-    got = find_moved(package, relocation_blocks(result), installed_path)
-    return relocated(result, *got) if got is not None else None
+def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | None:
+    """The strictest normalisation under which the non-trivial lines of `block` are the
+    non-trivial lines of `lines` from `at` on (as the package index found them)."""
+    want = [t for t in block if not trivial(t)]
+    got: list[str] = []
+    i = at
+    while len(got) < len(want) and i < len(lines):
+        if _loose(lines[i]) == _loose(want[len(got)]):
+            got.append(lines[i])
+        elif not trivial(_loose(lines[i])):
+            break
+        i += 1
+    for name, norm in LEVELS:
+        if len(got) == len(want) and all(norm(a) == norm(b) for a, b in zip(want, got, strict=True)):
+            return name
+    return LEVELS[LOOSEST][0]
+
+
+def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Sequence[Found]],
+           explain: Explainer | None) -> HunkResult:
+    """`result` given where its `blocks` were `found` elsewhere: relocated to the first place
+    not explained otherwise (see Explainer); else as it is, its note naming an explained place."""
+    seen: tuple[str, int, str] | None = None
+    for block, places in zip(blocks, found, strict=True):
+        if not places:
+            continue
+        base = explain is not None and explain.by_base(result.hunk, block)
+        for path, line, normalisation in places:
+            why = explain.why(result.hunk, block, path, base) if explain is not None else None
+            if why is None:
+                return relocated(result, path, line, normalisation)
+            seen = seen or (path, line, why)
+    if seen is None:
+        return result
+    path, line, why = seen
+    said = f"the same text is in {path}:{line}, explained {why}; not counted"
+    note = f"{result.evidence.note}; {said}" if result.evidence.note else said
+    return replace(result, evidence=replace(result.evidence, note=note))
+
+
+def _relocated(result: HunkResult, package: PackageIndex, installed_path: str,
+               explain: Explainer | None) -> HunkResult:
+    """`result` with its block looked up in the rest of the package (see relocation_blocks)."""
+    blocks = relocation_blocks(result)
+    if not blocks:
+        return result
+    return settle(result, blocks, find_moved(package, blocks, installed_path), explain)

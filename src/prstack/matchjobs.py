@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from prstack.errors import PrstackError
-from prstack.matcher import PackageIndex, find_moved, match_file, relocated, relocation_blocks
+from prstack.matcher import Explainer, Found, PackageIndex, find_moved, match_file, relocation_blocks, settle
 from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
@@ -88,10 +88,25 @@ def package_index(target: Target) -> PackageIndex:
     )
 
 
-def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None
-             ) -> Iterator[list[HunkResult]]:
-    """Each job's verdicts, in order (blocks that moved looked up in `package` when given; the
-    target files it has read already are not read again)."""
+def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, int]]], file_at: FileAt,
+                 prefetch: Callable[[Sequence[FileKey]], None] | None) -> PackageIndex:
+    """The index of the text files of the repository at `rev` (`files`: path and size of each),
+    read on first use: the package at a PR's base, to tell a block that was there all along."""
+
+    def load() -> dict[str, bytes]:
+        keys = [(rev, path) for path, size in files(rev)
+                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
+        if prefetch is not None:
+            prefetch(keys)
+        return {path: data for rev_, path in keys if (data := file_at(rev_, path)) is not None}
+
+    return PackageIndex(load)
+
+
+def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None,
+             explain: Explainer | None = None) -> Iterator[list[HunkResult]]:
+    """Each job's verdicts, in order (blocks that moved looked up in `package` when given, and
+    weighed by `explain`; the target files it has read already are not read again)."""
     for job in jobs:
         text = None
         if job.present:
@@ -99,7 +114,7 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
             text = held if held is not None else target.read(job.installed_path)
         head = file_at(*job.head)
         yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
-                         head=head, package=package)
+                         head=head, package=package, explain=explain)
 
 
 def _base(job: FileJob, target: bytes | None, head: bytes | None, file_at: FileAt) -> bytes | None:
@@ -123,21 +138,22 @@ BLOB_COMPARE_MAX = 1 << 20
 """Targets up to this size are compared to the base by blob id, not by reading the base."""
 
 
-FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[tuple[str, int] | None]]
-"""For each (blocks, file to leave out): where in the package the first block found is."""
+FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[list[list[Found]]]]
+"""For each (blocks, file to leave out): where in the package each block is (`find_moved`)."""
 
 
-def relocate(results: list[HunkResult], find: FindMoved) -> list[HunkResult]:
-    """`results` (matched without a package index) with blocks found elsewhere made relocated;
-    `find` answers, for each (blocks, file to leave out), where the first block found is."""
+def relocate(results: list[HunkResult], find: FindMoved, explain: Explainer | None = None
+             ) -> list[HunkResult]:
+    """`results` (matched without a package index) with blocks found elsewhere made relocated
+    where `explain` does not explain them otherwise; `find` answers, for each (blocks, file to
+    leave out), where each block is."""
     asks = [(i, blocks) for i, r in enumerate(results) if (blocks := relocation_blocks(r))]
     if not asks:
         return results
     answers = find([(blocks, results[i].installed_path) for i, blocks in asks])
     out = list(results)
-    for (i, _), got in zip(asks, answers, strict=True):
-        if got is not None:
-            out[i] = relocated(out[i], *got)
+    for (i, blocks), got in zip(asks, answers, strict=True):
+        out[i] = settle(out[i], blocks, got, explain)
     return out
 
 
@@ -269,14 +285,14 @@ class MatchHelper:
         return unclaimed(self._claims)
 
     def matched(self) -> dict[int, list[HunkResult]]:
-        """The verdicts of the shared jobs the helper claimed, by index (relocations included)."""
+        """The verdicts of the shared jobs the helper claimed, by index (moved blocks not yet looked up)."""
         packed = self._receive("matched")
         self.answered += len(packed)
         return {i: [_unpack_result(h, r) for h, r in zip(self._jobs[i].hunks, rows, strict=True)]
                 for i, rows in packed}
 
-    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
-        """For each (blocks, file to leave out): where in the package the first block found is."""
+    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[list[list[Found]]]:
+        """For each (blocks, file to leave out): where in the package each block is."""
         self.ask_moved(asks)
         return self.moved()
 
@@ -285,8 +301,8 @@ class MatchHelper:
         answers once it has done what it was asked before)."""
         self._outbox.put(("find", asks))
 
-    def moved(self) -> list[tuple[str, int] | None]:
-        answers: list[tuple[str, int] | None] = self._receive("found")
+    def moved(self) -> list[list[list[Found]]]:
+        answers: list[list[list[Found]]] = self._receive("found")
         return answers
 
     def close(self) -> None:
@@ -351,7 +367,8 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 done = []
                 while (i := claim_back(claims)) is not None:
                     ahead.reached(len(packed_jobs) - i, unclaimed(claims))
-                    (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, package)
+                    # (moved blocks are weighed by the audit, which knows the stack and its base)
+                    (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, None)
                     done.append((i, [_pack_result(r) for r in results]))
                 outbox.send(("matched", done))
             elif message[0] == "find":

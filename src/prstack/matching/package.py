@@ -6,7 +6,7 @@ import bisect
 import contextlib
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from prstack.errors import PrstackError
 from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
@@ -60,6 +60,7 @@ class PackageIndex:
         self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
+        self._decoded: dict[str, list[str]] = {}
         self._text = b""
         """b"\\n" + every indexed file's keys (files sorted by path), one a line + b"\\n"."""
         self._starts: list[int] = []
@@ -82,6 +83,13 @@ class PackageIndex:
     def held(self, path: str) -> bytes | None:
         """The file's bytes if the index has already read them (never reads)."""
         return self._data.get(path) if self._data is not None else None
+
+    def lines(self, path: str) -> list[str]:
+        """One file's lines (decoded once, on first ask; no other file is decoded)."""
+        got = self._decoded.get(path)
+        if got is None:
+            got = self._decoded[path] = decode(self.data.get(path, b""))
+        return got
 
     @property
     def files(self) -> dict[str, list[str]]:
@@ -132,12 +140,18 @@ class PackageIndex:
         """Where the non-trivial lines of `block` occur, in order and contiguous (trivial lines
         between them ignored), in a file other than `exclude`: (installed path, 1-based line).
         The first such place, in path order then line order."""
+        return next(self.find_all(block, exclude=exclude), None)
+
+    def find_all(
+        self, block: Sequence[str], *, exclude: str | None = None
+    ) -> Iterator[tuple[str, int]]:
+        """Every place `find_block` could answer, in path order then line order."""
         wanted = [key(line) for line in block if not trivial(line)]
         if not wanted:
-            return None
+            return iter(())
         count = self._index()
         if any(k not in count for k in wanted):
-            return None
+            return iter(())
         if any(_trivial(k) for k in wanted):
             # A line trivial only once normalised can stand between others: walk from the
             # rarest line, through the whole package.
@@ -152,7 +166,7 @@ class PackageIndex:
         return self._scan(wanted, probe, frm, exclude)
 
     def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: str | None
-              ) -> tuple[str, int] | None:
+              ) -> Iterator[tuple[str, int]]:
         """Walk from each occurrence of wanted[probe] in files `frm` on (all of its occurrences)."""
         assert self._count is not None
         text, starts = self._text, self._starts
@@ -161,6 +175,7 @@ class PackageIndex:
         at = text.find(needle, starts[frm] - 1)
         f = -1
         keys: list[bytes] = []
+        last: tuple[str, int] | None = None
         while left and at >= 0:
             left -= 1
             if f < 0 or not starts[f] <= at + 1 < starts[f + 1]:
@@ -169,10 +184,10 @@ class PackageIndex:
                     starts[f] : starts[f + 1] - 1].split(b"\n")
             if keys:
                 start = _walk(keys, text.count(b"\n", starts[f], at + 1), wanted, probe)
-                if start is not None:
-                    return self._paths[f], start + 1
+                if start is not None and (self._paths[f], start + 1) != last:
+                    last = (self._paths[f], start + 1)
+                    yield last
             at = text.find(needle, at + 1) if left else -1
-        return None
 
 
 def _trivial(k: bytes) -> bool:

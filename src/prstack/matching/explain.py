@@ -1,0 +1,56 @@
+"""What else explains a hunk's block found in another file than a move: the base, other hunks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from prstack.matching.package import PackageIndex, key
+from prstack.matching.text import trivial
+from prstack.models import Hunk
+
+
+def _run(lines: Sequence[str]) -> bytes:
+    """A block's non-trivial lines as the package index compares them, one run of text."""
+    return b"\n" + b"\n".join(key(line) for line in lines if not trivial(line)) + b"\n"
+
+
+class Explainer:
+    """Explains an occurrence of a hunk's block in another file of the target otherwise than by
+    a move: the text was already in the package at the PR's base (in any file), or the place
+    holds another audited hunk whose post-image contains it (any PR of the stack).
+
+    `hunks_at`: installed path -> the audited hunks of that file (the mapping may grow while the
+    audit plans late files). `base`: PR number -> the index of the package at its stack's base,
+    or None where it is not known; read only when a block is found elsewhere."""
+
+    def __init__(self, hunks_at: Mapping[str, Sequence[Hunk]],
+                 base: Callable[[int], PackageIndex | None] | None = None) -> None:
+        self._hunks_at = hunks_at
+        self._base = base
+        self._runs: dict[int, bytes] = {}
+
+    def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
+        """Whether `block` was in the package at the base of the hunk's PR."""
+        base = self._base(hunk.pr) if self._base is not None else None
+        return base is not None and base.find_block(block) is not None
+
+    def by_hunk(self, hunk: Hunk, block: Sequence[str], path: str) -> Hunk | None:
+        """Another audited hunk of `path` whose post-image holds `block` (first in audit order)."""
+        want = _run(block)
+        for other in self._hunks_at.get(path, ()):
+            if other is hunk or other == hunk:
+                continue
+            run = self._runs.get(id(other))
+            if run is None:
+                run = self._runs[id(other)] = _run(other.new_image)
+            if want in run:
+                return other
+        return None
+
+    def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
+        """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
+        `base`: `by_base` of the block, asked once per block by the caller."""
+        if base:
+            return "by the base"
+        other = self.by_hunk(hunk, block, path)
+        return f"by #{other.pr}" if other is not None else None
