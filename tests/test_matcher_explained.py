@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from prstack.matcher import Explainer, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
-from test_matcher_support import make_hunks
+from test_matcher_support import judge, make_hunks
 
 MOD, OTHER = "pkg/mod_a.py", "pkg/mod_b.py"
 POOL = [f"    stmt_{k}(x)" for k in range(60)] + ["", "    pass"] * 4
@@ -64,7 +64,7 @@ def test_a_copied_block_never_makes_a_dropped_or_rewritten_hunk_present(case: di
     if case["place"] == "dropped":
         target_a = a
     else:
-        target_a = a[:at] + [f"    rewritten_{at}(y)"] + a[at + len(removed):]
+        target_a = [*a[:at], f"    rewritten_{at}(y)", *a[at + len(removed):]]
     hunks_a = make_hunks(text(a), text(head_a), path=MOD, pr=1)
     results = audit(hunks_a, text(target_a), text(b_copy), base_b=base_b, hunks_b=hunks_b)
     assert not any(r.status in (HunkStatus.APPLIED, HunkStatus.RELOCATED) for r in results), (
@@ -116,7 +116,7 @@ def test_a_later_unexplained_copy_still_counts_as_the_move() -> None:
 
 def test_a_rewritten_place_is_diverged_even_with_an_unexplained_copy() -> None:
     head = A[:6] + BLOCK + A[7:]  # (replaces stmt_6)
-    target = A[:6] + ["    something_else(y, z)"] + A[7:]
+    target = [*A[:6], "    something_else(y, z)", *A[7:]]
     (result,) = audit(make_hunks(text(A), text(head), path=MOD), text(target), text(COPY_B), base_b=text(B))
     assert result.status is HunkStatus.DIVERGED
 
@@ -127,3 +127,32 @@ def test_relocated_names_the_normalisation_its_match_used() -> None:
     (result,) = audit(make_hunks(text(A), text(HEAD_A), path=MOD), text(A), text(copy), base_b=text(B))
     assert result.status is HunkStatus.RELOCATED
     assert result.evidence.normalisation == "quotes"
+
+
+# -- notes and normalisations say only what is true (issue 14, item 7) ----------------------------
+
+NUMBERS = [f"value_{i} = compute({i})" for i in range(30)]
+
+
+def test_a_diverged_note_names_an_added_line_the_file_holds_elsewhere() -> None:
+    head = [*NUMBERS[:10], "value_10 = fresh(10)", "value_10b = fresh(11)", *NUMBERS[11:]]
+    target = [*NUMBERS[:10], "unrelated = 1", *NUMBERS[11:25], "value_10 = fresh(10)", *NUMBERS[25:]]
+    (result,) = judge(text(NUMBERS), text(head), text(target))
+    assert result.status is HunkStatus.DIVERGED
+    note = result.evidence.note or ""
+    assert "none of the added lines are there" not in note
+    assert "1 of them is in the file verbatim, elsewhere in the file (first at line 26)" in note
+    assert target[25] == "value_10 = fresh(10)"
+    assert result.evidence.normalisation is None  # (every line compared was the same, verbatim)
+
+
+def test_a_region_verdict_names_a_normalisation_only_when_a_line_needed_it() -> None:
+    head = [*NUMBERS[:10], "value_10 = fresh(10)", *NUMBERS[11:14], "value_14 = fresh(14)", *NUMBERS[15:]]
+    partial = [*NUMBERS[:10], "value_10 = fresh(10)", *NUMBERS[11:]]
+    (result,) = judge(text(NUMBERS), text(head), text(partial))
+    assert result.status is HunkStatus.PARTIAL
+    assert result.evidence.normalisation is None
+    spaced = [line.replace(" = ", " =  ") if line.startswith("value_12") else line for line in partial]
+    (result,) = judge(text(NUMBERS), text(head), text(spaced))
+    assert result.status is HunkStatus.PARTIAL
+    assert result.evidence.normalisation == "whitespace"
