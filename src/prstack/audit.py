@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import replace
 from typing import TypeGuard
 
-from prstack.matcher import Explainer, PackageIndex, find_moved
+from prstack.matcher import Explainer, Found, PackageIndex, find_moved
 from prstack.matchjobs import (
     HELPER_MIN_FILES,
     TEXT_SUFFIXES,
@@ -211,23 +211,26 @@ def _judge(
 
     try:
         receive_theirs()
-        relocated = _relocated({**mine, **theirs}, helper.find_moved, explain)
+        known = {shared[i]: found for i, found in helper.first_found.items()}
+        relocated = _relocated({**mine, **theirs}, helper.find_moved, explain, known=known)
     except HelperGone:
         index = package or package_index(target)
         left = [i for i in shared if i not in mine]
         mine.update(zip(left, judged_here([jobs[i] for i in left], index), strict=True))
         theirs.clear()  # (whatever the helper answered before it failed is judged here again)
-        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip) for blocks, skip in asks],
+        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip, 1) for blocks, skip in asks],
                                explain, done=set(left))
     return [relocated[i] if i in relocated else theirs[i] for i in range(len(jobs) + len(extra))]
 
 
 def _relocated(results: Mapping[int, list[HunkResult]], find: FindMoved, explain: Explainer | None,
-               done: Collection[int] = ()) -> dict[int, list[HunkResult]]:
+               done: Collection[int] = (), known: Mapping[int, list[list[list[Found]] | None]] | None = None
+               ) -> dict[int, list[HunkResult]]:
     """`results` (matched without the package) with moved blocks looked up by `find` (those of
     `done`, matched with it, kept as they are)."""
     keys = [i for i in results if i not in done]
-    flat = relocate([r for i in keys for r in results[i]], find, explain)
+    flat = relocate([r for i in keys for r in results[i]], find, explain,
+                    [f for i in keys for f in (known or {}).get(i) or [None] * len(results[i])])
     out = dict(results)
     at = 0
     for i in keys:
@@ -334,7 +337,7 @@ def _base_packages(source: GitSource, prs: Sequence[PullRequest]) -> Callable[[i
             return None
         rev = root(pr)
         if rev not in made:
-            made[rev] = tree_package(rev, source.tree_sizes, source.file_at, source.prefetch_files)
+            made[rev] = tree_package(rev, source.tree_blobs, source.file_at, source.prefetch_files)
         return made[rev]
 
     return of

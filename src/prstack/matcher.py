@@ -14,7 +14,7 @@ How a hunk is judged, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from itertools import islice
@@ -247,17 +247,31 @@ def relocated(result: HunkResult, path: str, line: int, normalisation: str | Non
     )
 
 
-def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]], exclude: str | None
-               ) -> list[list[Found]]:
-    """For each of `blocks`, the places (at most MOVED_MAX) it occurs in files other than
-    `exclude`, with the normalisation that equates it with the target's lines there."""
-    out: list[list[Found]] = []
-    for block in blocks:
-        places = []
+def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]],
+               exclude: str | Sequence[str] | None, limit: int = MOVED_MAX) -> list[list[Found]]:
+    """For each of `blocks`, the places (at most `limit`) it occurs in files other than
+    `exclude` (one or several), with the normalisation that equates it with the target's lines
+    there."""
+    return [list(islice(places, limit)) for places in moved_places(package, blocks, exclude)]
+
+
+def settled_at_first(result: HunkResult, blocks: Sequence[Sequence[str]],
+                     found: Sequence[Sequence[Found]], explain: Explainer | None) -> bool:
+    """Whether `settle` given only the first place of each block says all that more places
+    would: each block found elsewhere is explained by the base (then so is every place)."""
+    return explain is None or all(
+        not places or explain.by_base(result.hunk, block) for block, places in zip(blocks, found, strict=True))
+
+
+def moved_places(package: PackageIndex, blocks: Sequence[Sequence[str]],
+                 exclude: str | Sequence[str] | None) -> list[Iterator[Found]]:
+    """`find_moved`, each block's places found as they are asked for (`settle` often needs one)."""
+
+    def places(block: Sequence[str]) -> Iterator[Found]:
         for path, line in islice(package.find_all(block, exclude=exclude), MOVED_MAX):
-            places.append((path, line, _block_level(block, package.lines(path), line - 1)))
-        out.append(places)
-    return out
+            yield path, line, _block_level(block, package.lines(path), line - 1)
+
+    return [places(block) for block in blocks]
 
 
 def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | None:
@@ -278,20 +292,22 @@ def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | N
     return LEVELS[LOOSEST][0]
 
 
-def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Sequence[Found]],
+def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Iterable[Found]],
            explain: Explainer | None) -> HunkResult:
     """`result` given where its `blocks` were `found` elsewhere: relocated to the first place
     not explained otherwise (see Explainer); else as it is, its note naming an explained place."""
     seen: tuple[str, int, str] | None = None
     for block, places in zip(blocks, found, strict=True):
-        if not places:
-            continue
-        base = explain is not None and explain.by_base(result.hunk, block)
+        base: bool | None = None
         for path, line, normalisation in places:
+            if base is None:  # (asked only of a block found elsewhere: it may read the base)
+                base = explain is not None and explain.by_base(result.hunk, block)
             why = explain.why(result.hunk, block, path, base) if explain is not None else None
             if why is None:
                 return relocated(result, path, line, normalisation)
             seen = seen or (path, line, why)
+            if base:
+                break  # (every other place is explained by the base too)
     if seen is None:
         return result
     path, line, why = seen
@@ -306,4 +322,4 @@ def _relocated(result: HunkResult, package: PackageIndex, installed_path: str,
     blocks = relocation_blocks(result)
     if not blocks:
         return result
-    return settle(result, blocks, find_moved(package, blocks, installed_path), explain)
+    return settle(result, blocks, moved_places(package, blocks, installed_path), explain)

@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from prstack.errors import PrstackError
-from prstack.matcher import Explainer, Found, PackageIndex, find_moved, match_file, relocation_blocks, settle
+from prstack.matcher import (
+    Explainer,
+    Found,
+    PackageIndex,
+    find_moved,
+    match_file,
+    relocation_blocks,
+    settle,
+    settled_at_first,
+)
 from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
@@ -88,17 +97,18 @@ def package_index(target: Target) -> PackageIndex:
     )
 
 
-def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, int]]], file_at: FileAt,
+def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, str, int]]], file_at: FileAt,
                  prefetch: Callable[[Sequence[FileKey]], None] | None) -> PackageIndex:
-    """The index of the text files of the repository at `rev` (`files`: path and size of each),
-    read on first use: the package at a PR's base, to tell a block that was there all along."""
+    """The index of the text files of the repository at `rev` (`files`: path, blob id and size
+    of each), read on first use, by blob id (git finds a blob by its id at once, a path at a
+    revision through trees): the package at a PR's base, to tell a block there all along."""
 
     def load() -> dict[str, bytes]:
-        keys = [(rev, path) for path, size in files(rev)
-                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
+        keys = {path: (blob, "") for path, blob, size in files(rev)
+                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES}
         if prefetch is not None:
-            prefetch(keys)
-        return {path: data for rev_, path in keys if (data := file_at(rev_, path)) is not None}
+            prefetch(list(keys.values()))
+        return {path: data for path, key in keys.items() if (data := file_at(*key)) is not None}
 
     return PackageIndex(load)
 
@@ -138,22 +148,41 @@ BLOB_COMPARE_MAX = 1 << 20
 """Targets up to this size are compared to the base by blob id, not by reading the base."""
 
 
-FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[list[list[Found]]]]
-"""For each (blocks, file to leave out): where in the package each block is (`find_moved`)."""
+FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | list[str] | None]]], list[list[list[Found]]]]
+"""For each (blocks, file or files to leave out): where in the package each block is, its
+first place only (`find_moved` with limit 1)."""
 
 
-def relocate(results: list[HunkResult], find: FindMoved, explain: Explainer | None = None
-             ) -> list[HunkResult]:
+def relocate(results: list[HunkResult], find: FindMoved, explain: Explainer | None = None,
+             known: Sequence[list[list[Found]] | None] | None = None) -> list[HunkResult]:
     """`results` (matched without a package index) with blocks found elsewhere made relocated
-    where `explain` does not explain them otherwise; `find` answers, for each (blocks, file to
-    leave out), where each block is."""
+    where `explain` does not explain them otherwise; `find` answers, for each (blocks, files to
+    leave out), where each block is first. A block's first place mostly settles it (see
+    `settled_at_first`); else it is looked for once more, leaving out the files where another
+    audited hunk put it: any place found then is explained by nothing else. `known`: per
+    result, the first answer where it is known already (the helper finds it as it matches)."""
     asks = [(i, blocks) for i, r in enumerate(results) if (blocks := relocation_blocks(r))]
     if not asks:
         return results
-    answers = find([(blocks, results[i].installed_path) for i, blocks in asks])
     out = list(results)
+    have = known or [None] * len(results)
+    todo = [(i, blocks) for i, blocks in asks if have[i] is None]
+    found = dict(zip([i for i, _ in todo],
+                     find([(blocks, results[i].installed_path) for i, blocks in todo]) if todo else [],
+                     strict=True))
+    answers: list[list[list[Found]]] = [found.get(i) or have[i] or [] for i, _ in asks]
+    again: list[tuple[int, list[tuple[str, ...]], list[str]]] = []
     for (i, blocks), got in zip(asks, answers, strict=True):
-        out[i] = settle(out[i], blocks, got, explain)
+        settled = settle(out[i], blocks, got, explain)
+        own = out[i].installed_path
+        if settled.status is not HunkStatus.RELOCATED and not settled_at_first(out[i], blocks, got, explain):
+            assert explain is not None and own is not None
+            again.append((i, blocks, [own, *explain.paths_holding(out[i].hunk, blocks)]))
+        out[i] = settled
+    if again:
+        for (i, blocks, _), got in zip(again, find([(blocks, skip) for _, blocks, skip in again]), strict=True):
+            if any(got):
+                out[i] = settle(results[i], blocks, got, explain)
     return out
 
 
@@ -214,6 +243,8 @@ class MatchHelper:
         self._claims = claims
         self._from = from_helper
         self._jobs: list[FileJob] = []
+        self.first_found: dict[int, list[list[list[Found]] | None]] = {}
+        """Per shared job the helper matched: per hunk, where its blocks are first, if it has any."""
         self.answered = 0
         """Jobs whose verdicts the helper gave (0 when it failed and they were judged here)."""
         self._outbox: queue.Queue[Any] = queue.Queue()
@@ -288,15 +319,18 @@ class MatchHelper:
         """The verdicts of the shared jobs the helper claimed, by index (moved blocks not yet looked up)."""
         packed = self._receive("matched")
         self.answered += len(packed)
+        self.first_found.update((i, found) for i, _, found in packed)
         return {i: [_unpack_result(h, r) for h, r in zip(self._jobs[i].hunks, rows, strict=True)]
-                for i, rows in packed}
+                for i, rows, _ in packed}
 
-    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[list[list[Found]]]:
-        """For each (blocks, file to leave out): where in the package each block is."""
+    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | list[str] | None]]
+                   ) -> list[list[list[Found]]]:
+        """For each (blocks, file or files to leave out): where in the package each block is
+        first (see `FindMoved`)."""
         self.ask_moved(asks)
         return self.moved()
 
-    def ask_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> None:
+    def ask_moved(self, asks: list[tuple[list[tuple[str, ...]], str | list[str] | None]]) -> None:
         """`find_moved` in two steps: the question now, the answer from `moved` (the helper
         answers once it has done what it was asked before)."""
         self._outbox.put(("find", asks))
@@ -369,10 +403,12 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                     ahead.reached(len(packed_jobs) - i, unclaimed(claims))
                     # (moved blocks are weighed by the audit, which knows the stack and its base)
                     (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, None)
-                    done.append((i, [_pack_result(r) for r in results]))
+                    first = [find_moved(package, blocks, r.installed_path, 1)
+                             if (blocks := relocation_blocks(r)) else None for r in results]
+                    done.append((i, [_pack_result(r) for r in results], first))
                 outbox.send(("matched", done))
             elif message[0] == "find":
-                outbox.send(("found", [find_moved(package, blocks, exclude) for blocks, exclude in message[1]]))
+                outbox.send(("found", [find_moved(package, blocks, exclude, 1) for blocks, exclude in message[1]]))
         blobs.close()
     except (PrstackError, OSError) as exc:  # the audit does this work itself, and says why
         with contextlib.suppress(OSError):

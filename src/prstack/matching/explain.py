@@ -14,6 +14,11 @@ def _run(lines: Sequence[str]) -> bytes:
     return b"\n" + b"\n".join(key(line) for line in lines if not trivial(line)) + b"\n"
 
 
+def _ident(h: Hunk) -> tuple[int, str, int, int, int, int]:
+    """What tells two hunks apart (a hunk may come back from the helper process as a copy)."""
+    return h.pr, h.path, h.old_start, h.old_lines, h.new_start, h.new_lines
+
+
 class Explainer:
     """Explains an occurrence of a hunk's block in another file of the target otherwise than by
     a move: the text was already in the package at the PR's base (in any file), or the place
@@ -28,17 +33,28 @@ class Explainer:
         self._hunks_at = hunks_at
         self._base = base
         self._runs: dict[int, bytes] = {}
+        self._at_base: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._by_line: tuple[int, dict[bytes, set[str]]] | None = None
 
     def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
         """Whether `block` was in the package at the base of the hunk's PR."""
         base = self._base(hunk.pr) if self._base is not None else None
-        return base is not None and base.find_block(block) is not None
+        if base is None:
+            return False
+        memo = (id(base), tuple(block))
+        got = self._at_base.get(memo)
+        if got is None:
+            got = self._at_base[memo] = base.find_block(block) is not None
+        return got
 
     def by_hunk(self, hunk: Hunk, block: Sequence[str], path: str) -> Hunk | None:
         """Another audited hunk of `path` whose post-image holds `block` (first in audit order)."""
-        want = _run(block)
+        return self._holder(hunk, _run(block), path)
+
+    def _holder(self, hunk: Hunk, want: bytes, path: str) -> Hunk | None:
+        me = _ident(hunk)
         for other in self._hunks_at.get(path, ()):
-            if other is hunk or other == hunk:
+            if other is hunk or _ident(other) == me:
                 continue
             run = self._runs.get(id(other))
             if run is None:
@@ -46,6 +62,32 @@ class Explainer:
             if want in run:
                 return other
         return None
+
+    def paths_holding(self, hunk: Hunk, blocks: Sequence[Sequence[str]]) -> list[str]:
+        """The files where another audited hunk's post-image holds one of `blocks` (every
+        place there is explained by that hunk)."""
+        by_line = self._paths_by_line()
+        out: list[str] = []
+        for block in blocks:
+            want = _run(block)
+            first = want[1:].split(b"\n", 1)[0]
+            out += [path for path in sorted(by_line.get(first, ()))
+                    if path not in out and self._holder(hunk, want, path) is not None]
+        return out
+
+    def _paths_by_line(self) -> dict[bytes, set[str]]:
+        """Each non-trivial post-image line (as the index keys it) -> the files whose audited
+        hunks hold it (rebuilt when hunks were added since)."""
+        size = sum(map(len, self._hunks_at.values()))
+        if self._by_line is None or self._by_line[0] != size:
+            table: dict[bytes, set[str]] = {}
+            for path, hunks in self._hunks_at.items():
+                for h in hunks:
+                    for line in h.new_image:
+                        if not trivial(line):
+                            table.setdefault(key(line), set()).add(path)
+            self._by_line = (size, table)
+        return self._by_line[1]
 
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
