@@ -70,8 +70,9 @@ class Explainer:
         out: list[str] = []
         for block in blocks:
             want = _run(block)
-            first = want[1:].split(b"\n", 1)[0]
-            out += [path for path in sorted(by_line.get(first, ()))
+            lines = want[1:-1].split(b"\n")
+            candidates = set.intersection(*(by_line.get(k, set()) for k in lines)) if lines else set()
+            out += [path for path in sorted(candidates)
                     if path not in out and self._holder(hunk, want, path) is not None]
         return out
 
