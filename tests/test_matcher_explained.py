@@ -156,3 +156,28 @@ def test_a_region_verdict_names_a_normalisation_only_when_a_line_needed_it() -> 
     (result,) = judge(text(NUMBERS), text(head), text(spaced))
     assert result.status is HunkStatus.PARTIAL
     assert result.evidence.normalisation == "whitespace"
+
+
+# -- applied: more than what was there at the base (issue 15) ---------------------------------------
+
+K = ["    log.debug('enter')", "    metrics.incr('calls')", "    self.trail.append(1)"]
+BODY = ["    a = 1", "    b = 2", "    c = 3"]
+TAIL = ["    d = 4", "    e = 5", "    g = 6"]
+G = ["", "def g():", *BODY, *K, *K, *TAIL]
+DUP_BASE = ["def f():", *BODY, *K, *TAIL, *G]
+DUP_HEAD = ["def f():", *BODY, *K, *K, *TAIL, *G]
+
+
+def test_a_pure_addition_of_lines_already_there_needs_more_of_them_than_the_base() -> None:
+    """The PR doubles f's block; g had it doubled at the base. With f rewritten or dropped, the
+    doubled block matched in g (or f's one copy) is what was there before: missing."""
+    for target in (["def f():", "    pass", *G], ["def f():", *BODY, "    x = 0", *K, *TAIL, *G]):
+        (result,) = judge(text(DUP_BASE), text(DUP_HEAD), text(target), with_sides=True)
+        assert result.status is HunkStatus.MISSING, target
+        assert "was in the file 3 times before the PR" in (result.evidence.note or "")
+
+
+def test_a_pure_addition_of_repeated_lines_is_applied_when_the_target_holds_more() -> None:
+    for target in (["def f():", *BODY, "    x = 0", *K, *K, *TAIL, *G], ["x = 1", "y = 2", *DUP_HEAD]):
+        (result,) = judge(text(DUP_BASE), text(DUP_HEAD), text(target), with_sides=True)
+        assert result.status is HunkStatus.APPLIED, target

@@ -14,6 +14,7 @@ How a hunk is judged, in order:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -96,10 +97,40 @@ def match_file(
             carry = verdict.end - (exp_new + h.new_lines)
             min_start = max(min_start, verdict.end)
         result = _result(h, verdict, idx, installed_path, exp_new)
+        if result.status is HunkStatus.APPLIED and head is not None:
+            result = _more_than_base(result, hunks, idx, head)
         if result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED) and package is not None:
             result = _relocated(result, package, installed_path, explain)
         results.append(result)
     return results
+
+
+def _more_than_base(result: HunkResult, hunks: Sequence[Hunk], idx: FileIndex, head: bytes) -> HunkResult:
+    """An applied pure addition whose lines the file held before the PR counts as applied only
+    when the target holds each of them more often than the base did (the base's count: the
+    head's, less the PR's additions of that line to this file). Else the lines found are those
+    that were there all along: missing."""
+    h = result.hunk
+    if h.removed or not h.added:
+        return result
+    added = [t for t in h.added if not trivial(t)]
+    repeated = [t for t in added if head.count(t.encode("utf-8", "surrogateescape")) > 1]
+    if not repeated:
+        return result  # (the cheap, common case: no added line occurs twice in the head at all)
+    loose = LEVELS[LOOSEST][1]
+    head_count = Counter(map(loose, decode(head)))
+    adds = Counter(loose(t) for other in hunks for t in other.added)
+    target = idx.positions(LOOSEST)
+    for t in repeated:
+        k = loose(t)
+        before = head_count[k] - adds[k]
+        now = target.count(k)
+        if before > 0 and now <= before:
+            note = (f"the added line {t.strip()!r} was in the file {before} times before the PR; "
+                    f"the target holds it {now} times, no more: not counted as applied")
+            return HunkResult(h, HunkStatus.MISSING, result.installed_path,
+                              evidence=MatchEvidence(found_text=result.evidence.found_text, note=note))
+    return result
 
 
 def _start0(start: int, count: int) -> int:
