@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
+SRC = Path(os.environ.get("PRSTACK_BENCH_SRC") or HERE.parent / "src")
+"""The prstack source tree imported (a run with --ab times another one in its child processes)."""
+sys.path[:0] = [str(HERE), str(SRC)]
 
+from benchboiler import build_boilerplate  # noqa: E402
 from benchgen import Case, HunkKey, Truth, build, key  # noqa: E402
 
 from prstack.matchjobs import HELPER_MIN_FILES  # noqa: E402
@@ -58,6 +61,8 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     """Run prstack's library audit in this (fresh) process; write verdicts, time, peak memory."""
     import prstack.matchjobs
     from prstack.audit import audit_stack
+
+    assert Path(prstack.matchjobs.__file__).is_relative_to(SRC.resolve()), prstack.matchjobs.__file__
     from prstack.sources.git import GitSource
     from prstack.targets.base import TargetSpec
 
@@ -89,9 +94,10 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
                                      "matching": matching}))
 
 
-def run_prstack(case: Case) -> tuple[float, float, tuple[float, float], dict[HunkKey, HunkStatus]]:
+def run_prstack(case: Case, src: Path = HERE.parent / "src"
+                ) -> tuple[float, float, tuple[float, float], dict[HunkKey, HunkStatus]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE}"}
+        env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE}", "PRSTACK_BENCH_SRC": str(src)}
         subprocess.run([sys.executable, __file__, "--child", str(case.repo), str(case.tree),
                         ",".join(map(str, case.numbers)), out.name], check=True, env=env)
         data = json.loads(Path(out.name).read_text())
@@ -159,7 +165,7 @@ def timed(fn: Callable[[], dict[HunkKey, HunkStatus]], repeat: int
 def score(truth: dict[HunkKey, Truth], got: dict[HunkKey, HunkStatus]) -> dict[str, object]:
     per: dict[HunkStatus, list[int]] = {c: [0, 0] for c in CLASSES}
     by_mut: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    false_applied = 0
+    false_applied = false_relocated = 0
     wrong: Counter[tuple[str, str, str]] = Counter()
     for k, t in truth.items():
         g = got.get(k)
@@ -170,10 +176,11 @@ def score(truth: dict[HunkKey, Truth], got: dict[HunkKey, HunkStatus]) -> dict[s
         by_mut[t.mutation][1] += 1
         if g is not None and g.present and not t.status.present:
             false_applied += 1
+            false_relocated += g is S.RELOCATED
         if not ok:
             wrong[(t.mutation, t.status.value, g.value if g else "none")] += 1
     total_ok = sum(v[0] for v in per.values())
-    return {"per": per, "by_mut": dict(by_mut), "false_applied": false_applied,
+    return {"per": per, "by_mut": dict(by_mut), "false_applied": false_applied, "false_relocated": false_relocated,
             "overall": total_ok / max(1, len(truth)), "wrong": wrong}
 
 
@@ -190,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="build the case here and keep it")
     ap.add_argument("--prstack-only", action="store_true",
                     help="time and score prstack alone (no peers): for quick iteration")
+    ap.add_argument("--case", choices=("old", "boilerplate", "both"), default="both",
+                    help="which generated case: the old one, the boilerplate package, or both")
+    ap.add_argument("--ab", type=Path, metavar="SRC",
+                    help="also run prstack from this source tree (e.g. main's src/ unpacked with "
+                         "`git archive main src | tar -x -C DIR`), alternating runs: an A/B in one run")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -205,31 +217,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.keep and args.keep.exists():
         ap.error(f"--keep {args.keep}: already exists; give a new directory")
     root = args.keep or Path(tempfile.mkdtemp(prefix="prstack-matcher-bench-"))
+    boiler = (dict(modules=60, units=8, prs=9, files_per_pr=3, edits_per_file=3) if args.small else
+              dict(modules=1500, units=10, prs=90, files_per_pr=6, edits_per_file=4))
     try:
-        return _bench(args, size, root)
+        code = 0
+        if args.case in ("old", "both"):
+            print("== the old case ==")
+            case = build(root / "old", **size)
+            code |= _bench(args, case, root / "old", f"the {size['big_mb']} MB module included")
+        if args.case in ("boilerplate", "both"):
+            print("\n== the boilerplate case ==")
+            case = build_boilerplate(root / "boilerplate", **boiler)
+            code |= _bench(args, case, root / "boilerplate", "no huge module")
+        return code
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
-    started = time.perf_counter()
-    case = build(root, **size)
-    built = time.perf_counter() - started
+def _bench(args: argparse.Namespace, case: Case, root: Path, big: str) -> int:
     mutations = Counter(t.mutation for t in case.truth.values())
-    print(f"case: {case.modules} modules, {case.lines_total:,} lines (the {size['big_mb']} MB module "
-          f"included), {len(case.numbers)} PRs, {len(case.hunks)} hunks; built in {built:.1f}s "
-          f"at {root}")
+    print(f"case: {case.modules} modules, {case.lines_total:,} lines ({big}), "
+          f"{len(case.numbers)} PRs, {len(case.hunks)} hunks; at {root}")
     print("mutations: " + ", ".join(f"{m} {n}" for m, n in sorted(mutations.items())))
 
     walls, matchings, rss, child_rss, got_prstack = [], [], 0.0, 0.0, {}
+    ab_walls: list[float] = []
+    got_ab: dict[HunkKey, HunkStatus] = {}
     for _ in range(args.repeat):
         wall, matching, (rss_mb, child_mb), got_prstack = run_prstack(case)
         walls.append(wall)
         matchings.append(matching)
         rss, child_rss = max(rss, rss_mb), max(child_rss, child_mb)
+        if args.ab:
+            ab_wall, _, _, got_ab = run_prstack(case, args.ab)
+            ab_walls.append(ab_wall)
     tools: list[tuple[str, float, dict[HunkKey, HunkStatus]]] = [
         ("prstack audit", statistics.median(walls), got_prstack)]
+    if args.ab:
+        tools.append(("prstack (--ab)", statistics.median(ab_walls), got_ab))
     peers: tuple[tuple[str, Callable[[Case], dict[HunkKey, HunkStatus]]], ...] = (
         ("git apply -R/PR", run_git_apply), ("patch -R/hunk", run_patch), ("grep/hunk", run_grep))
     for name, fn in () if args.prstack_only else peers:
@@ -250,12 +276,15 @@ def _bench(args: argparse.Namespace, size: dict[str, int], root: Path) -> int:
         print(row)
     print("-" * len(header))
     print(f"{'overall':24}" + "".join(f"{100 * sc['overall']:19.1f}%" for _, _, sc in scores))  # type: ignore[operator]
-    print(f"{'false applied':24}" + "".join(f"{sc['false_applied']:>20}" for _, _, sc in scores))
+    print(f"{'false present':24}" + "".join(f"{sc['false_applied']:>20}" for _, _, sc in scores))
+    print(f"{'  of which relocated':24}" + "".join(f"{sc['false_relocated']:>20}" for _, _, sc in scores))
     print(f"{'wall time (median)':24}" + "".join(f"{t:19.2f}s" for _, t, _ in scores))
     base = scores[0][1]
     print(f"{'time / prstack':24}" + "".join(f"{t / base:19.1f}x" for _, t, _ in scores))
     print(f"prstack peak memory: {rss:.0f} MB in the audit process, {child_rss:.0f} MB in its largest "
           f"child (the matching helper or a git), {rss + child_rss:.0f} MB together at most")
+    if args.ab:
+        print(f"prstack (--ab {args.ab}) runs: {', '.join(f'{w:.2f}s' for w in ab_walls)}")
     print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching in the audit "
           f"process: {statistics.median(matchings):.2f}s median (with {HELPER_MIN_FILES}+ text files in "
           f"the target, a helper process indexes the package and shares the matching, the two "

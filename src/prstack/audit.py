@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TypeGuard
 
 from prstack import progress
-from prstack.matcher import PackageIndex, find_moved
+from prstack.matcher import Explainer, Found, PackageIndex, find_moved
 from prstack.matchjobs import (
     HELPER_MIN_FILES,
     TEXT_SUFFIXES,
@@ -27,6 +27,7 @@ from prstack.matchjobs import (
     relocate,
     run_jobs,
     shareable,
+    tree_package,
 )
 from prstack.models import (
     AuditReport,
@@ -82,6 +83,7 @@ def audit(
     helper: MatchHelper | None = None,
     held: Callable[[FileKey], bool] | None = None,
     later: StackLoad | None = None,
+    base_package: Callable[[int], PackageIndex | None] | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
     ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
@@ -89,12 +91,16 @@ def audit(
     With a `helper`, it matches a share of the files and knows the package; `held` says which
     files at revisions are already in this process's memory (never handed to the helper).
     `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
-    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order."""
+    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
+    `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
+    file is no move when it was there (nor when another audited hunk put it there)."""
     pathmap = PathMap(target.files(), repo_files)
     by_pr = {pr.number: pr for pr in prs}
     groups = _grouped(hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
+    hunks_at: dict[str, list[Hunk]] = {}
+    explain = Explainer(hunks_at, base_package)
 
     def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
@@ -106,6 +112,7 @@ def audit(
                 results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
                 continue
             assert location.installed_path is not None
+            hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = _sides(by_pr[number], file_hunks[0])
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key))
@@ -124,7 +131,8 @@ def audit(
     if later is not None:
         loading = later
         late = _Late(lambda: loading.can_finish, late_jobs)
-    judged = _judge(plan(groups), target, file_at, prefetch, package, helper, held or (lambda key: False), late)
+    judged = _judge(plan(groups), target, file_at, prefetch, package, helper, held or (lambda key: False), late,
+                    explain)
     results.update(zip(job_keys, judged, strict=True))
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
     of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
@@ -151,6 +159,7 @@ def _judge(
     helper: MatchHelper | None,
     held: Callable[[FileKey], bool],
     late: _Late | None = None,
+    explain: Explainer | None = None,
 ) -> list[list[HunkResult]]:
     """Every job's verdicts, in order, then those of the `late` jobs: all here, or shared with
     the helper. Shared, both claim jobs until they meet (see `prstack.matchjobs`); this process
@@ -163,7 +172,7 @@ def _judge(
 
     def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
         read_ahead(todo)
-        return list(_counted(run_jobs(todo, target, file_at, index), len(todo)))
+        return list(_counted(run_jobs(todo, target, file_at, index, explain), len(todo)))
 
     if helper is None:
         index = package or package_index(target)
@@ -201,30 +210,28 @@ def _judge(
             theirs.update({shared[i]: rs for i, rs in helper.matched().items()})
             received = True
 
-    def find_after_theirs(asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
-        helper.ask_moved(asks)  # asked first: the helper answers while this process unpacks its verdicts
-        receive_theirs()
-        return helper.moved()
-
     try:
-        relocated = _relocated(mine, find_after_theirs)
         receive_theirs()
+        known = {shared[i]: found for i, found in helper.first_found.items()}
+        relocated = _relocated({**mine, **theirs}, helper.find_moved, explain, known=known)
     except HelperGone:
         index = package or package_index(target)
         left = [i for i in shared if i not in mine]
         mine.update(zip(left, judged_here([jobs[i] for i in left], index), strict=True))
         theirs.clear()  # (whatever the helper answered before it failed is judged here again)
-        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip) for blocks, skip in asks],
-                               done=set(left))
+        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip, 1) for blocks, skip in asks],
+                               explain, done=set(left))
     return [relocated[i] if i in relocated else theirs[i] for i in range(len(jobs) + len(extra))]
 
 
-def _relocated(results: Mapping[int, list[HunkResult]], find: FindMoved, done: Collection[int] = ()
+def _relocated(results: Mapping[int, list[HunkResult]], find: FindMoved, explain: Explainer | None,
+               done: Collection[int] = (), known: Mapping[int, list[list[list[Found]] | None]] | None = None
                ) -> dict[int, list[HunkResult]]:
     """`results` (matched without the package) with moved blocks looked up by `find` (those of
     `done`, matched with it, kept as they are)."""
     keys = [i for i in results if i not in done]
-    flat = relocate([r for i in keys for r in results[i]], find)
+    flat = relocate([r for i in keys for r in results[i]], find, explain,
+                    [f for i in keys for f in (known or {}).get(i) or [None] * len(results[i])])
     out = dict(results)
     at = 0
     for i in keys:
@@ -302,7 +309,8 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
         # huge files are judged after the rest, whose matching starts while they are being diffed
         later = None if loading.complete else loading
         report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
-                       source.prefetch_files, package, aide, source.holds, later)
+                       source.prefetch_files, package, aide, source.holds, later,
+                       _base_packages(source, changes.prs))
     finally:
         if aide is not None:
             aide.close()
@@ -316,6 +324,32 @@ def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[
     for done, verdict in enumerate(verdicts, 1):
         progress.step("matching files", done, total)
         yield verdict
+
+
+def _base_packages(source: GitSource, prs: Sequence[PullRequest]) -> Callable[[int], PackageIndex | None]:
+    """PR -> the package at the base of its stack (a stacked PR's base is its parent's head,
+    whose change is audited too: the stack's own base is what was there before it), read once."""
+    by_head = {pr.head_sha: pr for pr in prs}
+    by_number = {pr.number: pr for pr in prs}
+    made: dict[str, PackageIndex] = {}
+
+    def root(pr: PullRequest) -> str:
+        seen = {pr.number}
+        while (under := by_head.get(pr.base_sha)) is not None and under.number not in seen:
+            seen.add(under.number)
+            pr = under
+        return pr.base_sha
+
+    def of(number: int) -> PackageIndex | None:
+        pr = by_number.get(number)
+        if pr is None:
+            return None
+        rev = root(pr)
+        if rev not in made:
+            made[rev] = tree_package(rev, source.tree_blobs, source.file_at, source.prefetch_files)
+        return made[rev]
+
+    return of
 
 
 @contextlib.contextmanager

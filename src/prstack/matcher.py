@@ -14,18 +14,23 @@ How a hunk is judged, in order:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import partial
+from itertools import islice
 
 from prstack.matching.anchors import Anchors
+from prstack.matching.explain import Explainer
 from prstack.matching.index import FileIndex
 from prstack.matching.judge import Verdict, judge
 from prstack.matching.package import PackageIndex
 from prstack.matching.shape import Shape
-from prstack.matching.text import blob_id, decode, same_text, trivial
+from prstack.matching.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["PackageIndex", "decode", "find_moved", "match_file", "relocated", "relocation_blocks"]
+__all__ = ["Explainer", "Found", "PackageIndex", "decode", "find_moved", "match_file", "relocated",
+           "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
 """At most this many target lines are quoted as evidence."""
@@ -45,14 +50,16 @@ def match_file(
     base: bytes | None = None,
     head: bytes | None = None,
     package: PackageIndex | None = None,
+    explain: Explainer | None = None,
 ) -> list[HunkResult]:
     """Judge every hunk of one file of one PR against the target's copy of that file.
 
     `target` is None when the target lacks the file. `base` and `head` are the whole file
-    at the PR's base and head, where known (fast paths and anchoring).
+    at the PR's base and head, where known (fast paths and anchoring). A block found in another
+    file of `package` counts as moved only where `explain` does not explain it otherwise.
     """
     if target is None:
-        return [_absent(h, installed_path, package) for h in hunks]
+        return [_absent(h, installed_path, package, explain) for h in hunks]
     if head is not None and same_text(target, head):
         return [_file_level(h, target, installed_path) or _at_head(h, installed_path) for h in hunks]
     if base is not None and same_text(target, base):
@@ -62,7 +69,7 @@ def match_file(
             result = _file_level(h, target, installed_path) or HunkResult(
                 h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
             if result.status is HunkStatus.MISSING and package is not None:
-                result = _relocated(result, package, installed_path) or result
+                result = _relocated(result, package, installed_path, explain)
             out.append(result)
         return out
     idx = FileIndex.of(target)
@@ -90,10 +97,40 @@ def match_file(
             carry = verdict.end - (exp_new + h.new_lines)
             min_start = max(min_start, verdict.end)
         result = _result(h, verdict, idx, installed_path, exp_new)
+        if result.status is HunkStatus.APPLIED and head is not None:
+            result = _more_than_base(result, hunks, idx, head)
         if result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED) and package is not None:
-            result = _relocated(result, package, installed_path) or result
+            result = _relocated(result, package, installed_path, explain)
         results.append(result)
     return results
+
+
+def _more_than_base(result: HunkResult, hunks: Sequence[Hunk], idx: FileIndex, head: bytes) -> HunkResult:
+    """An applied pure addition whose lines the file held before the PR counts as applied only
+    when the target holds each of them more often than the base did (the base's count: the
+    head's, less the PR's additions of that line to this file). Else the lines found are those
+    that were there all along: missing."""
+    h = result.hunk
+    if h.removed or not h.added:
+        return result
+    added = [t for t in h.added if not trivial(t)]
+    repeated = [t for t in added if head.count(t.encode("utf-8", "surrogateescape")) > 1]
+    if not repeated:
+        return result  # (the cheap, common case: no added line occurs twice in the head at all)
+    loose = LEVELS[LOOSEST][1]
+    head_count = Counter(map(loose, decode(head)))
+    adds = Counter(loose(t) for other in hunks for t in other.added)
+    target = idx.positions(LOOSEST)
+    for t in repeated:
+        k = loose(t)
+        before = head_count[k] - adds[k]
+        now = target.count(k)
+        if before > 0 and now <= before:
+            note = (f"the added line {t.strip()!r} was in the file {before} times before the PR; "
+                    f"the target holds it {now} times, no more: not counted as applied")
+            return HunkResult(h, HunkStatus.MISSING, result.installed_path,
+                              evidence=MatchEvidence(found_text=result.evidence.found_text, note=note))
+    return result
 
 
 def _start0(start: int, count: int) -> int:
@@ -163,14 +200,15 @@ def _deleted_present(h: Hunk, idx: FileIndex, installed_path: str) -> HunkResult
     return HunkResult(h, status, installed_path, evidence=MatchEvidence(note=note))
 
 
-def _absent(h: Hunk, installed_path: str, package: PackageIndex | None) -> HunkResult:
+def _absent(h: Hunk, installed_path: str, package: PackageIndex | None,
+            explain: Explainer | None) -> HunkResult:
     if h.change is FileChange.DELETED:
         return HunkResult(h, HunkStatus.APPLIED, installed_path,
                           evidence=MatchEvidence(note="file deleted, as the PR does"))
     result = HunkResult(h, HunkStatus.FILE_MISSING, installed_path,
                         evidence=MatchEvidence(note="the target has no such file"))
     if package is not None and h.lines:
-        return _relocated(result, package, installed_path) or result
+        return _relocated(result, package, installed_path, explain)
     return result
 
 
@@ -195,6 +233,9 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
 
     The evidence must be substantial: trivial lines never count, and when the old lines are still
     in place (missing) the added block alone must be sizeable, so copied code is not taken for a move.
+    The hunk's own place must be consistent with a move: its pre-image there (missing), the file
+    or the whole region gone, or the changed lines removed with nothing in their place; a region
+    rewritten (other lines where the hunk's lines were) is not a move.
     """
     if result.status not in (HunkStatus.MISSING, HunkStatus.DIVERGED, HunkStatus.FILE_MISSING):
         return []
@@ -206,32 +247,110 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
     if result.status is HunkStatus.MISSING:
         strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
         return [h.added] if strong else []
+    if result.status is HunkStatus.DIVERGED and _rewritten(result):
+        return []
     blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
     if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
         blocks.append(h.added)
     return blocks
 
 
-def relocated(result: HunkResult, path: str, line: int) -> HunkResult:
+def _rewritten(result: HunkResult) -> bool:
+    """Whether the target's lines at a diverged hunk's place hold text that is none of the hunk's."""
+    own = {_loose(t) for t in result.hunk.old_image + result.hunk.new_image}
+    return any(not trivial(t) and _loose(t) not in own for t in result.evidence.found_text)
+
+
+_loose = LEVELS[LOOSEST][1]
+
+Found = tuple[str, int, str | None]
+"""Where a block was found in another file: (installed path, 1-based line, normalisation)."""
+MOVED_MAX = 8
+"""At most this many places of one block elsewhere are weighed (each may be explained otherwise)."""
+
+
+def relocated(result: HunkResult, path: str, line: int, normalisation: str | None = None) -> HunkResult:
     """`result` turned relocated: its block was found at `line` (1-based) of `path`."""
     return HunkResult(
         result.hunk, HunkStatus.RELOCATED, result.installed_path, path, line, None, None,
-        MatchEvidence(result.evidence.normalisation, found_text=(),
-                      note=f"not at its place ({result.status.value}); its block is in {path}"),
+        MatchEvidence(normalisation, found_text=(),
+                      note=f"not at its place ({result.status.value}); its block is in {path}:{line}"),
     )
 
 
-def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]], exclude: str | None
-               ) -> tuple[str, int] | None:
-    """Where the first of `blocks` found in a file other than `exclude` is: (path, 1-based line)."""
-    for block in blocks:
-        got = package.find_block(block, exclude=exclude)
-        if got is not None:
-            return got
-    return None
+def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]],
+               exclude: str | Sequence[str] | None, limit: int = MOVED_MAX) -> list[list[Found]]:
+    """For each of `blocks`, the places (at most `limit`) it occurs in files other than
+    `exclude` (one or several), with the normalisation that equates it with the target's lines
+    there."""
+    return [list(islice(places, limit)) for places in moved_places(package, blocks, exclude)]
 
 
-def _relocated(result: HunkResult, package: PackageIndex, installed_path: str) -> HunkResult | None:
-    """The hunk's block found in another file of the package: relocated (see relocation_blocks)."""
-    got = find_moved(package, relocation_blocks(result), installed_path)
-    return relocated(result, *got) if got is not None else None
+def settled_at_first(result: HunkResult, blocks: Sequence[Sequence[str]],
+                     found: Sequence[Sequence[Found]], explain: Explainer | None) -> bool:
+    """Whether `settle` given only the first place of each block says all that more places
+    would: each block found elsewhere is explained by the base (then so is every place)."""
+    return explain is None or all(
+        not places or explain.by_base(result.hunk, block) for block, places in zip(blocks, found, strict=True))
+
+
+def moved_places(package: PackageIndex, blocks: Sequence[Sequence[str]],
+                 exclude: str | Sequence[str] | None) -> list[Iterator[Found]]:
+    """`find_moved`, each block's places found as they are asked for (`settle` often needs one)."""
+
+    def places(block: Sequence[str]) -> Iterator[Found]:
+        for path, line in islice(package.find_all(block, exclude=exclude), MOVED_MAX):
+            yield path, line, _block_level(block, package.lines(path), line - 1)
+
+    return [places(block) for block in blocks]
+
+
+def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | None:
+    """The strictest normalisation under which the non-trivial lines of `block` are the
+    non-trivial lines of `lines` from `at` on (as the package index found them)."""
+    want = [t for t in block if not trivial(t)]
+    got: list[str] = []
+    i = at
+    while len(got) < len(want) and i < len(lines):
+        if _loose(lines[i]) == _loose(want[len(got)]):
+            got.append(lines[i])
+        elif not trivial(_loose(lines[i])):
+            break
+        i += 1
+    for name, norm in LEVELS:
+        if len(got) == len(want) and all(norm(a) == norm(b) for a, b in zip(want, got, strict=True)):
+            return name
+    return LEVELS[LOOSEST][0]
+
+
+def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Iterable[Found]],
+           explain: Explainer | None) -> HunkResult:
+    """`result` given where its `blocks` were `found` elsewhere: relocated to the first place
+    not explained otherwise (see Explainer); else as it is, its note naming an explained place."""
+    seen: tuple[str, int, str] | None = None
+    for block, places in zip(blocks, found, strict=True):
+        base: bool | None = None
+        for path, line, normalisation in places:
+            if base is None:  # (asked only of a block found elsewhere: it may read the base)
+                base = explain is not None and explain.by_base(result.hunk, block)
+            why = explain.why(result.hunk, block, path, base) if explain is not None else None
+            if why is None:
+                return relocated(result, path, line, normalisation)
+            seen = seen or (path, line, why)
+            if base:
+                break  # (every other place is explained by the base too)
+    if seen is None:
+        return result
+    path, line, why = seen
+    said = f"the same text is in {path}:{line}, explained {why}; not counted"
+    note = f"{result.evidence.note}; {said}" if result.evidence.note else said
+    return replace(result, evidence=replace(result.evidence, note=note))
+
+
+def _relocated(result: HunkResult, package: PackageIndex, installed_path: str,
+               explain: Explainer | None) -> HunkResult:
+    """`result` with its block looked up in the rest of the package (see relocation_blocks)."""
+    blocks = relocation_blocks(result)
+    if not blocks:
+        return result
+    return settle(result, blocks, moved_places(package, blocks, installed_path), explain)

@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from prstack.errors import PrstackError
-from prstack.matcher import PackageIndex, find_moved, match_file, relocated, relocation_blocks
+from prstack.matcher import (
+    Explainer,
+    Found,
+    PackageIndex,
+    find_moved,
+    match_file,
+    relocation_blocks,
+    settle,
+    settled_at_first,
+)
 from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus, MatchEvidence
@@ -96,10 +105,26 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
         return None
 
 
-def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None
-             ) -> Iterator[list[HunkResult]]:
-    """Each job's verdicts, in order (blocks that moved looked up in `package` when given; the
-    target files it has read already are not read again)."""
+def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, str, int]]], file_at: FileAt,
+                 prefetch: Callable[[Sequence[FileKey]], None] | None) -> PackageIndex:
+    """The index of the text files of the repository at `rev` (`files`: path, blob id and size
+    of each), read on first use, by blob id (git finds a blob by its id at once, a path at a
+    revision through trees): the package at a PR's base, to tell a block there all along."""
+
+    def load() -> dict[str, bytes]:
+        keys = {path: (blob, "") for path, blob, size in files(rev)
+                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES}
+        if prefetch is not None:
+            prefetch(list(keys.values()))
+        return {path: data for path, key in keys.items() if (data := file_at(*key)) is not None}
+
+    return PackageIndex(load)
+
+
+def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None,
+             explain: Explainer | None = None) -> Iterator[list[HunkResult]]:
+    """Each job's verdicts, in order (blocks that moved looked up in `package` when given, and
+    weighed by `explain`; the target files it has read already are not read again)."""
     for job in jobs:
         text = None
         if job.present:
@@ -113,7 +138,7 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
                 continue
         head = file_at(*job.head)
         yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
-                         head=head, package=package)
+                         head=head, package=package, explain=explain)
 
 
 def _base(job: FileJob, target: bytes | None, head: bytes | None, file_at: FileAt) -> bytes | None:
@@ -137,21 +162,41 @@ BLOB_COMPARE_MAX = 1 << 20
 """Targets up to this size are compared to the base by blob id, not by reading the base."""
 
 
-FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | None]]], list[tuple[str, int] | None]]
-"""For each (blocks, file to leave out): where in the package the first block found is."""
+FindMoved = Callable[[list[tuple[list[tuple[str, ...]], str | list[str] | None]]], list[list[list[Found]]]]
+"""For each (blocks, file or files to leave out): where in the package each block is, its
+first place only (`find_moved` with limit 1)."""
 
 
-def relocate(results: list[HunkResult], find: FindMoved) -> list[HunkResult]:
-    """`results` (matched without a package index) with blocks found elsewhere made relocated;
-    `find` answers, for each (blocks, file to leave out), where the first block found is."""
+def relocate(results: list[HunkResult], find: FindMoved, explain: Explainer | None = None,
+             known: Sequence[list[list[Found]] | None] | None = None) -> list[HunkResult]:
+    """`results` (matched without a package index) with blocks found elsewhere made relocated
+    where `explain` does not explain them otherwise; `find` answers, for each (blocks, files to
+    leave out), where each block is first. A block's first place mostly settles it (see
+    `settled_at_first`); else it is looked for once more, leaving out the files where another
+    audited hunk put it: any place found then is explained by nothing else. `known`: per
+    result, the first answer where it is known already (the helper finds it as it matches)."""
     asks = [(i, blocks) for i, r in enumerate(results) if (blocks := relocation_blocks(r))]
     if not asks:
         return results
-    answers = find([(blocks, results[i].installed_path) for i, blocks in asks])
     out = list(results)
-    for (i, _), got in zip(asks, answers, strict=True):
-        if got is not None:
-            out[i] = relocated(out[i], *got)
+    have = known or [None] * len(results)
+    todo = [(i, blocks) for i, blocks in asks if have[i] is None]
+    found = dict(zip([i for i, _ in todo],
+                     find([(blocks, results[i].installed_path) for i, blocks in todo]) if todo else [],
+                     strict=True))
+    answers: list[list[list[Found]]] = [found.get(i) or have[i] or [] for i, _ in asks]
+    again: list[tuple[int, list[tuple[str, ...]], list[str]]] = []
+    for (i, blocks), got in zip(asks, answers, strict=True):
+        settled = settle(out[i], blocks, got, explain)
+        own = out[i].installed_path
+        if settled.status is not HunkStatus.RELOCATED and not settled_at_first(out[i], blocks, got, explain):
+            assert explain is not None and own is not None
+            again.append((i, blocks, [own, *explain.paths_holding(out[i].hunk, blocks)]))
+        out[i] = settled
+    if again:
+        for (i, blocks, _), got in zip(again, find([(blocks, skip) for _, blocks, skip in again]), strict=True):
+            if any(got):
+                out[i] = settle(results[i], blocks, got, explain)
     return out
 
 
@@ -212,6 +257,8 @@ class MatchHelper:
         self._claims = claims
         self._from = from_helper
         self._jobs: list[FileJob] = []
+        self.first_found: dict[int, list[list[list[Found]] | None]] = {}
+        """Per shared job the helper matched: per hunk, where its blocks are first, if it has any."""
         self.answered = 0
         """Jobs whose verdicts the helper gave (0 when it failed and they were judged here)."""
         self._outbox: queue.Queue[Any] = queue.Queue()
@@ -283,24 +330,27 @@ class MatchHelper:
         return unclaimed(self._claims)
 
     def matched(self) -> dict[int, list[HunkResult]]:
-        """The verdicts of the shared jobs the helper claimed, by index (relocations included)."""
+        """The verdicts of the shared jobs the helper claimed, by index (moved blocks not yet looked up)."""
         packed = self._receive("matched")
         self.answered += len(packed)
+        self.first_found.update((i, found) for i, _, found in packed)
         return {i: [_unpack_result(h, r) for h, r in zip(self._jobs[i].hunks, rows, strict=True)]
-                for i, rows in packed}
+                for i, rows, _ in packed}
 
-    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> list[tuple[str, int] | None]:
-        """For each (blocks, file to leave out): where in the package the first block found is."""
+    def find_moved(self, asks: list[tuple[list[tuple[str, ...]], str | list[str] | None]]
+                   ) -> list[list[list[Found]]]:
+        """For each (blocks, file or files to leave out): where in the package each block is
+        first (see `FindMoved`)."""
         self.ask_moved(asks)
         return self.moved()
 
-    def ask_moved(self, asks: list[tuple[list[tuple[str, ...]], str | None]]) -> None:
+    def ask_moved(self, asks: list[tuple[list[tuple[str, ...]], str | list[str] | None]]) -> None:
         """`find_moved` in two steps: the question now, the answer from `moved` (the helper
         answers once it has done what it was asked before)."""
         self._outbox.put(("find", asks))
 
-    def moved(self) -> list[tuple[str, int] | None]:
-        answers: list[tuple[str, int] | None] = self._receive("found")
+    def moved(self) -> list[list[list[Found]]]:
+        answers: list[list[list[Found]]] = self._receive("found")
         return answers
 
     def close(self) -> None:
@@ -365,11 +415,14 @@ def serve(target: Target, repo: str, env: dict[str, str], inbox: Connection, out
                 done = []
                 while (i := claim_back(claims)) is not None:
                     ahead.reached(len(packed_jobs) - i, unclaimed(claims))
-                    (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, package)
-                    done.append((i, [_pack_result(r) for r in results]))
+                    # (moved blocks are weighed by the audit, which knows the stack and its base)
+                    (results,) = run_jobs([_unpack_job(packed_jobs[i])], target, blobs.read, None)
+                    first = [find_moved(package, blocks, r.installed_path, 1)
+                             if (blocks := relocation_blocks(r)) else None for r in results]
+                    done.append((i, [_pack_result(r) for r in results], first))
                 outbox.send(("matched", done))
             elif message[0] == "find":
-                outbox.send(("found", [find_moved(package, blocks, exclude) for blocks, exclude in message[1]]))
+                outbox.send(("found", [find_moved(package, blocks, exclude, 1) for blocks, exclude in message[1]]))
         blobs.close()
     except (PrstackError, OSError) as exc:  # the audit does this work itself, and says why
         with contextlib.suppress(OSError):

@@ -224,7 +224,9 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     level = next(lv for lv in range(LOOSEST, -1, -1) if sh.usable(lv))
     hunk_norm = list(sh.norm(level))
     region = idx.norm(level)[rs:re_]
-    matched_h, matched_t = _align(hunk_norm, region)
+    pairs = _align(hunk_norm, region)
+    matched_h = {i for i, _ in pairs}
+    matched_t = {j for _, j in pairs}
     changed = [(i, k, t) for i, (k, t) in enumerate(sh.lines) if k != " "]
     if any(not trivial(t) for _, _, t in changed):
         changed = [c for c in changed if not trivial(c[2])]
@@ -234,22 +236,52 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     r_kept = tuple("-" + t for i, k, t in changed if k == "-" and i in matched_h)
     extra = sum(1 for j, line in enumerate(idx.lines[rs:re_])
                 if j not in matched_t and not trivial(line))
-    norm_name = LEVELS[level][0]
+    norm_name = _used_level(sh, idx, rs, pairs, level)
 
     def out(status: HunkStatus, note: str | None = None) -> Verdict:
+        if note is not None and a_out:
+            note += _elsewhere(idx, [t[1:] for t in a_out], rs, re_)
         return Verdict(status, rs, re_, None, norm_name, a_in + r_gone, a_out + r_kept, note)
 
+    among = f", {extra} other lines among them" if extra else ""
     if not a_out and not r_kept:
         if not a_in and extra:
             return out(HunkStatus.DIVERGED, f"removed lines gone, {extra} other lines in their place")
-        return out(HunkStatus.APPLIED, f"changed lines found in place, {extra} other lines among them")
+        return out(HunkStatus.APPLIED, "changed lines found in place" + among)
     if not a_in and not r_gone:
         if not r_kept and extra:
             return out(HunkStatus.DIVERGED, f"{extra} other lines where the added lines belong")
-        return out(HunkStatus.MISSING, "the pre-change lines are still there, with other edits")
+        if not r_kept:
+            return out(HunkStatus.MISSING, "the added lines are not at their place, the lines around it are" + among)
+        return out(HunkStatus.MISSING, "the pre-change lines are still there" + among)
     if a_in or not a_out:
         return out(HunkStatus.PARTIAL)
-    return out(HunkStatus.DIVERGED, "some removed lines are gone, none of the added lines are there")
+    return out(HunkStatus.DIVERGED, "some removed lines are gone; none of the added lines are at their place")
+
+
+def _elsewhere(idx: FileIndex, lines: list[str], rs: int, re_: int) -> str:
+    """A clause on added lines judged not at their place that the file holds anyway, verbatim
+    (out of the hunk's order within its region, or elsewhere): where the first of them is."""
+    pos = idx.positions(0)
+    found = sorted((at, t) for t in lines if not trivial(t) for at in pos.occ(t)[:1])
+    if not found:
+        return ""
+    at, _ = found[0]
+    where = "within the region, out of order" if rs <= at < re_ else "elsewhere in the file"
+    count = len({t for _, t in found})
+    return (f"; {count} of them {'is' if count == 1 else 'are'} in the file verbatim, {where} "
+            f"(first at line {at + 1})")
+
+
+def _used_level(sh: Shape, idx: FileIndex, rs: int, pairs: list[tuple[int, int]], level: int) -> str | None:
+    """The strictest normalisation under which every paired hunk and target line are equal
+    (None: verbatim, or nothing paired): what the line-by-line verdict relied on."""
+    texts, lines = sh.texts, idx.lines
+    for lv in range(level):
+        norm = LEVELS[lv][1]
+        if all(norm(texts[i]) == norm(lines[rs + j]) for i, j in pairs):
+            return LEVELS[lv][0]
+    return LEVELS[level][0]
 
 
 def _locate(
@@ -303,22 +335,18 @@ def _locate(
     return rs, max(rs, re_)
 
 
-def _align(a: list[str], b: list[str]) -> tuple[set[int], set[int]]:
-    """Indices of `a` and of `b` paired by a longest common subsequence (multiset match when big)."""
+def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
+    """(index in `a`, index in `b`) pairs of a longest common subsequence (multiset match when big)."""
     if len(a) > MAX_ALIGN or len(b) > MAX_ALIGN:
         pool: dict[str, list[int]] = {}
         for j in range(len(b) - 1, -1, -1):
             pool.setdefault(b[j], []).append(j)
-        ma: set[int] = set()
-        mb: set[int] = set()
+        pairs = []
         for i, line in enumerate(a):
             slot = pool.get(line)
             if slot:
-                ma.add(i)
-                mb.add(slot.pop())
-        return ma, mb
-    ma, mb = set(), set()
-    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        ma.update(range(block.a, block.a + block.size))
-        mb.update(range(block.b, block.b + block.size))
-    return ma, mb
+                pairs.append((i, slot.pop()))
+        return pairs
+    return [(block.a + k, block.b + k)
+            for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+            for k in range(block.size)]

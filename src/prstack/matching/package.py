@@ -6,7 +6,7 @@ import bisect
 import contextlib
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from prstack.errors import PrstackError
 from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
@@ -60,6 +60,7 @@ class PackageIndex:
         self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
+        self._decoded: dict[str, list[str]] = {}
         self._text = b""
         """b"\\n" + every indexed file's keys (files sorted by path), one a line + b"\\n"."""
         self._starts: list[int] = []
@@ -82,6 +83,13 @@ class PackageIndex:
     def held(self, path: str) -> bytes | None:
         """The file's bytes if the index has already read them (never reads)."""
         return self._data.get(path) if self._data is not None else None
+
+    def lines(self, path: str) -> list[str]:
+        """One file's lines (decoded once, on first ask; no other file is decoded)."""
+        got = self._decoded.get(path)
+        if got is None:
+            got = self._decoded[path] = decode(self.data.get(path, b""))
+        return got
 
     @property
     def files(self) -> dict[str, list[str]]:
@@ -132,12 +140,21 @@ class PackageIndex:
         """Where the non-trivial lines of `block` occur, in order and contiguous (trivial lines
         between them ignored), in a file other than `exclude`: (installed path, 1-based line).
         The first such place, in path order then line order."""
+        return next(self.find_all(block, exclude=exclude), None)
+
+    def find_all(
+        self, block: Sequence[str], *, exclude: str | Collection[str] | None = None
+    ) -> Iterator[tuple[str, int]]:
+        """Every place `find_block` could answer, in path order then line order (`exclude`:
+        a file, or files, to leave out)."""
+        if isinstance(exclude, str):
+            exclude = (exclude,)
         wanted = [key(line) for line in block if not trivial(line)]
         if not wanted:
-            return None
+            return iter(())
         count = self._index()
         if any(k not in count for k in wanted):
-            return None
+            return iter(())
         if any(_trivial(k) for k in wanted):
             # A line trivial only once normalised can stand between others: walk from the
             # rarest line, through the whole package.
@@ -151,8 +168,8 @@ class PackageIndex:
         probe = min((i for i, f in enumerate(firsts) if f == frm), key=lambda i: count[wanted[i]])
         return self._scan(wanted, probe, frm, exclude)
 
-    def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: str | None
-              ) -> tuple[str, int] | None:
+    def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: Collection[str] | None
+              ) -> Iterator[tuple[str, int]]:
         """Walk from each occurrence of wanted[probe] in files `frm` on (all of its occurrences)."""
         assert self._count is not None
         text, starts = self._text, self._starts
@@ -160,41 +177,55 @@ class PackageIndex:
         left = self._count[wanted[probe]]
         at = text.find(needle, starts[frm] - 1)
         f = -1
-        keys: list[bytes] = []
+        skip = False
+        last: tuple[str, int] | None = None
         while left and at >= 0:
             left -= 1
             if f < 0 or not starts[f] <= at + 1 < starts[f + 1]:
                 f = bisect.bisect_right(starts, at + 1) - 1
-                keys = [] if self._paths[f] == exclude else text[
-                    starts[f] : starts[f + 1] - 1].split(b"\n")
-            if keys:
-                start = _walk(keys, text.count(b"\n", starts[f], at + 1), wanted, probe)
+                skip = bool(exclude) and self._paths[f] in exclude  # type: ignore[operator]
+            if not skip:
+                lo = starts[f]
+                start = _walk(text, lo, starts[f + 1] - 1, at + 1, wanted, probe)
                 if start is not None:
-                    return self._paths[f], start + 1
+                    found = (self._paths[f], text.count(b"\n", lo, start) + 1)
+                    if found != last:
+                        last = found
+                        yield found
             at = text.find(needle, at + 1) if left else -1
-        return None
 
 
 def _trivial(k: bytes) -> bool:
     return trivial(k.decode("utf-8", "surrogatepass"))
 
 
-def _walk(keys: list[bytes], at: int, wanted: list[bytes], probe: int) -> int | None:
-    """With wanted[probe] at keys[at], the position of wanted[0] if all of `wanted` is there, in
-    order, with only trivial lines between; else None."""
-    i = at
+def _walk(text: bytes, lo: int, hi: int, at: int, wanted: list[bytes], probe: int) -> int | None:
+    """With wanted[probe] the line starting at offset `at` of `text`, in a file whose lines lie
+    in text[lo:hi] (newline-separated), the offset where wanted[0]'s line starts if all of `wanted`
+    is there, in order, with only trivial lines between; else None. Reads only the lines it
+    walks over."""
+    s = at
     for k in range(probe - 1, -1, -1):
-        i -= 1
-        while i >= 0 and keys[i] != wanted[k] and _trivial(keys[i]):
-            i -= 1
-        if i < 0 or keys[i] != wanted[k]:
-            return None
-    start = i
-    i = at
+        while True:
+            if s <= lo:
+                return None
+            s = text.rfind(b"\n", lo - 1, s - 1) + 1
+            line = text[s : text.find(b"\n", s)]
+            if line == wanted[k]:
+                break
+            if not _trivial(line):
+                return None
+    start = s
+    e = text.find(b"\n", at)
     for k in range(probe + 1, len(wanted)):
-        i += 1
-        while i < len(keys) and keys[i] != wanted[k] and _trivial(keys[i]):
-            i += 1
-        if i >= len(keys) or keys[i] != wanted[k]:
-            return None
+        while True:
+            if e >= hi:
+                return None
+            nxt = text.find(b"\n", e + 1)
+            line = text[e + 1 : nxt]
+            e = nxt
+            if line == wanted[k]:
+                break
+            if not _trivial(line):
+                return None
     return start

@@ -266,6 +266,17 @@ class GitSource:
         out = self._run_bytes("ls-tree", "-r", "-z", "--name-only", rev)
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
+    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        """Every file (blob) of the repository at a revision: path, blob id, size in bytes."""
+        out = self._run_bytes("ls-tree", "-r", "-z", "-l", rev)
+        rows = []
+        for entry in out.split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            fields = meta.split()
+            if tab and len(fields) == 4 and fields[1] == b"blob" and fields[3].isdigit():
+                rows.append((path.decode("utf-8", "surrogateescape"), fields[2].decode(), int(fields[3])))
+        return rows
+
     def blame_added(
         self, base: str, head: str, path: str, ranges: Iterable[tuple[int, int]], outside: Sequence[str] = ()
     ) -> dict[int, str]:

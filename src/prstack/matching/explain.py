@@ -1,0 +1,99 @@
+"""What else explains a hunk's block found in another file than a move: the base, other hunks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from prstack.matching.package import PackageIndex, key
+from prstack.matching.text import trivial
+from prstack.models import Hunk
+
+
+def _run(lines: Sequence[str]) -> bytes:
+    """A block's non-trivial lines as the package index compares them, one run of text."""
+    return b"\n" + b"\n".join(key(line) for line in lines if not trivial(line)) + b"\n"
+
+
+def _ident(h: Hunk) -> tuple[int, str, int, int, int, int]:
+    """What tells two hunks apart (a hunk may come back from the helper process as a copy)."""
+    return h.pr, h.path, h.old_start, h.old_lines, h.new_start, h.new_lines
+
+
+class Explainer:
+    """Explains an occurrence of a hunk's block in another file of the target otherwise than by
+    a move: the text was already in the package at the PR's base (in any file), or the place
+    holds another audited hunk whose post-image contains it (any PR of the stack).
+
+    `hunks_at`: installed path -> the audited hunks of that file (the mapping may grow while the
+    audit plans late files). `base`: PR number -> the index of the package at its stack's base,
+    or None where it is not known; read only when a block is found elsewhere."""
+
+    def __init__(self, hunks_at: Mapping[str, Sequence[Hunk]],
+                 base: Callable[[int], PackageIndex | None] | None = None) -> None:
+        self._hunks_at = hunks_at
+        self._base = base
+        self._runs: dict[int, bytes] = {}
+        self._at_base: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._by_line: tuple[int, dict[bytes, set[str]]] | None = None
+
+    def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
+        """Whether `block` was in the package at the base of the hunk's PR."""
+        base = self._base(hunk.pr) if self._base is not None else None
+        if base is None:
+            return False
+        memo = (id(base), tuple(block))
+        got = self._at_base.get(memo)
+        if got is None:
+            got = self._at_base[memo] = base.find_block(block) is not None
+        return got
+
+    def by_hunk(self, hunk: Hunk, block: Sequence[str], path: str) -> Hunk | None:
+        """Another audited hunk of `path` whose post-image holds `block` (first in audit order)."""
+        return self._holder(hunk, _run(block), path)
+
+    def _holder(self, hunk: Hunk, want: bytes, path: str) -> Hunk | None:
+        me = _ident(hunk)
+        for other in self._hunks_at.get(path, ()):
+            if other is hunk or _ident(other) == me:
+                continue
+            run = self._runs.get(id(other))
+            if run is None:
+                run = self._runs[id(other)] = _run(other.new_image)
+            if want in run:
+                return other
+        return None
+
+    def paths_holding(self, hunk: Hunk, blocks: Sequence[Sequence[str]]) -> list[str]:
+        """The files where another audited hunk's post-image holds one of `blocks` (every
+        place there is explained by that hunk)."""
+        by_line = self._paths_by_line()
+        out: list[str] = []
+        for block in blocks:
+            want = _run(block)
+            lines = want[1:-1].split(b"\n")
+            candidates = set.intersection(*(by_line.get(k, set()) for k in lines)) if lines else set()
+            out += [path for path in sorted(candidates)
+                    if path not in out and self._holder(hunk, want, path) is not None]
+        return out
+
+    def _paths_by_line(self) -> dict[bytes, set[str]]:
+        """Each non-trivial post-image line (as the index keys it) -> the files whose audited
+        hunks hold it (rebuilt when hunks were added since)."""
+        size = sum(map(len, self._hunks_at.values()))
+        if self._by_line is None or self._by_line[0] != size:
+            table: dict[bytes, set[str]] = {}
+            for path, hunks in self._hunks_at.items():
+                for h in hunks:
+                    for line in h.new_image:
+                        if not trivial(line):
+                            table.setdefault(key(line), set()).add(path)
+            self._by_line = (size, table)
+        return self._by_line[1]
+
+    def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
+        """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
+        `base`: `by_base` of the block, asked once per block by the caller."""
+        if base:
+            return "by the base"
+        other = self.by_hunk(hunk, block, path)
+        return f"by #{other.pr}" if other is not None else None
