@@ -9,6 +9,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TypeGuard
 
 from prstack import progress
@@ -41,6 +42,7 @@ from prstack.models import (
 from prstack.sources.detect import PRMetadata
 from prstack.sources.git import GitSource
 from prstack.sources.loader import StackLoad, start_stack
+from prstack.sources.repo_id import repo_from_git
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 from prstack.targets.layout import PathMap, Placement
 from prstack.targets.provenance import flag_results, join_build
@@ -291,6 +293,8 @@ def audit_stack(
 
 def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None,
                  metadata: Mapping[int, PRMetadata] | None, helper: bool | None) -> AuditReport:
+    if needs_pr_paths(spec) and spec.repo is None:
+        spec = _named_by_clone(spec, source.path)
     early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
     package = None
     aide = None
@@ -350,6 +354,15 @@ def _base_packages(source: GitSource, prs: Sequence[PullRequest]) -> Callable[[i
         return made[rev]
 
     return of
+
+
+def _named_by_clone(spec: TargetSpec, path: Path) -> TargetSpec:
+    """What the clone says the repository is (its remote's OWNER/NAME, its folder's name): which
+    distribution is the project's when none ships the PRs' files (a PR of tests or docs)."""
+    found = repo_from_git(path)
+    folder = path.name.removesuffix(".git")
+    names = (folder, path.parent.name.rpartition("+")[2]) if "+" in path.parent.name else (folder,)
+    return replace(spec, repo=found.full_name if found else None, names=(*spec.names, *names))
 
 
 @contextlib.contextmanager

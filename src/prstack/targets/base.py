@@ -61,6 +61,8 @@ class TargetSpec:
     dist: str | None = None
     repo: str | None = None
     """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
+    names: tuple[str, ...] = ()
+    """Other names the repository goes by (its clone's folder): finds a distribution named like it."""
 
 
 class TreeTarget:
@@ -178,7 +180,7 @@ def _installed(kind: str, dirs: Sequence[str], shown: str, spec: TargetSpec, rep
                repo_files: Sequence[str]) -> InstalledDistribution:
     found = find_distributions(dirs)
     choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
-                    repo=spec.repo, intact=intact_on_disk(found))
+                    repo=spec.repo, names=spec.names, intact=intact_on_disk(found))
     key = normalise(choice.dist.name)
     dist = found[key][0]
     others = record_paths(found, Path(str(dist.locate_file(""))), key)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from prstack.errors import InputError
 from prstack.targets.editable import EditableSource
-from prstack.targets.layout import PathMap
+from prstack.targets.layout import PathMap, repo_packages, top_level_of
 
 
 @dataclass(frozen=True)
@@ -46,36 +45,26 @@ def normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def _shipped(cand: DistFiles, repo_paths: Sequence[str], repo_files: Sequence[str]) -> list[str]:
-    """Installed paths of the PRs' files this candidate ships."""
-    names = {PurePosixPath(p).name for p in repo_paths}
-    if not any(PurePosixPath(f).name in names for f in cand.files):
+Shipped = list[tuple[tuple[str, ...], tuple[str, ...]]]
+"""(installed path's parts, repository path's parts) of each of the PRs' files a candidate ships."""
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(part for part in path.split("/") if part and part != ".")
+
+
+def _shipped(cand: DistFiles, repo_paths: Sequence[str], names: frozenset[str], repo_files: Sequence[str]) -> Shipped:
+    """The PRs' files this candidate ships. A candidate none of whose files is named like one of
+    them is passed over after one look at each of its file names (no path map built)."""
+    if not any(f.rpartition("/")[2] in names for f in cand.files):
         return []
     pmap = PathMap(cand.files, repo_files)
-    found = [pmap.locate(p) for p in repo_paths]
-    return [loc.installed_path for loc in found if loc.placement == "shipped" and loc.installed_path]
-
-
-def _fit(shipped: Sequence[str], repo_paths: Sequence[str]) -> int:
-    """How closely the installed paths follow the repository's: path parts shared at the end.
-
-    Ties on the file count go to `acme/kv/model.py` over `acme/other/model.py` for the repo's
-    `src/acme/kv/model.py` (namespace packages, where every sibling ships a model.py)."""
-    total = 0
-    for installed in shipped:
-        iparts = PurePosixPath(installed).parts
-        total += max(_tail(iparts, PurePosixPath(r).parts) for r in repo_paths)
-    return total
-
-
-def _depth(shipped: Sequence[str], repo_paths: Sequence[str]) -> int:
-    """Folders the installed paths add in front of what they share with the repository's paths:
-    a vendored copy (pip/_vendor/rich/console.py) loses to the real one (rich/console.py)."""
-    total = 0
-    for installed in shipped:
-        iparts = PurePosixPath(installed).parts
-        total += len(iparts) - max(_tail(iparts, PurePosixPath(r).parts) for r in repo_paths)
-    return total
+    out = []
+    for path in repo_paths:
+        loc = pmap.locate(path)
+        if loc.placement == "shipped" and loc.installed_path:
+            out.append((_parts(loc.installed_path), _parts(path)))
+    return out
 
 
 def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
@@ -83,6 +72,49 @@ def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
         n += 1
     return n
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """A candidate shipping some of the PRs' files, and how it ranks (computed once)."""
+
+    dist: DistFiles
+    shipped: Shipped
+    fit: int
+    """Path parts shared at the end with the repository's paths: ties on the file count go to
+    `acme/kv/model.py` over `acme/other/model.py` for the repo's `src/acme/kv/model.py`
+    (namespace packages, where every sibling ships a model.py)."""
+    depth: int
+    """Folders the installed paths add in front of what they share with the repository's paths:
+    a vendored copy (pip/_vendor/rich/console.py) loses to the real one (rich/console.py)."""
+    vendored: bool
+    """Its copy of the files sits inside another package: pip/_vendor/rich/, typer/_click/."""
+    close: bool
+    """Worth naming as another candidate: some file shares its folder and name with the repo's,
+    that folder one of the repository's packages (pygments/console.py is no copy of
+    rich/console.py, nor other/core/utils.py of src/acme/core/utils.py; pip/_vendor/rich/console.py is)."""
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        return len(self.shipped), self.fit, -self.depth
+
+
+def _score(dist: DistFiles, shipped: Shipped, packages: frozenset[str]) -> _Scored:
+    fit = depth = inside = 0
+    close = False
+    for iparts, rparts in shipped:
+        shared = _tail(iparts, rparts)
+        head = len(iparts) - shared
+        fit += shared
+        depth += head
+        # a copy inside another package: two folders in front (typer/_click/core.py for the repo's
+        # src/click/core.py), or one in front of the repository's own package (vendor/click/core.py)
+        # (not a namespace sibling: acme/other/model.py for src/acme/kv/model.py starts inside the repo's paths)
+        copy = (head >= 2 and iparts[0] not in rparts) or (head == 1 and shared >= 2 and iparts[1] in packages)
+        inside += copy
+        close = close or copy or (shared >= min(2, len(rparts)) and (
+            not packages or any(part in packages for part in rparts[len(rparts) - shared : -1])))
+    return _Scored(dist, shipped, fit, depth, bool(shipped) and 2 * inside > len(shipped), close)
 
 
 def choose(
@@ -93,67 +125,127 @@ def choose(
     where: str,
     *,
     repo: str | None = None,
+    names: Sequence[str] = (),
     intact: Intact | None = None,
 ) -> Choice:
     """The distribution that ships the PRs' files (or the one named with --dist).
 
     Ranked by the number of the PRs' files shipped, then by how closely the installed paths
-    follow the repository's (namespace siblings), then by fewer folders in front (a vendored
-    copy loses). Ties are broken by a Project-URL or direct_url.json naming `repo`
-    (OWNER/NAME), then by which candidate's RECORD matches the files on disk (of two
-    distributions installed over each other, the files are the last one's); else the
-    candidates are named and --dist asked for.
+    follow the repository's (namespace siblings), then by fewer folders in front. Ties are broken
+    by a Project-URL or direct_url.json naming `repo` (OWNER/NAME), then by a name like the
+    repository's (`names`, or NAME of `repo`), then by which candidate's RECORD matches the files
+    on disk (of two distributions installed over each other, the files are the last one's); else
+    the candidates are named and --dist asked for.
+
+    When no distribution ships any of them (a PR of tests, docs or CI), the project's own
+    distribution is the one found by its URL, its name or its top-level packages (those of the
+    repository): nothing of the PRs is in it. A vendored copy (a folder inside another package)
+    is never chosen on its own: without --dist that is an error naming it.
+
+    Linear in the candidates' files: one look at each file name, and a path map only for the
+    candidates that ship a file named like one of the PRs'.
     """
     paths, files = list(repo_paths), list(repo_files)
+    basenames = frozenset(p.rpartition("/")[2] for p in paths)
+    packages = repo_packages(files)
+    hints = _Hints(repo.lower() if repo else None,
+                   frozenset(normalise(n) for n in (*names, *([repo.rpartition("/")[2]] if repo else [])) if n),
+                   packages)
+
+    def scored_all() -> list[_Scored]:
+        out = []
+        for cand in candidates:
+            shipped = _shipped(cand, paths, basenames, files)
+            if shipped:
+                out.append(_score(cand, shipped, packages))
+        return out
+
     if wanted is not None:
         key = normalise(wanted)
         for cand in candidates:
             if normalise(cand.name) == key:
-                rest = [(_shipped(c, paths, files), c) for c in candidates]
-                return Choice(cand, f"--dist {wanted}", _rest(rest, cand, paths))
+                return Choice(cand, f"--dist {wanted}", _rest(scored_all(), cand))
         raise InputError(f"--dist {wanted}: not installed in {where}; check the name with pip list.")
-    scored = [(shipped, cand) for cand in candidates if (shipped := _shipped(cand, paths, files))]
+    every = scored_all()
+    scored = [sc for sc in every if not sc.vendored]
     if not scored:
-        raise InputError(
-            f"no distribution in {where} ships any file the PRs change; "
-            "name it with --dist NAME or check the target."
-        )
-
-    def rank(sc: tuple[list[str], DistFiles]) -> tuple[int, int, int]:
-        return len(sc[0]), _fit(sc[0], paths), -_depth(sc[0], paths)
-
-    scored.sort(key=lambda sc: (*(-x for x in rank(sc)), normalise(sc[1].name)))
-    best = rank(scored[0])
-    tied = [sc for sc in scored if rank(sc) == best]
+        return _the_project(candidates, every, hints, where)
+    scored.sort(key=lambda sc: (*(-x for x in sc.rank), normalise(sc.dist.name)))
+    best = scored[0].rank
+    tied = [sc for sc in scored if sc.rank == best]
     if len(tied) == 1:
         n = len(scored)
         reason = "the only distribution shipping the PRs' files" if n == 1 else "ships the PRs' files most closely"
-        return Choice(scored[0][1], reason, _rest(scored, scored[0][1], paths))
-    if repo:
-        by_repo = [sc for sc in tied if repo.lower() in sc[1].repos]
+        return Choice(scored[0].dist, reason, _rest(every, scored[0].dist))
+    if hints.repo:
+        by_repo = [sc for sc in tied if hints.repo in sc.dist.repos]
         if len(by_repo) == 1:
-            chosen = by_repo[0][1]
-            return Choice(chosen, f"its Project-URL or direct_url names {repo.lower()}", _rest(scored, chosen, paths))
+            chosen = by_repo[0].dist
+            return Choice(chosen, f"its Project-URL or direct_url names {hints.repo}", _rest(every, chosen))
+    by_name = [sc for sc in tied if normalise(sc.dist.name) in hints.names]
+    if len(by_name) == 1:
+        return Choice(by_name[0].dist, "named like the repository", _rest(every, by_name[0].dist))
     if intact is not None:
-        counts = [(intact(cand, shipped), cand) for shipped, cand in tied]
+        counts = [(intact(sc.dist, ["/".join(i) for i, _ in sc.shipped]), sc.dist) for sc in tied]
         top = max(c for c, _ in counts)
         winners = [cand for c, cand in counts if c == top]
         if top and len(winners) == 1:
             reason = "its RECORD matches the files on disk (installed last)"
-            return Choice(winners[0], reason, _rest(scored, winners[0], paths))
-    names = ", ".join(sorted(c.name for _, c in tied))
-    raise InputError(f"several distributions in {where} ship the PRs' files ({names}); pick one with --dist.")
+            return Choice(winners[0], reason, _rest(every, winners[0]))
+    shown = ", ".join(sorted(sc.dist.name for sc in tied))
+    raise InputError(f"several distributions in {where} ship the PRs' files ({shown}); pick one with --dist.")
 
 
-def _rest(scored: Sequence[tuple[list[str], DistFiles]], chosen: DistFiles, paths: Sequence[str]) -> tuple[str, ...]:
-    """The other candidates worth naming, sorted."""
-    return tuple(sorted(c.name for shipped, c in scored if c is not chosen and shipped and _close(shipped, paths)))
+@dataclass(frozen=True)
+class _Hints:
+    """What says which distribution is the PRs' project, when none ships their files."""
+
+    repo: str | None
+    """OWNER/NAME, lower case."""
+    names: frozenset[str]
+    """Names the repository goes by, normalised."""
+    packages: frozenset[str]
+    """The repository's own top-level import names."""
 
 
-def _close(shipped: Sequence[str], paths: Sequence[str]) -> bool:
-    """Worth naming as another candidate: some file shares its folder and name with the repo's
-    (pygments/console.py is no copy of rich/console.py; pip/_vendor/rich/console.py is)."""
-    return any(
-        _tail(PurePosixPath(i).parts, PurePosixPath(r).parts) >= min(2, len(PurePosixPath(r).parts))
-        for i in shipped for r in paths
+def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hints: _Hints, where: str) -> Choice:
+    """The project's distribution when none ships the PRs' files: by its URL, its name, its packages."""
+    pool, why = list(candidates), []
+    if hints.repo and (sub := [c for c in pool if hints.repo in c.repos]):
+        pool, why = sub, [f"its Project-URL or direct_url names {hints.repo}"]
+    if len(pool) > 1 and (sub := [c for c in pool if normalise(c.name) in hints.names]):
+        pool, why = sub, [*why, "it is named like the repository"]
+    if len(pool) > 1 and hints.packages:
+        overlap = [(len(top_level_of(c.files) & hints.packages), c) for c in pool]
+        most = max(n for n, _ in overlap)
+        if most:
+            pool = [c for n, c in overlap if n == most]
+            shared = sorted(top_level_of(pool[0].files) & hints.packages)
+            why = [*why, f"it installs the repository's package{'s' if len(shared) > 1 else ''} {', '.join(shared)}"]
+    if why and len(pool) == 1:
+        chosen = pool[0]
+        return Choice(chosen, f"ships none of the PRs' files; the project's distribution: {'; '.join(why)}",
+                      _rest(every, chosen))
+    if why:
+        shown = ", ".join(sorted(c.name for c in pool))
+        raise InputError(f"several distributions in {where} may be the PRs' project ({shown}), none ships their "
+                         "files; pick one with --dist.")
+    copies = [sc for sc in every if sc.vendored]
+    if copies:
+        sc = max(copies, key=lambda s: (len(s.shipped), normalise(s.dist.name)))
+        iparts, rparts = sc.shipped[0]
+        folder = "/".join(iparts[: len(iparts) - _tail(iparts, rparts)])
+        raise InputError(
+            f"the PRs' project is not installed in {where}; only a vendored copy of it was found, {folder}/ in "
+            f"{sc.dist.name} {sc.dist.version or ''}".rstrip()
+            + f"; to audit that copy, give --dist {sc.dist.name}."
+        )
+    raise InputError(
+        f"no distribution in {where} ships any file the PRs change, and none is their project by its "
+        "URL, name or packages; name it with --dist NAME or check the target."
     )
+
+
+def _rest(scored: Sequence[_Scored], chosen: DistFiles) -> tuple[str, ...]:
+    """The other candidates worth naming, sorted."""
+    return tuple(sorted(sc.dist.name for sc in scored if sc.dist is not chosen and sc.close))

@@ -13,6 +13,7 @@ COMPILED_SOURCE_SUFFIXES = frozenset(
     {".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".cu", ".cuh", ".pyx", ".pxd", ".rs", ".f90"}
 )
 BINARY_SUFFIXES = frozenset({".so", ".pyd", ".dylib", ".dll"})
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _STRONG = 2
 _MAX_SAME_NAME = 64  # basenames more common than this (e.g. __init__.py) add noise, not evidence
 
@@ -43,6 +44,13 @@ def _parts(path: str) -> tuple[str, ...]:
     return tuple(part for part in path.split("/") if part and part != ".")
 
 
+def _metadata_path(parts: tuple[str, ...]) -> bool:
+    """A file of a distribution's metadata (*.dist-info, *.egg-info) or outside the site directory:
+    never the image of a repository file (a repo's LICENSE is no evidence that its tests/ would be
+    installed into attrs-21.1.0.dist-info/tests/)."""
+    return not parts or parts[0] == ".." or parts[0].endswith(METADATA_SUFFIXES)
+
+
 def _suffix(path: str) -> str:
     return posixpath.splitext(path)[1]
 
@@ -52,6 +60,23 @@ def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
         n += 1
     return n
+
+
+def _backed(rp: tuple[str, ...], ip: tuple[str, ...], repo_parts: list[tuple[str, ...]],
+            mapped: frozenset[tuple[str, ...]], installed: list[tuple[str, ...]]) -> bool:
+    """Whether the installed folders that the repo folder `rp` would land in under `ip` (a renamed
+    package: lib/kvserve -> kvs; a copy: rich -> pip/_vendor) hold mostly the repository's files.
+    Packages that merely share file names (__init__.py, utils.py, core/base.py) do not: of their
+    folders, those the repository's files would land in hold mostly files of their own."""
+    n = len(rp)
+    images = [ip + parts[n:] for parts in repo_parts if parts[:n] == rp and len(parts) > n]
+    hit = [img for img in images if img in mapped]
+    roots = {img[: len(ip) + 1] if len(img) > len(ip) + 1 else ip for img in hit}
+    k = len(ip)
+    held = sum(1 for parts in installed
+               if parts[:k] == ip and (parts[: k + 1] if len(parts) > k + 1 else ip) in roots
+               and not parts[-1].endswith(".pyc"))
+    return bool(hit) and 2 * len(hit) >= held
 
 
 class PathMap:
@@ -66,11 +91,11 @@ class PathMap:
 
     def __init__(self, installed: Iterable[str], repo_files: Iterable[str]) -> None:
         self.installed = frozenset(installed)
+        mappable = [parts for path in self.installed if not _metadata_path(parts := _parts(path))]
         by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
-        for path in self.installed:
-            parts = _parts(path)
-            if parts:  # ('' or '.' names no file)
-                by_name[parts[-1]].append(parts)
+        for parts in mappable:
+            by_name[parts[-1]].append(parts)
+        repo_files = list(repo_files)
         votes: defaultdict[tuple[str, ...], Counter[tuple[str, ...]]] = defaultdict(Counter)
         for repo_path in repo_files:
             rparts = _parts(repo_path)
@@ -84,12 +109,15 @@ class PathMap:
                     # evidence; a shared tail alone counts only when another file agrees
                     weight = _STRONG if best == len(iparts) else 1
                     votes[rparts[:-best]][iparts[:-best]] += weight
-        self.prefixes = {
-            rp: top[0]
-            for rp, c in votes.items()
-            if (top := c.most_common(1)[0])[1] >= 2
-        }
-        self.top_level = frozenset(parts[0] for p in self.installed if len(parts := _parts(p)) > 1)
+        voted = {rp: top[0] for rp, c in votes.items() if (top := c.most_common(1)[0])[1] >= 2}
+        if any(voted.values()):
+            repo_parts = [_parts(p) for p in repo_files]
+            mapped = frozenset(mappable)
+            self.prefixes = {rp: ip for rp, ip in voted.items()
+                             if not ip or _backed(rp, ip, repo_parts, mapped, mappable)}
+        else:
+            self.prefixes = voted
+        self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
         self.shipped_suffixes = frozenset(_suffix(p) for p in self.installed)
         self.ships_binaries = any(_suffix(p) in BINARY_SUFFIXES for p in self.installed)
 
@@ -143,3 +171,39 @@ class PathMap:
             if len(near) == 1:
                 return near[0]
         return None
+
+
+NOT_PACKAGES = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks",
+                          "bench", "scripts", "tools", "ci", "build", "dist"})
+"""Folders of a repository that are not its packages even when they hold an __init__.py."""
+
+
+def repo_packages(repo_files: Iterable[str]) -> frozenset[str]:
+    """The repository's own top-level import names: folders holding an __init__.py whose parent
+    holds none (src/acme/__init__.py -> 'acme'), and modules directly under src/ (src/six.py)."""
+    files = set(repo_files)
+    inits = {path.removesuffix("/__init__.py") for path in files if path.endswith("/__init__.py")}
+    inits |= {"" for path in files if path == "__init__.py"}
+    out = set()
+    for folder in inits:
+        parent, _, name = folder.rpartition("/")
+        if name and parent not in inits and not any(p in NOT_PACKAGES for p in (name, *parent.split("/"))):
+            out.add(name)
+    for path in files:
+        if path.startswith("src/") and path.count("/") == 1 and path.endswith(".py"):
+            out.add(path[4:-3])
+    return frozenset(out)
+
+
+def top_level_of(installed: Iterable[str]) -> frozenset[str]:
+    """The import names a distribution's files install: first folders and top-level modules."""
+    out = set()
+    for path in installed:
+        head, sep, _ = path.partition("/")
+        if head in ("..", "", "__pycache__") or head.endswith((*METADATA_SUFFIXES, ".data")):
+            continue
+        if sep:
+            out.add(head)
+        elif head.endswith((".py", ".so", ".pyd")):
+            out.add(head.split(".", 1)[0])
+    return frozenset(out)
