@@ -1,0 +1,215 @@
+"""Which distribution is the PRs' project: tests-only PRs, URL, name and layout, vendored copies, .dist-info."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import GitRepo
+from prstack.errors import InputError
+from prstack.targets.choose import DistFiles, choose
+from prstack.targets.layout import PathMap, Placement
+from test_targets_support import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
+
+TEST = "from kvs.model import checkpoint_name\n\n\ndef test_name() -> None:\n    assert checkpoint_name(1)\n"
+TEST_MORE = TEST + "\n\ndef test_width() -> None:\n    assert True\n"
+LICENSE = "MIT License\n\nCopyright (c) acme\n"
+AUTHORS = "acme\n"
+
+
+def make_tests_only(root: Path, folder: str = "repo") -> tuple[GitRepo, str]:
+    """src/kvs with LICENSE, AUTHORS.rst, docs; PR #7 changes only tests/ and docs/. Returns the
+    repo and the head commit."""
+    repo = GitRepo(root / folder)
+    base = repo.commit("base", {
+        "src/kvs/__init__.py": "", "src/kvs/model.py": MODEL, "src/kvs/runner.py": RUNNER,
+        "tests/test_model.py": TEST, "docs/index.md": "# kvs\n", "LICENSE": LICENSE, "AUTHORS.rst": AUTHORS,
+        ".github/workflows/ci.yml": "on: push\n",
+    })
+    repo.branch("fix")
+    head = repo.commit("More tests", {"tests/test_model.py": TEST_MORE, "docs/index.md": "# kvs\n\nMore.\n",
+                                      ".github/workflows/ci.yml": "on: [push, pull_request]\n"})
+    repo.pr_ref(7)
+    repo.branch("main", base)
+    return repo, head
+
+
+def package(top: str = "kvs") -> dict[str, bytes]:
+    return {f"{top}/__init__.py": b"", f"{top}/model.py": MODEL.encode(), f"{top}/runner.py": RUNNER.encode()}
+
+
+def wheel_of(root: Path, name: str, files: dict[str, bytes], metadata: tuple[str, ...] = ()) -> Path:
+    return make_wheel(root / f"d-{name}", name, "1.0", files, metadata=metadata,
+                      dist_info={"LICENSE": LICENSE, "AUTHORS.rst": AUTHORS})
+
+
+def noise(root: Path, site: Path) -> None:
+    """A distribution of another project, sharing file names with this one."""
+    other = {"other/__init__.py": b"", "other/model.py": b"x = 1\n", "other/runner.py": b"y = 2\n",
+             "other/tests/test_model.py": b"def test(): pass\n"}
+    install_into(wheel_of(root, "other", other, ("Project-URL: Source, https://github.com/else/other",)), site)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True)
+
+
+def audit_json(repo: GitRepo, *target: str) -> tuple[int, dict[str, object]]:
+    done = run("audit", "7", "--git", str(repo.path), *target, "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def assert_not_shipped(code: int, report: dict[str, object], distribution: str) -> None:
+    assert code == 0
+    target = report["target"]
+    assert isinstance(target, dict) and target["distribution"] == distribution
+    [pr] = report["prs"]  # type: ignore[misc]
+    assert pr["status"] == "not-shipped"
+    hunks = report["hunks"]
+    assert isinstance(hunks, list)
+    assert {h["path"] for h in hunks} == {"tests/test_model.py", "docs/index.md", ".github/workflows/ci.yml"}
+    assert {(h["status"], h["installed_path"]) for h in hunks} == {("not-shipped", None)}
+
+
+def test_tests_only_pr_against_the_projects_wheel_is_not_shipped(tmp_path: Path) -> None:
+    repo, _ = make_tests_only(tmp_path)
+    wheel = wheel_of(tmp_path, "kvs", package())
+    assert_not_shipped(*audit_json(repo, "--wheel", str(wheel)), "kvs")
+
+
+def test_repo_files_never_map_into_dist_info(tmp_path: Path) -> None:
+    """The repo's LICENSE and AUTHORS.rst sit in the wheel's .dist-info: no evidence that its
+    tests/ would be installed there (attrs-21.1.0.dist-info/tests/typing_example.py)."""
+    repo, _ = make_tests_only(tmp_path)
+    wheel = wheel_of(tmp_path, "kvs", package())
+    installed = zipfile.ZipFile(wheel).namelist()
+    repo_files = repo.git("ls-files").splitlines()
+    pmap = PathMap(installed, repo_files)
+    assert pmap.locate("tests/test_model.py") == pmap.locate("tests/typing_example.py")
+    assert pmap.locate("tests/typing_example.py").placement is Placement.NOT_SHIPPED
+    assert pmap.locate("src/kvs/new.py").installed_path == "kvs/new.py"  # file-missing still told
+
+
+def test_tests_only_pr_against_site_packages_finds_the_project_by_layout(tmp_path: Path) -> None:
+    repo, _ = make_tests_only(tmp_path)
+    site = tmp_path / "site"
+    install_into(wheel_of(tmp_path, "kvs-server", package()), site)  # no URL, not named like the repo
+    noise(tmp_path, site)
+    code, report = audit_json(repo, "--site-packages", str(site))
+    assert_not_shipped(code, report, "kvs-server")
+    done = run("audit", "7", "--git", str(repo.path), "--site-packages", str(site), "--verbose")
+    assert done.returncode == 0, done.stderr
+
+
+def test_tests_only_pr_finds_the_project_by_its_url(tmp_path: Path) -> None:
+    repo, _ = make_tests_only(tmp_path)
+    repo.git("remote", "add", "origin", "https://github.com/acme/kvs.git")
+    site = tmp_path / "site"
+    # renamed package and distribution: only the Project-URL says it is the repository's
+    install_into(wheel_of(tmp_path, "kvstore-core", package("kvstore"),
+                          ("Project-URL: Source, https://github.com/Acme/kvs",)), site)
+    noise(tmp_path, site)
+    assert_not_shipped(*audit_json(repo, "--site-packages", str(site)), "kvstore-core")
+
+
+def test_tests_only_pr_finds_the_project_named_like_the_clone(tmp_path: Path) -> None:
+    repo, _ = make_tests_only(tmp_path, folder="kvs.git")
+    site = tmp_path / "site"
+    install_into(wheel_of(tmp_path, "kvs", package("kvstore")), site)  # no URL, renamed package
+    noise(tmp_path, site)
+    assert_not_shipped(*audit_json(repo, "--site-packages", str(site)), "kvs")
+
+
+def test_nothing_says_which_is_the_project_stays_an_error(tmp_path: Path) -> None:
+    repo, _ = make_tests_only(tmp_path)
+    site = tmp_path / "site"
+    noise(tmp_path, site)
+    done = run("audit", "7", "--git", str(repo.path), "--site-packages", str(site))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.strip()]
+    assert "no distribution" in line and "--dist" in line
+
+
+def vendoring_site(tmp_path: Path) -> tuple[GitRepo, Path]:
+    """A repository of the package `clicky`; the environment holds only `typerish`, which vendors
+    a copy of clicky as typerish/_clicky/."""
+    repo = GitRepo(tmp_path / "repo")
+    files = {"src/clicky/__init__.py": "", "src/clicky/core.py": MODEL, "src/clicky/types.py": RUNNER,
+             "src/clicky/utils.py": "def helper() -> int:\n    return 1\n", "tests/test_core.py": TEST}
+    base = repo.commit("base", files)  # type: ignore[arg-type]
+    repo.branch("fix")
+    repo.commit("Fix the layer offset", {"src/clicky/core.py": MODEL_FIXED})
+    repo.pr_ref(7)
+    repo.branch("main", base)
+    copy = {f"typerish/_clicky/{p.removeprefix('src/clicky/')}": repo.git("show", f"fix:{p}").encode() + b"\n"
+            for p in files if p.startswith("src/")}
+    own = {"typerish/__init__.py": b"", "typerish/main.py": b"def run() -> None:\n    pass\n"}
+    site = tmp_path / "site"
+    install_into(wheel_of(tmp_path, "typerish", own | copy), site)
+    return repo, site
+
+
+def test_a_vendored_copy_is_never_audited_without_saying_so(tmp_path: Path) -> None:
+    repo, site = vendoring_site(tmp_path)
+    done = run("audit", "7", "--git", str(repo.path), "--site-packages", str(site))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.strip()]
+    assert "not installed" in line and "vendored copy" in line
+    assert "typerish/_clicky/" in line and "--dist typerish" in line
+
+
+def test_with_dist_the_vendored_copy_is_audited(tmp_path: Path) -> None:
+    repo, site = vendoring_site(tmp_path)
+    code, report = audit_json(repo, "--site-packages", str(site), "--dist", "typerish")
+    hunks = report["hunks"]
+    assert isinstance(hunks, list)
+    assert [(h["status"], h["installed_path"]) for h in hunks] == [("applied", "typerish/_clicky/core.py")]
+    assert code == 0
+
+
+def test_a_vendored_copy_beside_the_installed_project_is_named_not_chosen(tmp_path: Path) -> None:
+    repo, site = vendoring_site(tmp_path)
+    real = {f"clicky/{n}": b"" for n in ("__init__.py", "types.py", "utils.py")}
+    real["clicky/core.py"] = MODEL.encode()
+    install_into(wheel_of(tmp_path, "clicky", real), site)
+    code, report = audit_json(repo, "--site-packages", str(site))
+    target = report["target"]
+    assert isinstance(target, dict) and target["distribution"] == "clicky"
+    assert code == 1  # the real clicky lacks the fix; the vendored copy has it
+
+
+def test_pure_choice_of_the_project_and_of_copies() -> None:
+    repo_files = ["src/clicky/__init__.py", "src/clicky/core.py", "src/clicky/types.py", "tests/test_core.py"]
+    outside = DistFiles("vendors", "2", frozenset({"vendors/__init__.py", "vendors/clicky/__init__.py",
+                                                    "vendors/clicky/core.py", "vendors/clicky/types.py"}))
+    with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*--dist"):
+        choose([outside], ["src/clicky/core.py"], repo_files, None, "here")
+    real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
+    choice = choose([outside, real], ["tests/test_core.py"], repo_files, None, "here")
+    assert choice.dist.name == "clicky-dist"
+    assert "the repository's package clicky" in choice.reason
+    by_url = DistFiles("x", "1", frozenset({"x/a.py"}), repos=frozenset({"acme/clicky"}))
+    assert choose([real, by_url], ["tests/test_core.py"], repo_files, None, "here",
+                  repo="Acme/Clicky").dist.name == "x"
+    named = DistFiles("clicky", "1", frozenset({"y/a.py"}))
+    assert choose([named, by_url], ["tests/test_core.py"], repo_files, None, "here",
+                  names=("clicky",)).dist.name == "clicky"
+
+
+def test_packages_sharing_only_common_file_names_are_no_renamed_copy() -> None:
+    """utils/__init__.py, core/base.py recur in every environment: a package whose folders hold
+    mostly files of its own does not 'ship' the repository's files under a new name."""
+    repo = ["src/acme/__init__.py", "src/acme/utils/__init__.py", "src/acme/utils/base.py",
+            "src/acme/core/__init__.py", "src/acme/core/base.py", "src/acme/special.py"]
+    other = ["other/__init__.py", "other/utils/__init__.py", "other/utils/base.py", "other/core/__init__.py",
+             "other/core/base.py"] + [f"other/{d}/m{i}.py" for d in ("utils", "core") for i in range(6)]
+    assert PathMap(other, repo).locate("src/acme/core/base.py").placement is not Placement.SHIPPED
+    renamed = ["kvs/__init__.py", "kvs/utils/__init__.py", "kvs/utils/base.py", "kvs/core/__init__.py",
+               "kvs/core/base.py", "kvs/special.py", "kvs/_version.py"]
+    assert PathMap(renamed, repo).locate("src/acme/core/base.py").installed_path == "kvs/core/base.py"
