@@ -213,3 +213,26 @@ def test_packages_sharing_only_common_file_names_are_no_renamed_copy() -> None:
     renamed = ["kvs/__init__.py", "kvs/utils/__init__.py", "kvs/utils/base.py", "kvs/core/__init__.py",
                "kvs/core/base.py", "kvs/special.py", "kvs/_version.py"]
     assert PathMap(renamed, repo).locate("src/acme/core/base.py").installed_path == "kvs/core/base.py"
+
+
+def test_tests_named_like_a_small_subpackage_stay_outside_it(tmp_path: Path) -> None:
+    """fastapi: tests/{__init__,utils,models}.py are named like fastapi/dependencies/*, a folder the
+    repository's tests/ would fill whole; tests never land inside a package of another name."""
+    repo = GitRepo(tmp_path / "repo")
+    files = {"kvs/__init__.py": "", "kvs/model.py": MODEL, "kvs/dependencies/__init__.py": "",
+             "kvs/dependencies/utils.py": "U = 1\n", "kvs/dependencies/models.py": "M = 1\n",
+             "tests/__init__.py": "", "tests/utils.py": "def util() -> int:\n    return 1\n",
+             "tests/models.py": "class M:\n    pass\n", "tests/test_model.py": TEST}
+    base = repo.commit("base", files)  # type: ignore[arg-type]
+    repo.branch("fix")
+    repo.commit("Tests", {"tests/utils.py": "def util() -> int:\n    return 2\n", "tests/test_new.py": TEST})
+    repo.pr_ref(7)
+    repo.branch("main", base)
+    shipped = {p: repo.git("show", f"main:{p}").encode() for p in files if p.startswith("kvs/")}
+    wheel = wheel_of(tmp_path, "kvs", shipped)
+    code, report = audit_json(repo, "--wheel", str(wheel))
+    hunks = report["hunks"]
+    assert isinstance(hunks, list)
+    assert {(h["path"], h["status"], h["installed_path"]) for h in hunks} == {
+        ("tests/utils.py", "not-shipped", None), ("tests/test_new.py", "not-shipped", None)}
+    assert code == 0

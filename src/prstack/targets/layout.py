@@ -113,8 +113,10 @@ class PathMap:
         if any(voted.values()):
             repo_parts = [_parts(p) for p in repo_files]
             mapped = frozenset(mappable)
+            # a folder of tests, docs or examples never lands inside a package of another name
             self.prefixes = {rp: ip for rp, ip in voted.items()
-                             if not ip or _backed(rp, ip, repo_parts, mapped, mappable)}
+                             if not ip or (not any(map(not_package, rp))
+                                           and _backed(rp, ip, repo_parts, mapped, mappable))}
         else:
             self.prefixes = voted
         self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
@@ -178,6 +180,11 @@ NOT_PACKAGES = frozenset({"tests", "test", "testing", "docs", "doc", "examples",
 """Folders of a repository that are not its packages even when they hold an __init__.py."""
 
 
+def not_package(name: str) -> bool:
+    """A repository folder of tests, docs, examples or tooling (tests, docs_src, test_tutorial)."""
+    return name in NOT_PACKAGES or name.split("_", 1)[0] in NOT_PACKAGES
+
+
 def repo_packages(repo_files: Iterable[str]) -> frozenset[str]:
     """The repository's own top-level import names: folders holding an __init__.py whose parent
     holds none (src/acme/__init__.py -> 'acme'), and modules directly under src/ (src/six.py)."""
@@ -187,7 +194,7 @@ def repo_packages(repo_files: Iterable[str]) -> frozenset[str]:
     out = set()
     for folder in inits:
         parent, _, name = folder.rpartition("/")
-        if name and parent not in inits and not any(p in NOT_PACKAGES for p in (name, *parent.split("/"))):
+        if name and parent not in inits and not any(map(not_package, (name, *parent.split("/")))):
             out.add(name)
     for path in files:
         if path.startswith("src/") and path.count("/") == 1 and path.endswith(".py"):
