@@ -9,7 +9,8 @@ distributions whose packages share file names (__init__.py, utils.py, base.py, .
 project of a generated repository (src/ layout, tests/, docs/), and PR paths of a 50-PR stack (the
 project's modules, its tests, its docs). Then, `--repeat` times, it reads the distributions
 (`find_distributions`), chooses (`choose`) and opens the whole target (`open_target`), and prints
-the medians. No network; it puts `src/` on the path.
+the medians of CPU time (the work is single-threaded; on a shared machine wall time says
+more about the neighbours). No network; it puts `src/` on the path.
 """
 
 from __future__ import annotations
@@ -96,19 +97,19 @@ def main() -> None:
     print(f"{len(found)} distributions, {total} files; {len(pr_paths)} PR paths, {len(repo_files)} repo files")
     reads, chooses, opens = [], [], []
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         found = find_distributions([str(site)])
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         choice = choose([m for _, m in found.values()], pr_paths, repo_files, None, str(site))
-        t2 = time.perf_counter()
+        t2 = time.process_time()
         open_target(TargetSpec("site-packages", str(site)), pr_paths, repo_files)
-        t3 = time.perf_counter()
+        t3 = time.process_time()
         reads.append(t1 - t0)
         chooses.append(t2 - t1)
         opens.append(t3 - t2)
     print(f"chosen: {choice.dist.name} ({choice.reason}); others named: {', '.join(choice.candidates) or '-'}")
     med = statistics.median
-    print(f"median of {args.repeat}: read {med(reads) * 1000:.0f} ms, choose {med(chooses) * 1000:.0f} ms, "
+    print(f"median CPU time of {args.repeat}: read {med(reads) * 1000:.0f} ms, choose {med(chooses) * 1000:.0f} ms, "
           f"open_target (read + choose + open) {med(opens) * 1000:.0f} ms")
     if args.keep is None:
         import shutil

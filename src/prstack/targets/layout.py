@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -39,8 +40,10 @@ class Location:
     """For an unverifiable compiled source: the shipped binary that most likely holds it."""
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def _parts(path: str) -> tuple[str, ...]:
-    """A relative POSIX path's parts (as PurePosixPath.parts, at a fraction of the cost)."""
+    """A relative POSIX path's parts (as PurePosixPath.parts, at a fraction of the cost). Cached:
+    choosing a distribution maps the same repository paths against every candidate."""
     return tuple(part for part in path.split("/") if part and part != ".")
 
 
@@ -56,6 +59,8 @@ def _suffix(path: str) -> str:
 
 
 def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    if len(a) < 2 or len(b) < 2 or a[-2] != b[-2]:
+        return int(a[-1:] == b[-1:])
     n = 0
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
         n += 1
@@ -102,9 +107,10 @@ class PathMap:
             same = by_name.get(rparts[-1], []) if rparts else []
             if not same or len(same) > _MAX_SAME_NAME:
                 continue
-            best = max(_common_suffix(rparts, iparts) for iparts in same)
-            for iparts in same:
-                if _common_suffix(rparts, iparts) == best:
+            shared = [_common_suffix(rparts, iparts) for iparts in same]
+            best = max(shared)
+            for iparts, n in zip(same, shared, strict=True):
+                if n == best:
                     # an installed path that is a whole suffix of the repo path is strong
                     # evidence; a shared tail alone counts only when another file agrees
                     weight = _STRONG if best == len(iparts) else 1
