@@ -32,21 +32,32 @@ def edited(draw: st.DrawFn) -> tuple[str, str]:
     return "".join(f"{x}\n" for x in old), "".join(f"{x}\n" for x in new)
 
 
+REPEATS = ("stmt_0(x)\n" * 4, "stmt_0(x)\n" * 5)  # one of many equal lines added: only counts tell
+
+
+def test_one_more_of_many_equal_lines_is_told_by_the_counts() -> None:
+    four, five = REPEATS
+    assert [r.status for r in judge(four, five, four, with_sides=True)] == [HunkStatus.MISSING]
+    assert [r.status for r in judge(four, five, five, with_sides=True)] == [HunkStatus.APPLIED]
+    assert [r.status for r in judge(five, four, four, with_sides=True)] == [HunkStatus.APPLIED]
+    assert [r.status for r in judge(five, four, five, with_sides=True)] == [HunkStatus.MISSING]
+
+
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
 @given(edited())
 def test_patched_file_is_all_applied(case: tuple[str, str]) -> None:
-    old, new = case
-    assert {r.status for r in judge(old, new, new)} == {HunkStatus.APPLIED}
+    old, new = case  # the audit always knows the file before and after the PR (git gives both)
+    assert {r.status for r in judge(old, new, new, with_sides=True)} == {HunkStatus.APPLIED}
 
 
 @SETTINGS
 @given(edited())
 def test_unpatched_file_is_all_missing(case: tuple[str, str]) -> None:
     old, new = case
-    assert {r.status for r in judge(old, new, old)} == {HunkStatus.MISSING}
+    assert {r.status for r in judge(old, new, old, with_sides=True)} == {HunkStatus.MISSING}
 
 
 def both_images_near(target: str, hunks: list[Hunk], chosen: list[bool]) -> list[bool]:
