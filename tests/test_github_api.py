@@ -114,6 +114,24 @@ def test_body_names_a_parent(server: GitHubServer, tmp_path: Path) -> None:
     assert sorted(client(server, Cache(tmp_path / "c")).stack([2])) == [1, 2]
 
 
+@pytest.mark.parametrize("body", [
+    "Builds on #1.",
+    "Depends on PR #1",
+    "Stacked on https://github.com/acme/widget/pull/1",
+    "Stack:\n- #2\n- #1\n",
+])
+def test_body_names_a_parent_in_the_grammar_graph_reads(server: GitHubServer, tmp_path: Path, body: str) -> None:
+    server.prs[2].base_ref = "main"
+    server.prs[2].body = body
+    assert sorted(client(server, Cache(tmp_path / "c")).stack([2])) == [1, 2]
+
+
+def test_a_body_naming_no_parent_fetches_none(server: GitHubServer, tmp_path: Path) -> None:
+    server.prs[2].base_ref = "main"
+    server.prs[2].body = "Fixes #1 (the issue); see the discussion in #1."
+    assert sorted(client(server, Cache(tmp_path / "c")).stack([2])) == [2]
+
+
 def test_unknown_pr(server: GitHubServer, tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"PR #404 of acme/widget not found .*404.*check the number"):
         client(server, Cache(tmp_path / "c")).pull(404)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,7 +17,7 @@ from github import Auth, Github, GithubException
 from github.PullRequest import PullRequest as GhPullRequest
 from urllib3.util.retry import Retry
 
-from prstack import progress
+from prstack import markers, progress
 from prstack.errors import InputError, SourceError
 from prstack.sources.cache import Cache
 from prstack.sources.github_errors import Asking, http_error, network_error
@@ -28,10 +27,7 @@ DEFAULT_API_URL = "https://api.github.com"
 FILES_API_LIMIT = 3000
 COMMITS_API_LIMIT = 250
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
-_STACK_MARKER = re.compile(
-    r"(?:depends\s+on|stacked\s+on(?:\s+top\s+of)?|based\s+on|requires)\s*:?\s*#(\d+)",
-    re.IGNORECASE,
-)
+_PARENT_MARKERS = (markers.MarkerKind.DEPENDS_ON, markers.MarkerKind.STACK_LIST)
 _RAW_FIELDS = (
     "url",
     "html_url",
@@ -98,8 +94,10 @@ class PRMeta:
         )
 
     def named_parents(self) -> list[int]:
-        """PRs the body names as what this one builds on ("depends on #12", "stacked on #12")."""
-        return [int(n) for n in _STACK_MARKER.findall(self.body) if int(n) != self.number]
+        """PRs the body names as what this one builds on ("depends on #12", "Builds on PR #12",
+        "Stacked on https://github.com/o/r/pull/12", a stack list): the grammar `graph` reads too."""
+        named = markers.named_prs([self.body], self.number)
+        return [n for n, found in named.items() if any(m.kind in _PARENT_MARKERS for m in found)]
 
 
 def _slim(raw: Mapping[str, Any]) -> dict[str, Any]:
