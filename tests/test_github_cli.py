@@ -196,6 +196,21 @@ def test_git_clone_with_repo_gets_metadata_only(
     capsys.readouterr()
 
 
+def test_git_clone_with_repo_offline_and_an_empty_cache_uses_the_clone(
+    gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server, repo = gh
+    tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
+    args = ["audit", "2", "--git", str(repo.path), "--tree", str(tree), "--format", "json"]
+    assert main(args) == 0
+    alone = json.loads(capsys.readouterr().out)
+    server.stop()  # nothing cached and nothing to ask: the clone answers
+    assert main([*args, "--repo", "acme/widget", "--api-url", server.base_url, "--offline"]) == 0
+    offline = json.loads(capsys.readouterr().out)
+    assert offline["hunks"] == alone["hunks"] and [p["number"] for p in offline["prs"]] == [1, 2]
+    assert server.log == []
+
+
 def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     from prstack.audit import audit_stack
     from prstack.render import OutputFormat, render_audit

@@ -113,6 +113,8 @@ def open_source(
         if repo is None:
             return PRSource(source)
         gh = _github(infer_repo(explicit=repo), cache, api_url, token, offline, backoff, timeout)
+        if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
+            return PRSource(source, _cached_metas(gh, numbers), gh.repo)
         return PRSource(source, gh.stack(numbers), gh.repo)
     repo_id = infer_repo(explicit=repo, dists=repo_candidates(spec))
     gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
@@ -136,6 +138,17 @@ def open_source(
         store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
+
+
+def _cached_metas(gh: GitHub, numbers: Sequence[int]) -> dict[int, PRMeta]:
+    """The metadata the cache holds for `numbers` (an offline GitHub answers from it or refuses)."""
+    metas: dict[int, PRMeta] = {}
+    for number in numbers:
+        try:
+            metas[number] = gh.pull(number)
+        except SourceError:
+            continue
+    return metas
 
 
 def _github(
