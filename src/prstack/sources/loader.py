@@ -196,9 +196,8 @@ class _CommitDiffs:
 
 def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
                diffs: _CommitDiffs) -> list[Hunk]:
-    """Each hunk with the commits that introduced it. A file only one of the PR's commits touches
-    owes all its lines to that commit (most PRs are one or two commits); for files touched by
-    several commits the PR's commits' diffs are replayed in order (`_CommitDiffs`). With a merge
+    """Each hunk with the commits that introduced it. A one-commit PR owes all its lines to that
+    commit; for longer PRs the commits' diffs are replayed in order (`_CommitDiffs`). With a merge
     commit in the range, every file is blamed and deletions are attributed by `git log`. The paths
     of commits stack detection read are known already."""
     base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
@@ -219,7 +218,8 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
         def touching(path: str) -> Sequence[str]:
             return by_path.get(path, [])
 
-        to_blame = {path for path, shas in by_path.items() if len(shas) > 1}
+        # replayed diffs follow renames, which the paths of each commit alone do not show
+        to_blame = {h.path for h in hunks} if len(order) > 1 else set()
     ranges: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for hunk in hunks:
         numbers = added_line_numbers(hunk)
