@@ -48,7 +48,7 @@ def test_added_modified_moved_and_renamed_lines_match_blame(git_repo: GitRepo) -
     lines[3:3] = ["added one", "added two", "added three"]
     c1 = git_repo.commit("add", {"m.py": text(lines)})
     lines[4] = "added two, modified"  # a line added, then modified by a later commit
-    c2 = git_repo.commit("modify", {"m.py": text(lines), "other.py": text(BASE[:5] + ["o"] + BASE[5:])})
+    c2 = git_repo.commit("modify", {"m.py": text(lines), "other.py": text([*BASE[:5], "o", *BASE[5:]])})
     moved = lines.pop(3)  # a line moved by a later commit
     lines.insert(25, moved)
     del lines[10:12]
