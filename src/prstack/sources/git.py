@@ -305,6 +305,17 @@ class GitSource:
                 boundary.add(current[0])
         return {n: sha for n, sha in result.items() if sha not in boundary}
 
+    def commit_diffs(self, shas: Sequence[str]) -> list[tuple[str, bytes]]:
+        """Each non-merge commit's diff against its parent, without context, renames as renames,
+        in the order given (one git process for them all)."""
+        if not shas:
+            return []
+        out = self._pipe(["-c", "core.quotePath=true", "log", "--stdin", "--no-walk=unsorted", "-p", "-U0",
+                          "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+                          "--dst-prefix=b/", "--format=%x00%H"], ("\n".join(shas) + "\n").encode())
+        parts = out.split(b"\0")[1:]
+        return [(part[:40].decode(), part[40:]) for part in parts]
+
     def log_touching(self, base: str, head: str, path: str, outside: Sequence[str] = ()) -> list[str]:
         """Commits of base..head (not in `outside`'s history) that touch `path`, oldest first."""
         out = self._run("log", "--reverse", "--format=%H", head, f"^{base}", *(f"^{rev}" for rev in outside),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
+from prstack.lineage import Owners, replay
 from prstack.models import Commit, Hunk, PullRequest
 from prstack.sources.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git import GitSource
@@ -60,16 +61,18 @@ def start_stack(
     ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
     pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
-    own = [_attribute(src, r, hunks, stack) for r, hunks in zip(ranges, parsed, strict=True)]
-    return StackLoad(src, stack, ranges, own, pending, metadata or {})
+    diffs = _CommitDiffs(src, ranges)
+    own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
+    return StackLoad(src, stack, ranges, own, pending, metadata or {}, diffs)
 
 
 class StackLoad:
     """A stack being loaded (see `start_stack`)."""
 
     def __init__(self, src: GitSource, stack: Stack, ranges: Sequence[_OwnRange], own: list[list[Hunk]],
-                 pending: PendingDiffs, metadata: Mapping[int, PRMetadata]) -> None:
+                 pending: PendingDiffs, metadata: Mapping[int, PRMetadata], diffs: _CommitDiffs) -> None:
         self._src, self._stack, self._ranges, self._own, self._pending = src, stack, ranges, own, pending
+        self._diffs = diffs
         self._metadata = metadata
         self._done: StackChanges | None = None
         self._prs = tuple(self._pull_request(r) for r in ranges)
@@ -94,7 +97,8 @@ class StackLoad:
             else:
                 for at, path, file_diff in self._pending.huge():
                     r = self._ranges[at]
-                    file_hunks = _attribute(self._src, r, parse_diff(file_diff, r.number), self._stack)
+                    file_hunks = _attribute(self._src, r, parse_diff(file_diff, r.number), self._stack,
+                                            self._diffs)
                     self._own[at] = in_path_order(self._own[at], file_hunks, path)
                 self._done = self._changes()
         return self._done
@@ -169,15 +173,37 @@ def _bases_tree(src: GitSource, bases: Sequence[str]) -> str | None:
     return src.merged_bases(bases)
 
 
-def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack) -> list[Hunk]:
-    """Each hunk with the commits that introduced it. A file only one of the PR's commits touches
-    owes all its lines to that commit (no blame needed: most PRs are one or two commits); files
-    touched by several commits are blamed over base..head. With a merge commit in the range,
-    every file is blamed and deletions are attributed by `git log`. The paths of commits stack
-    detection read are known already."""
+class _CommitDiffs:
+    """The diffs of the stack's linear multi-commit PRs' commits, read by one git process when first
+    needed, and each such PR's line owners replayed from them (see prstack.lineage)."""
+
+    def __init__(self, src: GitSource, ranges: Sequence[_OwnRange]) -> None:
+        self._src = src
+        self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
+                      for c in r.commits]
+        self._diffs: dict[str, bytes] | None = None
+        self._owners: dict[int, dict[str, Owners]] = {}
+
+    def owners(self, r: _OwnRange) -> dict[str, Owners]:
+        """Path at the PR's head -> which of its commits wrote each line."""
+        if r.number not in self._owners:
+            if self._diffs is None:
+                self._diffs = dict(self._src.commit_diffs(self._shas))
+            diffs = self._diffs
+            self._owners[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
+        return self._owners[r.number]
+
+
+def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
+               diffs: _CommitDiffs) -> list[Hunk]:
+    """Each hunk with the commits that introduced it. A one-commit PR owes all its lines to that
+    commit; for longer PRs the commits' diffs are replayed in order (`_CommitDiffs`). With a merge
+    commit in the range, every file is blamed and deletions are attributed by `git log`. The paths
+    of commits stack detection read are known already."""
     base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
     order = [c.sha for c in commits]
-    if any(len(c.parents) != 1 for c in commits):
+    merges = any(len(c.parents) != 1 for c in commits)
+    if merges:
         touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head, outside=r.outside)
         to_blame = {h.path for h in hunks}
     else:
@@ -192,13 +218,23 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
         def touching(path: str) -> Sequence[str]:
             return by_path.get(path, [])
 
-        to_blame = {path for path, shas in by_path.items() if len(shas) > 1}
+        # replayed diffs follow renames, which the paths of each commit alone do not show
+        to_blame = {h.path for h in hunks} if len(order) > 1 else set()
     ranges: defaultdict[str, list[tuple[int, int]]] = defaultdict(list)
     for hunk in hunks:
         numbers = added_line_numbers(hunk)
         if numbers and hunk.path in to_blame:
             ranges[hunk.path].append((numbers[0], numbers[-1] - numbers[0] + 1))
-    blame = {path: src.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+    blame: dict[str, dict[int, str]]
+    if merges:
+        blame = {path: src.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+    else:
+        owners = diffs.owners(r) if ranges else {}
+        blame = {}
+        for path, spans in ranges.items():
+            lines = owners.get(path, [])
+            blame[path] = {n: owner for start, count in spans for n in range(start, start + count)
+                           if n <= len(lines) and (owner := lines[n - 1]) is not None}
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     return with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
