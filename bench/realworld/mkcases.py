@@ -105,10 +105,13 @@ def rows_for(p: Project, per_pair: int, unmerged: int) -> list[list[str]]:
     tags = list(p.tags)
     for (ta, va), (tb, vb) in zip(tags, tags[1:]):
         before = squashes(r, [ta])
+        side = side_commits(r, ta, tb)
         picked = 0
         for n, c in sorted(squashes(r, [tb, f"^{ta}"]).items()):
             if n in before or n not in heads or picked >= per_pair:
                 continue
+            if side and (patch_id(r, c) in side["ids"] or f"#{n}" in side["text"]):
+                continue  # cherry-picked onto the older release's branch under another subject
             head = heads[n]
             base = mbase(r, head, f"{c}^")
             if not base:
@@ -136,7 +139,7 @@ def rows_for(p: Project, per_pair: int, unmerged: int) -> list[list[str]]:
         if subprocess.run(["git", "-C", str(r), "merge-base", "--is-ancestor", head, default_tip],
                           capture_output=True).returncode == 0:
             continue
-        base = mbase(r, head, last[0])
+        base = mbase(r, head, p.default)  # its own change, as GitHub shows it
         if not base:
             continue
         files = changed(r, base, head)
@@ -152,7 +155,47 @@ def rows_for(p: Project, per_pair: int, unmerged: int) -> list[list[str]]:
         rows.append([p.repo, str(n), head, base, f"{p.dist}=={last[1]}",
                      "unmerged" if ship else "unmerged-tests-docs", flags or "-",
                      "absent" if ship else "not-shipped", "-"])
+    # stacked and never merged: another open PR's head inside this PR's own range
+    seen = {row[1] for row in rows}
+    stacked = 0
+    for n in sorted(heads, reverse=True):
+        if stacked >= unmerged or n in on_default or str(n) in seen:
+            continue
+        head = heads[n]
+        st = stacked_on(r, head, p.default, by_sha, n)
+        if st is None or st in on_default:
+            continue
+        base = mbase(r, head, p.default)
+        files = changed(r, base, head) if base else []
+        if not files or len(files) > 60:
+            continue
+        ship = [f for f in files if p.shipped(f)]
+        if ship and already_there(r, base, head, last[0], ship):
+            continue
+        mm = merges_main(r, head, p.default)
+        flags = ",".join(x for x in ("merges-main" if mm else "", f"stacked-on-{st}") if x)
+        stacked += 1
+        rows.append([p.repo, str(n), head, base, f"{p.dist}=={last[1]}",
+                     "stacked-unmerged" if ship else "stacked-unmerged-tests-docs", flags,
+                     "absent" if ship else "not-shipped", "-"])
     return rows
+
+
+def patch_id(r: Path, c: str) -> str:
+    diff = git(r, "show", "--format=", c)
+    out = subprocess.run(["git", "-C", str(r), "patch-id", "--stable"], input=diff, capture_output=True,
+                         text=True).stdout.split()
+    return out[0] if out else ""
+
+
+def side_commits(r: Path, ta: str, tb: str) -> dict[str, set[str] | str]:
+    """Commits of the older release not in the newer one's history (a maintenance branch)."""
+    fork = mbase(r, ta, tb)
+    shas = git(r, "rev-list", "--no-merges", ta, f"^{fork}").split()
+    if not shas:
+        return {}
+    ids = {patch_id(r, c) for c in shas}
+    return {"ids": ids, "text": git(r, "log", "--format=%B", ta, f"^{fork}")}
 
 
 def already_there(r: Path, base: str, head: str, tag: str, files: list[str]) -> bool:
