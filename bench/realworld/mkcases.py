@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from projects import PROJECTS, Project  # noqa: E402
+from projects import PROJECTS, Project
 
 SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
 

@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from projects import PROJECTS  # noqa: E402
+from projects import PROJECTS
 
 HERE = Path(__file__).parent
 

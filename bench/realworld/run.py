@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from prepare import cache_dir, load_cases, unpacked, wheel_path  # noqa: E402
-from projects import PROJECTS, Project  # noqa: E402
+from prepare import cache_dir, load_cases, unpacked, wheel_path
+from projects import PROJECTS, Project
 
 PRSTACK = [sys.executable, "-m", "prstack"]
 STATUS = {"applied": "present", "missing": "absent", "partial": "absent", "not-shipped": "not-shipped"}
