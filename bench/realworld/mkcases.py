@@ -6,6 +6,7 @@ Run once by a maintainer (needs the snapshots); writes cases.tsv. See bench/READ
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -103,7 +104,7 @@ def rows_for(p: Project, per_pair: int, unmerged: int) -> list[list[str]]:
     on_default = squashes(r, [p.default])
     rows: list[list[str]] = []
     tags = list(p.tags)
-    for (ta, va), (tb, vb) in zip(tags, tags[1:]):
+    for (ta, va), (tb, vb) in itertools.pairwise(tags):
         before = squashes(r, [ta])
         side = side_commits(r, ta, tb)
         picked = 0

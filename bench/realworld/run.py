@@ -122,10 +122,13 @@ def main() -> int:
     print(f"{n} cases ({len({(c['repo'], c['pr']) for c in cases})} PRs, {len(repos)} repos); "
           f"{os.cpu_count()} cores, {a.jobs} jobs; results in {out}")
     print(f"{'':26}" + "".join(f"{t:>14}" for t in tools))
+    def count(r: list[tuple[str, float, str]], test) -> int:  # type: ignore[no-untyped-def]
+        return sum(bool(test(x[0], c["truth"])) for x, c in zip(r, cases, strict=True))
+
     rows = {
-        "PR-level accuracy": lambda r: f"{100 * sum(x[0] == c['truth'] for x, c in zip(r, cases)) / n:.1f}%",
-        'false "present"': lambda r: str(sum(x[0] == "present" and c["truth"] != "present" for x, c in zip(r, cases))),
-        'false "missing"': lambda r: str(sum(x[0] == "absent" and c["truth"] != "absent" for x, c in zip(r, cases))),
+        "PR-level accuracy": lambda r: f"{100 * count(r, lambda a, t: a == t) / n:.1f}%",
+        'false "present"': lambda r: str(count(r, lambda a, t: a == "present" != t)),
+        'false "missing"': lambda r: str(count(r, lambda a, t: a == "absent" != t)),
         "cases answered (no exit 2)": lambda r: f"{sum(x[0] != 'exit-2' for x in r)}/{n}",
     }
     for name, fn in rows.items():
