@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,3 +85,11 @@ def test_a_whole_file_rewrite_is_a_short_panel(tmp_path: Path) -> None:
     assert len(done.stdout.splitlines()) < 120 and "more lines (--verbose shows them)" in done.stdout
     verbose = run("audit", "8", "--git", str(repo.path), "--tree", str(tree), "--verbose")
     assert len(verbose.stdout.splitlines()) > 2400
+
+
+def test_json_title_from_a_clone_is_the_first_commits_subject_and_says_so(big: tuple[Path, Path]) -> None:
+    repo, tree = big
+    done = run("audit", "7", "--git", str(repo), "--tree", str(tree), "--format", "json")
+    assert done.returncode == 1, done.stderr
+    (pr,) = json.loads(done.stdout)["prs"]
+    assert (pr["title"], pr["title_source"]) == ("Use compute_v2 everywhere", "first-commit")

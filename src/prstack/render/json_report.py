@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from prstack.models import AuditReport, HunkResult
+from prstack.render.titles import title_and_source
 from prstack.targets.provenance import BuildReport
 
 SCHEMA = "prstack.audit/1"
@@ -32,7 +33,7 @@ def _audit_dict(report: AuditReport) -> dict[str, Any]:
         "prs": [
             {
                 "number": p.pr.number,
-                "title": p.pr.title,
+                **dict(zip(("title", "title_source"), title_and_source(p.pr), strict=True)),
                 "head_sha": p.pr.head_sha,
                 "base_sha": p.pr.base_sha,
                 "depends_on": list(p.pr.depends_on),

@@ -7,6 +7,15 @@ from prstack.models import PullRequest
 FALLBACK_NOTE = " (subject of the first commit)"
 
 
+def title_and_source(pr: PullRequest) -> tuple[str | None, str | None]:
+    """(title, where it comes from: "github" or "first-commit", the subject of the PR's first commit)."""
+    if pr.title:
+        return pr.title, "github"
+    if pr.commits and pr.commits[0].subject:
+        return pr.commits[0].subject, "first-commit"
+    return None, None
+
+
 def shown_title(pr: PullRequest) -> str:
     """GitHub's title; else the first commit's subject, said so; else empty."""
     if pr.title:
