@@ -54,10 +54,14 @@ def run_prstack(case: dict[str, str], repo: Path) -> tuple[str, float, str]:
         data = json.loads(r.stdout)
     except json.JSONDecodeError:
         return "exit-2", dt, "no JSON"
-    for pr in data["prs"]:
-        if pr["number"] == int(case["pr"]):
-            return STATUS.get(pr["status"], pr["status"]), dt, json.dumps(pr["counts"])
-    return "exit-2", dt, "asked PR not in report"
+    asked = [pr for pr in data["prs"] if pr["number"] == int(case["pr"])]
+    if not asked:
+        return "exit-2", dt, "asked PR not in report"
+    if case["label"].startswith("stacked"):  # truth covers the whole branch: the asked PR and those under it
+        answers = {STATUS.get(pr["status"], pr["status"]) for pr in data["prs"]}
+        answer = next((a for a in ("absent", "present") if a in answers), "not-shipped")
+        return answer, dt, json.dumps({pr["number"]: pr["counts"] for pr in data["prs"]})
+    return STATUS.get(asked[0]["status"], asked[0]["status"]), dt, json.dumps(asked[0]["counts"])
 
 
 def peer_diff(case: dict[str, str], p: Project) -> str:
