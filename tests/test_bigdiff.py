@@ -103,6 +103,15 @@ def test_texts_that_differ_everywhere_are_not_trimmed() -> None:
     assert trimmed_diff(a, b, partial(diff_texts, None)) is None
 
 
+def test_a_region_of_the_same_size_with_more_lines_shifts_the_next() -> None:
+    """Found by the property below: "TABLE = {" -> "x" (8 bytes fewer) and two lines inserted
+    (8 bytes more) leave the first region's size unchanged but its line count +2."""
+    old = table(20000, seed=3)
+    a, b = text(old), text(edited(old, [(0, "sub", "x"), (10, "ins", "x"), (7194, "sub", "x")]))
+    got = trimmed_diff(a, b, partial(diff_texts, None))
+    assert got is not None and without_function_names(b"".join(got)) == whole(a, b)
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 19990), st.sampled_from(["sub", "ins", "del"]),
                           st.sampled_from(["x", "    1: (1, '1'),  # row", "}"])),

@@ -204,12 +204,11 @@ def trimmed_diff(a: bytes, b: bytes, run_diff: RunDiff, margin: int = MARGIN) ->
         return None
     guard = min(SLIDE_GUARD, margin // 2)
     out: list[bytes] = []
-    a_at = b_at = a_line = b_line = 0  # newlines counted so far, region to region (in order)
+    a_at = a_line = b_line = 0  # where the last region ended (in a), and the newlines before it
     for r in parts:
         gap = a.count(b"\n", a_at, r.a_start)  # the same text on both sides, between regions
         a_line += gap
-        b_line += gap if r.b_start - b_at == r.a_start - a_at else b.count(b"\n", b_at, r.b_start)
-        a_at, b_at = r.a_start, r.b_start
+        b_line += gap
         hunks = shifted_hunks(run_diff(a[r.a_start : r.a_end], b[r.b_start : r.b_end]), 0, 0)
         span = _changed_span(hunks)
         if span is None:
@@ -218,4 +217,7 @@ def trimmed_diff(a: bytes, b: bytes, run_diff: RunDiff, margin: int = MARGIN) ->
         if (r.cut_front and span[0] < guard) or (r.cut_back and span[1] > old_lines - guard):
             return None
         out += shifted_hunks(b"".join(hunks), a_line, b_line)
+        a_line += old_lines  # (a region's lines counted on each side: equal sizes can hide other line counts)
+        b_line += b.count(b"\n", r.b_start, r.b_end)
+        a_at = r.a_end
     return out
