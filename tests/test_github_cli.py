@@ -126,7 +126,7 @@ def test_corrupt_cache_entry_is_refetched_during_audit(
     ("args", "message"),
     [
         (["audit", "404"], "PR #404 of acme/widget not found"),
-        (["audit", "2", "--via", "api"], "--via api cannot feed an audit yet"),
+        (["audit", "2", "--via", "api"], "No such option: --via"),
         (["audit", "2", "--repo", "nonsense"], "give the repository as OWNER/NAME"),
     ],
 )

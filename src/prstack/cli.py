@@ -76,7 +76,6 @@ VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hu
 RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", help="GitHub repository.")]
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
                                                help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3.")]
-ViaOpt = Annotated[str, typer.Option("--via", metavar="git|api", help="Fetch by blobless git fetch or the API.")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
 InstalledOpt = Annotated[bool, typer.Option("--installed", help="Target: this interpreter's environment.")]
 PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY",
@@ -86,15 +85,6 @@ WheelOpt = Annotated[Path | None, typer.Option("--wheel", metavar="FILE", help="
 TreeOpt = Annotated[Path | None, typer.Option("--tree", metavar="DIR", help="Target: a plain source tree.")]
 DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Which distribution (default: inferred).")]
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
-
-
-def _via(value: str) -> object:
-    from prstack.sources.remote import Via
-
-    try:
-        return Via(value)
-    except ValueError:
-        raise InputError(f"--via {value!r}: give git or api.") from None
 
 
 def _emit(out: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
@@ -109,7 +99,7 @@ def _emit(out: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -
     "prstack audit '#2812' https://github.com/pallets/click/pull/2834 --wheel dist/click-8.2.whl --format json",
 ) + "\n\n" + AUDIT_EXIT)
 def audit(
-    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: ViaOpt = "git",
+    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
     wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
     fmt: FormatOpt = OutputFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
@@ -121,8 +111,7 @@ def audit(
     numbers, repo = parse_prs(prs, repo)
     spec = target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec,
-                             via=_via(via))  # type: ignore[arg-type]
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec)
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
@@ -253,7 +242,7 @@ def _write(path: Path, data: bytes) -> None:
 @app.command(epilog=_examples("prstack fetch 40898 --repo vllm-project/vllm",
                               "prstack fetch https://github.com/vllm-project/vllm/pull/40898")
              + "\n\n" + NO_FINDING_EXIT.format(ok="cached"))
-def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: ViaOpt = "git") -> None:
+def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
     from prstack.render.text import clean
     from prstack.sources.cache import Cache
@@ -263,7 +252,7 @@ def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None, via: Via
     numbers, repo = parse_prs(prs, repo)
     out = console()
     with progress_shown():
-        source = open_source(numbers, repo=repo, api_url=api_url, via=_via(via))  # type: ignore[arg-type]
+        source = open_source(numbers, repo=repo, api_url=api_url)
         changes = load_stack(source.git, numbers)  # reads every blob an audit needs, fetching it once
     for pr in changes.prs:
         meta = source.meta.get(pr.number)

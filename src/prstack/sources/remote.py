@@ -6,10 +6,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
-from prstack.errors import InputError, SourceError
+from prstack.errors import SourceError
 from prstack.sources.cache import Cache
 from prstack.sources.git import GitSource
 from prstack.sources.github import (
@@ -30,15 +29,6 @@ from prstack.sources.repo_id import (
 )
 from prstack.sources.transport import CacheRepo
 from prstack.targets.base import TargetSpec
-
-
-class Via(StrEnum):
-    """How a PR's commits and files come from GitHub."""
-
-    GIT = "git"
-    """A blobless `git fetch` of refs/pull/N/head into the managed cache repository."""
-    API = "api"
-    """The REST API's diffs (not enough for an audit, which reads whole files and blame)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +82,6 @@ def open_source(
     token: str | None = None,
     backoff: Backoff = DEFAULT_BACKOFF,
     timeout: float = 15.0,
-    via: Via = Via.GIT,
 ) -> PRSource:
     """A git-backed source holding the PRs `numbers` and the PRs they stack on.
 
@@ -102,11 +91,6 @@ def open_source(
     network: the cache must already hold everything. `token` defaults to GITHUB_TOKEN, GH_TOKEN or
     `gh auth token`.
     """
-    if via is Via.API:
-        raise InputError(
-            "--via api cannot feed an audit yet: it needs whole files and blame, which only "
-            "the git transport gives; use --via git (the default) or --git PATH."
-        )
     cache = cache if cache is not None else Cache()
     if git is not None:
         source = GitSource(git)
