@@ -7,9 +7,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from benchgen import Case, Truth, encode, fast_import, git, key, m_diverged, m_missing
+from benchgen import Case, Truth, encode, git, import_stack, key, m_diverged, m_missing
 
-from prstack.hunks import parse_diff
 from prstack.models import Hunk, HunkStatus
 
 BOILER = [
@@ -110,18 +109,7 @@ def build_boilerplate(root: Path, *, modules: int, units: int, prs: int, files_p
         parent = parent_of[n]
         commits.append((f"refs/pull/{n}/head",
                         "refs/heads/main" if parent is None else f"refs/pull/{parent}/head", files))
-    fast_import(repo, commits)
-    base_sha = git(repo, "rev-parse", "refs/heads/main").decode().strip()
-    heads = {n: git(repo, "rev-parse", f"refs/pull/{n}/head").decode().strip() for n in numbers}
-    starts_of = {n: base_sha if parent_of[n] is None else heads[parent_of[n]]  # type: ignore[index]
-                 for n in numbers}
-    diffs: dict[int, bytes] = {}
-    hunks: list[Hunk] = []
-    for n in numbers:
-        diffs[n] = git(repo, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
-                       "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/",
-                       starts_of[n], heads[n], "--")
-        hunks += parse_diff(diffs[n], n)
+    base_sha, starts_of, heads, diffs, hunks = import_stack(repo, commits, numbers, parent_of)
     case = Case(repo, tree, numbers, base_sha, starts_of, heads, diffs, hunks, {},
                 sum(len(v) for v in base.values()), modules)
     target = {p: list(v) for p, v in base.items()}

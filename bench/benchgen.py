@@ -203,18 +203,7 @@ def build(root: Path, *, modules: int, units: int, prs: int, files_per_pr: int,
         parent = parent_of[n]
         commits.append((f"refs/pull/{n}/head",
                         "refs/heads/main" if parent is None else f"refs/pull/{parent}/head", files))
-    fast_import(repo, commits)
-    base_sha = git(repo, "rev-parse", "refs/heads/main").decode().strip()
-    heads = {n: git(repo, "rev-parse", f"refs/pull/{n}/head").decode().strip() for n in numbers}
-    starts = {n: base_sha if parent_of[n] is None else heads[parent_of[n]]  # type: ignore[index]
-              for n in numbers}
-    diffs: dict[int, bytes] = {}
-    hunks: list[Hunk] = []
-    for n in numbers:
-        diffs[n] = git(repo, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
-                       "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/",
-                       starts[n], heads[n], "--")
-        hunks += parse_diff(diffs[n], n)
+    base_sha, starts, heads, diffs, hunks = import_stack(repo, commits, numbers, parent_of)
     case = Case(repo, tree, numbers, base_sha, starts, heads, diffs, hunks, {},
                 sum(len(v) for v in base.values()), modules, big)
     target = {p: list(v) for p, v in base.items()}
@@ -478,3 +467,22 @@ MUTATIONS: dict[str, tuple[HunkStatus, Mutator]] = {
     "offset+whitespace": (HunkStatus.APPLIED, m_offset_ws),
     "missing+offset": (HunkStatus.MISSING, m_missing_offset),
 }
+
+
+def import_stack(repo: Path, commits: list[tuple[str, str, dict[str, bytes]]], numbers: list[int],
+                 parent_of: dict[int, int | None]
+                 ) -> tuple[str, dict[int, str], dict[int, str], dict[int, bytes], list[Hunk]]:
+    """The PR commits written into `repo` (one fast-import), then each PR's base, head, diff
+    (as git shows it from its parent's head, or main) and hunks: (main, starts, heads, diffs, hunks)."""
+    fast_import(repo, commits)
+    base_sha = git(repo, "rev-parse", "refs/heads/main").decode().strip()
+    heads = {n: git(repo, "rev-parse", f"refs/pull/{n}/head").decode().strip() for n in numbers}
+    starts = {n: base_sha if (parent := parent_of[n]) is None else heads[parent] for n in numbers}
+    diffs: dict[int, bytes] = {}
+    hunks: list[Hunk] = []
+    for n in numbers:
+        diffs[n] = git(repo, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff",
+                       "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/",
+                       starts[n], heads[n], "--")
+        hunks += parse_diff(diffs[n], n)
+    return base_sha, starts, heads, diffs, hunks
