@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import resource
 import shutil
@@ -34,7 +33,6 @@ sys.path[:0] = [str(HERE), str(SRC)]
 from benchboiler import build_boilerplate  # noqa: E402
 from benchgen import Case, HunkKey, Truth, build, key  # noqa: E402
 
-from prstack.matchjobs import HELPER_MIN_FILES  # noqa: E402
 from prstack.models import Hunk, HunkStatus  # noqa: E402
 
 S = HunkStatus
@@ -69,7 +67,7 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     matching = 0.0
     real_match_file = prstack.matchjobs.match_file
 
-    # The pure matcher's share of this process's wall (files a helper process matches are not in it).
+    # The pure matcher's share of this process's wall.
     def match_file(*args: Any, **kwargs: Any) -> Any:
         nonlocal matching
         started = time.perf_counter()
@@ -82,11 +80,8 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     started = time.perf_counter()
     report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
-    for helper in multiprocessing.active_children():  # (reaped after the audit returned)
-        helper.join()
     rss = peak_rss_mb()
-    # the largest process it waited for: the helper that matches a share (its peak counts the
-    # pages it shares with this process since the fork, so the sum is an upper bound) or a git
+    # the largest process it waited for (a git)
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / MAXRSS_PER_MB
     rows = [[r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start, r.status.value]
             for r in report.results]
@@ -282,14 +277,12 @@ def _bench(args: argparse.Namespace, case: Case, root: Path, big: str) -> int:
     base = scores[0][1]
     print(f"{'time / prstack':24}" + "".join(f"{t / base:19.1f}x" for _, t, _ in scores))
     print(f"prstack peak memory: {rss:.0f} MB in the audit process, {child_rss:.0f} MB in its largest "
-          f"child (the matching helper or a git), {rss + child_rss:.0f} MB together at most")
+          f"child (a git), {rss + child_rss:.0f} MB together at most")
     if args.ab:
         print(f"prstack (--ab {args.ab}) runs: {', '.join(f'{w:.2f}s' for w in ab_walls)}")
     print(f"prstack runs: {', '.join(f'{w:.2f}s' for w in walls)}; of which matching in the audit "
-          f"process: {statistics.median(matchings):.2f}s median (with {HELPER_MIN_FILES}+ text files in "
-          f"the target, a helper process indexes the package and shares the matching, the two "
-          f"claiming files from both ends of the list), the rest is git work (stack, diffs, "
-          f"blame) and reading the target")
+          f"process: {statistics.median(matchings):.2f}s median, the rest is git work (stack, diffs, "
+          f"provenance) and reading the target")
 
     print("\nper mutation (" + " / ".join(name for name, _, _ in scores) + "):")
     for m in sorted(mutations):

@@ -7,27 +7,19 @@ import gc
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeGuard
 
 from prstack import progress
-from prstack.matcher import Explainer, Found, PackageIndex, find_moved
+from prstack.matcher import Explainer, PackageIndex
 from prstack.matchjobs import (
-    HELPER_MIN_FILES,
-    TEXT_SUFFIXES,
     FileAt,
     FileJob,
     FileKey,
-    FindMoved,
-    HelperGone,
-    MatchHelper,
-    ReadAhead,
     package_index,
-    relocate,
     run_jobs,
-    shareable,
     tree_package,
 )
 from prstack.models import (
@@ -82,16 +74,12 @@ def audit(
     file_at: FileAt,
     prefetch: Callable[[Sequence[FileKey]], None] | None = None,
     package: PackageIndex | None = None,
-    helper: MatchHelper | None = None,
-    held: Callable[[FileKey], bool] | None = None,
     later: StackLoad | None = None,
     base_package: Callable[[int], PackageIndex | None] | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
     ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
     `package` is the target's package index, when one is already made (see `package_index`).
-    With a `helper`, it matches a share of the files and knows the package; `held` says which
-    files at revisions are already in this process's memory (never handed to the helper).
     `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
     adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
     `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
@@ -133,8 +121,7 @@ def audit(
     if later is not None:
         loading = later
         late = _Late(lambda: loading.can_finish, late_jobs)
-    judged = _judge(plan(groups), target, file_at, prefetch, package, helper, held or (lambda key: False), late,
-                    explain)
+    judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
     results.update(zip(job_keys, judged, strict=True))
     ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
     of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
@@ -158,88 +145,19 @@ def _judge(
     file_at: FileAt,
     prefetch: Callable[[Sequence[FileKey]], None] | None,
     package: PackageIndex | None,
-    helper: MatchHelper | None,
-    held: Callable[[FileKey], bool],
     late: _Late | None = None,
     explain: Explainer | None = None,
 ) -> list[list[HunkResult]]:
-    """Every job's verdicts, in order, then those of the `late` jobs: all here, or shared with
-    the helper. Shared, both claim jobs until they meet (see `prstack.matchjobs`); this process
-    takes up the late jobs as soon as they are ready, then asks the helper, done with its own
-    claims, about moved blocks. A helper that fails leaves what it did not answer to be done here."""
+    """Every job's verdicts, in order, then those of the `late` jobs."""
 
-    def read_ahead(picked: Iterable[FileJob]) -> None:
+    def judged_here(todo: Sequence[FileJob], index: PackageIndex) -> list[list[HunkResult]]:
         if prefetch is not None:
-            prefetch([key for job in picked for key in job.ahead if key is not None])
-
-    def judged_here(todo: Sequence[FileJob], index: PackageIndex | None) -> list[list[HunkResult]]:
-        read_ahead(todo)
+            prefetch([key for job in todo for key in job.ahead if key is not None])
         return list(_counted(run_jobs(todo, target, file_at, index, explain), len(todo)))
 
-    if helper is None:
-        index = package or package_index(target)
-        alone = judged_here(jobs, index)
-        return alone + (judged_here(late.jobs(), index) if late is not None else [])
-    here, shared = shareable(jobs, held)
-    if shared:
-        helper.share([jobs[i] for i in shared])
-    read_ahead([jobs[i] for i in here])
-    ahead = ReadAhead(prefetch, [jobs[i].ahead for i in shared])
-    mine: dict[int, list[HunkResult]] = dict(zip(here, _counted(run_jobs([jobs[i] for i in here], target, file_at,
-                                                                          None), len(here)), strict=True))
-    extra: list[FileJob] | None = None
-
-    def take_up_late() -> None:
-        nonlocal extra
-        extra = list(late.jobs()) if late is not None else []
-        for k, rs in enumerate(judged_here(extra, None)):
-            mine[len(jobs) + k] = rs
-
-    while shared and (claimed := helper.claim()) is not None:
-        if extra is None and late is not None and late.ready():
-            take_up_late()
-        ahead.reached(claimed + 1, helper.unclaimed)
-        (mine[shared[claimed]],) = run_jobs([jobs[shared[claimed]]], target, file_at, None)
-    if extra is None:
-        take_up_late()
-    assert extra is not None
-    theirs: dict[int, list[HunkResult]] = {}
-    received = not shared
-
-    def receive_theirs() -> None:
-        nonlocal received
-        if not received:
-            theirs.update({shared[i]: rs for i, rs in helper.matched().items()})
-            received = True
-
-    try:
-        receive_theirs()
-        known = {shared[i]: found for i, found in helper.first_found.items()}
-        relocated = _relocated({**mine, **theirs}, helper.find_moved, explain, known=known)
-    except HelperGone:
-        index = package or package_index(target)
-        left = [i for i in shared if i not in mine]
-        mine.update(zip(left, judged_here([jobs[i] for i in left], index), strict=True))
-        theirs.clear()  # (whatever the helper answered before it failed is judged here again)
-        relocated = _relocated(mine, lambda asks: [find_moved(index, blocks, skip, 1) for blocks, skip in asks],
-                               explain, done=set(left))
-    return [relocated[i] if i in relocated else theirs[i] for i in range(len(jobs) + len(extra))]
-
-
-def _relocated(results: Mapping[int, list[HunkResult]], find: FindMoved, explain: Explainer | None,
-               done: Collection[int] = (), known: Mapping[int, list[list[list[Found]] | None]] | None = None
-               ) -> dict[int, list[HunkResult]]:
-    """`results` (matched without the package) with moved blocks looked up by `find` (those of
-    `done`, matched with it, kept as they are)."""
-    keys = [i for i in results if i not in done]
-    flat = relocate([r for i in keys for r in results[i]], find, explain,
-                    [f for i in keys for f in (known or {}).get(i) or [None] * len(results[i])])
-    out = dict(results)
-    at = 0
-    for i in keys:
-        out[i] = flat[at : at + len(results[i])]
-        at += len(results[i])
-    return out
+    index = package or package_index(target)
+    alone = judged_here(jobs, index)
+    return alone + (judged_here(late.jobs(), index) if late is not None else [])
 
 
 class _Late:
@@ -275,49 +193,37 @@ def audit_stack(
     spec: TargetSpec,
     base: str | None = None,
     metadata: Mapping[int, PRMetadata] | None = None,
-    helper: bool | None = None,
 ) -> AuditReport:
     """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
     the target, and audit every hunk.
 
     A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first
-    and its package index built while git works for the stack: in a helper process, which then
-    matches a share of the files too (`helper`: None decides by the target's size), else on a
-    thread.
+    and its package index built on a thread while git works for the stack.
 
     Python's cycle collector is paused meanwhile: an audit makes hundreds of thousands of small
     objects that all live to its end, and the collector would walk them again and again."""
     with _collector_paused():
-        return _audit_stack(source, numbers, spec, base, metadata, helper)
+        return _audit_stack(source, numbers, spec, base, metadata)
 
 
 def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None,
-                 metadata: Mapping[int, PRMetadata] | None, helper: bool | None) -> AuditReport:
+                 metadata: Mapping[int, PRMetadata] | None) -> AuditReport:
     if needs_pr_paths(spec) and spec.repo is None:
         spec = _named_by_clone(spec, source.path)
     early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
     package = None
-    aide = None
     if early is not None:
-        if helper or (helper is None and _worth_a_helper(early)):
-            aide = MatchHelper.start(early, source.path, source.env)
-        if aide is None:
-            package = package_index(early)
-            threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
-    try:
-        progress.step("reading the stack and diffing its PRs")
-        loading = start_stack(source, numbers, base, metadata)
-        changes = loading.ready if early is not None else loading.finish()
-        repo_files = source.tree_paths(changes.top_sha)
-        target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-        # huge files are judged after the rest, whose matching starts while they are being diffed
-        later = None if loading.complete else loading
-        report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
-                       source.prefetch_files, package, aide, source.holds, later,
-                       _base_packages(source, changes.prs))
-    finally:
-        if aide is not None:
-            aide.close()
+        package = package_index(early)
+        threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
+    progress.step("reading the stack and diffing its PRs")
+    loading = start_stack(source, numbers, base, metadata)
+    changes = loading.ready if early is not None else loading.finish()
+    repo_files = source.tree_paths(changes.top_sha)
+    target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
+    # huge files are judged after the rest, whose matching starts while they are being diffed
+    later = None if loading.complete else loading
+    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
+                   source.prefetch_files, package, later, _base_packages(source, changes.prs))
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)
@@ -374,7 +280,3 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _worth_a_helper(target: Target) -> bool:
-    return sum(1 for path in target.files() if path.endswith(TEXT_SUFFIXES)) >= HELPER_MIN_FILES

@@ -248,10 +248,6 @@ class GitSource:
         known = self._read.get((rev, path))
         return known if known is not None else self._blobs.read(rev, path)
 
-    def holds(self, key: tuple[str, str]) -> bool:
-        """Whether the (rev, path) file is already in memory (a huge file, read for its diff)."""
-        return key in self._read
-
     @property
     def env(self) -> dict[str, str]:
         """Variables set for git on top of the process environment (auth, offline guards)."""
