@@ -29,7 +29,7 @@ from prstack.matching.shape import Shape
 from prstack.matching.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["Explainer", "Found", "PackageIndex", "decode", "find_moved", "match_file", "relocated",
+__all__ = ["Explainer", "Found", "PackageIndex", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
@@ -278,25 +278,11 @@ def relocated(result: HunkResult, path: str, line: int, normalisation: str | Non
     )
 
 
-def find_moved(package: PackageIndex, blocks: Sequence[Sequence[str]],
-               exclude: str | Sequence[str] | None, limit: int = MOVED_MAX) -> list[list[Found]]:
-    """For each of `blocks`, the places (at most `limit`) it occurs in files other than
-    `exclude` (one or several), with the normalisation that equates it with the target's lines
-    there."""
-    return [list(islice(places, limit)) for places in moved_places(package, blocks, exclude)]
-
-
-def settled_at_first(result: HunkResult, blocks: Sequence[Sequence[str]],
-                     found: Sequence[Sequence[Found]], explain: Explainer | None) -> bool:
-    """Whether `settle` given only the first place of each block says all that more places
-    would: each block found elsewhere is explained by the base (then so is every place)."""
-    return explain is None or all(
-        not places or explain.by_base(result.hunk, block) for block, places in zip(blocks, found, strict=True))
-
-
 def moved_places(package: PackageIndex, blocks: Sequence[Sequence[str]],
                  exclude: str | Sequence[str] | None) -> list[Iterator[Found]]:
-    """`find_moved`, each block's places found as they are asked for (`settle` often needs one)."""
+    """For each of `blocks`, the places it occurs in files other than `exclude` (one or several), with
+    the normalisation that equates it with the target's lines there, found as they are asked for
+    (`settle` often needs one)."""
 
     def places(block: Sequence[str]) -> Iterator[Found]:
         for path, line in islice(package.find_all(block, exclude=exclude), MOVED_MAX):
