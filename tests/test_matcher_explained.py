@@ -3,7 +3,7 @@ package at the PR's base, another audited hunk, or a rewritten place (issue 15).
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from prstack.matcher import Explainer, PackageIndex, match_file
@@ -49,15 +49,20 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(scenario())
+@example({"a": ["", "    stmt_0(x)", "    stmt_0(x)", "    stmt_0(x)"], "b": ["    stmt_0(x)"] * 4,
+          "block": [f"    block_0_{i}(x, {i})" for i in range(5)], "at": 1, "at_b": 0, "place": "rewritten",
+          "copy": "target only", "replace": False})
 def test_a_copied_block_never_makes_a_dropped_or_rewritten_hunk_present(case: dict[str, object]) -> None:
     a, b, block = list(case["a"]), list(case["b"]), list(case["block"])  # type: ignore[call-overload]
     at, at_b = int(case["at"]), int(case["at_b"])  # type: ignore[call-overload]
     removed = a[at : at + 1] if case["replace"] and at < len(a) else []
     head_a = a[:at] + block + a[at + len(removed):]
     b_copy = b[:at_b] + block + b[at_b:]
-    if case["copy"] == "target only" and (case["place"] == "dropped" or not 0 < at < len(a) - 1):
+    if case["copy"] == "target only" and (case["place"] == "dropped" or not 0 < at < len(a) - 1
+                                          or not a[at - 1].strip()):
         # (a drop plus an unexplained copy is a move: tested below; so is a place at either
-        # end of the file, where the other lines put there cannot be told from lines around it)
+        # end of the file or after a blank line, where the other line put there cannot be told
+        # from an unrelated line added beside a dropped hunk)
         case["copy"] = "base"
     base_b = text(b_copy) if case["copy"] == "base" else text(b)
     hunks_b = make_hunks(text(b), text(b_copy), path=OTHER, pr=2) if case["copy"] == "other PR" else []
