@@ -6,87 +6,27 @@ import time
 
 import pytest
 
+from matcher_helpers import (
+    BASE,
+    CASES,
+    FM,
+    HEAD,
+    PATH,
+    UNRELATED,
+    A,
+    D,
+    M,
+    P,
+    R,
+    apply_some,
+    edit,
+    judge,
+    make_hunks,
+    statuses,
+)
 from prstack.matcher import PackageIndex, decode, match_file
 from prstack.matching.text import blob_id
 from prstack.models import FileChange, Hunk, HunkStatus
-from test_matcher_support import PATH, apply_some, judge, make_hunks
-
-A = HunkStatus.APPLIED
-M = HunkStatus.MISSING
-P = HunkStatus.PARTIAL
-D = HunkStatus.DIVERGED
-C = HunkStatus.CONFLICT
-R = HunkStatus.RELOCATED
-FM = HunkStatus.FILE_MISSING
-
-
-def module(n: int = 6) -> str:
-    """A module of n layer classes whose bodies repeat the same lines (the layer_id trap)."""
-    parts = ['"""Layers."""', "import torch", ""]
-    for i in range(n):
-        parts += [
-            f"class Layer{i}(torch.nn.Module):",
-            "    def __init__(self, layer_id):",
-            "        super().__init__()",
-            "        self.layer_id = layer_id",
-            "        self.scale = 1.0",
-            "",
-            "    def forward(self, x):",
-            "        y = self.proj(x)",
-            "        return y * self.scale",
-            "",
-        ]
-    return "\n".join(parts) + "\n"
-
-
-BASE = module()
-
-
-def edit(text: str, cls: int, old: str, new: str) -> str:
-    """Replace `old` by `new` inside class Layer{cls} only."""
-    head, sep, rest = text.partition(f"class Layer{cls}(")
-    body, sep2, tail = rest.partition("\nclass ")
-    assert old in body, (old, cls)
-    return head + sep + body.replace(old, new, 1) + sep2 + tail
-
-
-HEAD = edit(
-    edit(BASE, 1, "self.layer_id = layer_id", "self.layer_id = layer_id + 1"),
-    4, "        return y * self.scale\n", "        y = torch.relu(y)\n        return y * self.scale\n",
-)
-UNRELATED = "".join(f"UNRELATED_{i} = {i}\n" for i in range(25))
-
-
-def statuses(results: list) -> list[HunkStatus]:  # type: ignore[type-arg]
-    return [r.status for r in results]
-
-
-# (name, base, head, target, expected statuses, expected normalisation or None)
-CASES: list[tuple[str, str, str, str | None, list[HunkStatus], str | None]] = [
-    ("applied exact", BASE, HEAD, HEAD, [A, A], None),
-    ("missing exact", BASE, HEAD, BASE, [M, M], None),
-    ("applied, offset above", BASE, HEAD, UNRELATED + HEAD, [A, A], None),
-    ("missing, offset above", BASE, HEAD, UNRELATED + BASE, [M, M], None),
-    ("applied, lines between hunks", BASE, HEAD,
-     edit(HEAD, 2, "        self.scale = 1.0\n", "        self.scale = 1.0\n" + UNRELATED), [A, A], None),
-    ("subset: first only", BASE, HEAD, apply_some(BASE, HEAD, [True, False]), [A, M], None),
-    ("subset: second only", BASE, HEAD, apply_some(BASE, HEAD, [False, True]), [M, A], None),
-    ("trailing spaces", BASE, HEAD, HEAD.replace("layer_id + 1\n", "layer_id + 1   \n"), [A, A],
-     "trailing-space"),
-    ("tabs for spaces", BASE, HEAD, HEAD.replace("        y = torch.relu", "\t\ty = torch.relu"),
-     [A, A], "whitespace"),
-    ("quote style", BASE.replace('"""Layers."""', "x = 'a'"),
-     HEAD.replace('"""Layers."""', 'x = "b"'), HEAD.replace('"""Layers."""', "x = 'b'"),
-     [A, A, A], "quotes"),
-    ("crlf target", BASE, HEAD, HEAD.replace("\n", "\r\n"), [A, A], None),
-    ("crlf target missing", BASE, HEAD, BASE.replace("\n", "\r\n"), [M, M], None),
-    ("conflict markers", BASE, HEAD, edit(
-        HEAD, 1, "        self.layer_id = layer_id + 1\n",
-        "<<<<<<< HEAD\n        self.layer_id = layer_id\n=======\n"
-        "        self.layer_id = layer_id + 1\n>>>>>>> pr\n"), [C, A], None),
-    ("diverged", BASE, HEAD, edit(BASE, 1, "        self.layer_id = layer_id\n",
-                                  "        self.layer_id = compute(layer_id)\n"), [D, M], None),
-]
 
 
 @pytest.mark.parametrize(("name", "base", "head", "target", "want", "norm"), CASES,

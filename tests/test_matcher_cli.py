@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from matcher_helpers import BASE, CASES, FM, HEAD, PATH, A, D, M, P, R
 from prstack.cli import main
 from prstack.models import HunkStatus
-from test_matcher import BASE, CASES, FM, HEAD, A, D, M, P, R
-from test_matcher_support import PATH
 
 OTHER = "pkg/other.py"
 INIT = "pkg/__init__.py"

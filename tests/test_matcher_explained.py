@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from matcher_helpers import judge, make_hunks
 from prstack.matcher import Explainer, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
-from test_matcher_support import judge, make_hunks
 
 MOD, OTHER = "pkg/mod_a.py", "pkg/mod_b.py"
 POOL = [f"    stmt_{k}(x)" for k in range(60)] + ["", "    pass"] * 4

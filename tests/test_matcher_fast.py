@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from matcher_helpers import judge, make_hunks
 from prstack.errors import PrstackError
 from prstack.matcher import PackageIndex, match_file
 from prstack.matching import index as index_module
@@ -31,7 +32,6 @@ from prstack.matching.text import (
     wrap_pieces,
 )
 from prstack.models import HunkResult, HunkStatus
-from test_matcher_support import judge, make_hunks
 
 A = HunkStatus.APPLIED
 M = HunkStatus.MISSING

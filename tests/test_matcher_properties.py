@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from matcher_helpers import apply_some, hunk_spans, judge, make_hunks
 from prstack.matching.judge import WEAK
 from prstack.matching.text import trivial
 from prstack.models import Hunk, HunkStatus
-from test_matcher_support import apply_some, hunk_spans, judge, make_hunks
 
 POOL = [f"stmt_{k}(x)" for k in range(120)] + ["", "    pass", ")", "    return x"] * 6
 LINE = st.sampled_from(POOL)

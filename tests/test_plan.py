@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from plan_helpers import CORE, UTIL, Upstream, apply_patch, audit_tree, run_script
 from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
 from prstack.demo.wheel import build_wheel, install_wheel
@@ -16,7 +17,6 @@ from prstack.plan import Plan, PlanStatus, combined_patch, plan_stack
 from prstack.render.plan import plan_script
 from prstack.sources.git import GitSource
 from prstack.targets import TargetSpec
-from test_plan_support import CORE, UTIL, Upstream, apply_patch, audit_tree, run_script
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from conftest import GitRepo
+from plan_helpers import CORE, Upstream
 from prstack.cli import main
 from prstack.demo.fixture import DemoRepo, build_repo, git
 from prstack.models import FileChange, Hunk, HunkLine, PullRequest
@@ -30,7 +31,6 @@ from prstack.plan import (
 from prstack.render import OutputFormat
 from prstack.render.plan import plan_script, render_plan
 from prstack.sources.git import GitSource
-from test_plan_support import CORE, Upstream
 
 # -- pure parts -------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from prstack.cli import main
 from prstack.targets.base import TargetSpec
 from prstack.targets.editable import _finder_mapping, find_editable
 from prstack.targets.provenance import Containment
-from test_targets_support import (
+from targets_helpers import (
     MODEL,
     Project,
     audit_with_build,

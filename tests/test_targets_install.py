@@ -10,7 +10,7 @@ from pathlib import Path
 from prstack.render import OutputFormat, render_audit
 from prstack.targets.base import TargetSpec
 from prstack.targets.provenance import Containment
-from test_targets_support import (
+from targets_helpers import (
     MODEL,
     MODEL_FIXED,
     Project,
@@ -191,3 +191,11 @@ def test_another_interpreter_s_environment_without_running_its_pth_files(tmp_pat
     assert statuses(report) == {"src/kvs/model.py": ["applied"]}
     assert report.build is not None and report.build.contains == {7: Containment.HEAD}
     assert not canary.exists()  # the environment's .pth code never ran
+
+
+def test_the_builders_make_an_installable_wheel(tmp_path: Path) -> None:
+    project = make_project(tmp_path)
+    wheel = make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head))
+    install_into(wheel, tmp_path / "site")
+    assert (tmp_path / "site" / "kvs" / "model.py").read_text() == MODEL_FIXED
+    assert (tmp_path / "site" / "kvs-1.0.0.dist-info" / "INSTALLER").read_text() == "pip\n"

@@ -13,7 +13,7 @@ from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
 from prstack.targets.choose import DistFiles, choose
 from prstack.targets.provenance import BuildReport
-from test_targets_support import (
+from targets_helpers import (
     MODEL,
     Project,
     audit_with_build,

@@ -14,7 +14,7 @@ from conftest import GitRepo
 from prstack.errors import InputError
 from prstack.targets.choose import DistFiles, choose
 from prstack.targets.layout import PathMap, Placement
-from test_targets_support import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
+from targets_helpers import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
 
 TEST = "from kvs.model import checkpoint_name\n\n\ndef test_name() -> None:\n    assert checkpoint_name(1)\n"
 TEST_MORE = TEST + "\n\ndef test_width() -> None:\n    assert True\n"

@@ -161,10 +161,3 @@ def statuses(report: AuditReport) -> dict[str, list[str]]:
         out.setdefault(r.hunk.path, []).append(r.status.value)
     return out
 
-
-def test_the_builders_make_an_installable_wheel(tmp_path: Path) -> None:
-    project = make_project(tmp_path)
-    wheel = make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head))
-    install_into(wheel, tmp_path / "site")
-    assert (tmp_path / "site" / "kvs" / "model.py").read_text() == MODEL_FIXED
-    assert (tmp_path / "site" / "kvs-1.0.0.dist-info" / "INSTALLER").read_text() == "pip\n"
