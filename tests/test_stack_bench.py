@@ -1,9 +1,9 @@
-"""The bench's repository at a small scale: many PR refs, noise stacks, and the measured stack."""
+"""The bench's repository at a small scale: many PR refs, noise stacks, and the measured stack
+(right edges and hunks among 400 refs; how fast is measured by bench/bench_stack.py, not here)."""
 
 from __future__ import annotations
 
 import importlib.util
-import time
 from pathlib import Path
 
 from prstack.sources.git import GitSource
@@ -19,15 +19,12 @@ def test_detection_among_many_pr_refs(tmp_path: Path) -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     repo = bench.build(tmp_path / "repo", 400)
-    started = time.perf_counter()
     stack = read_graph(GitSource(repo), [3])
-    elapsed = time.perf_counter() - started
     assert stack.order == (1, 2, 3)
     assert [(e.parent, e.child, e.evidence) for e in stack.edges] == [
         (1, 2, (Evidence.ANCESTRY,)),
         (2, 3, (Evidence.PATCH_ID, Evidence.MARKER)),
     ]
-    assert elapsed < 5  # the bench's goal is 2 s at 5,000 refs; this guards against blow-ups
     changes = load_stack(GitSource(repo), [3])
     assert {h.path for h in changes.hunks_of(3)} == {"pkg/c.py"}
     assert {h.path for h in changes.hunks_of(2)} == {"pkg/b.py"}
