@@ -32,9 +32,14 @@ class Unreadable(TargetError):
         self.reason = reason
 
 
-@lru_cache(maxsize=8192)
 def _real_dir(path: str) -> str:
-    """A folder's resolved path, kept: the files of one folder share it (a run reads thousands)."""
+    """A folder's resolved path, kept: the files of one folder share it (a run reads thousands).
+    Kept by absolute path: a relative one means another folder once the process changes directory."""
+    return _real_abs_dir(path if os.path.isabs(path) else os.path.abspath(path))
+
+
+@lru_cache(maxsize=8192)
+def _real_abs_dir(path: str) -> str:
     return os.path.realpath(path)
 
 
