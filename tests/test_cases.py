@@ -164,7 +164,7 @@ def test_case(name: str, scenarios: Callable[[str], tuple[Path, dict[str, str]]]
     root, places = scenarios(case.get("uses", name))
     monkeypatch.chdir(root)
     monkeypatch.setenv("PRSTACK_CACHE_DIR", str(root / "cache"))
-    argv = [arg.format(**places) for arg in shlex.split(case["command"])]
+    argv = [arg.format(case=root, **places) for arg in shlex.split(case["command"])]
     code = main(argv)
     out, err = capsys.readouterr()
     got = {"stdout": normalise(out, root, places), "stderr": normalise(err, root, places), "exit_code": f"{code}\n"}
