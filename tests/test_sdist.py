@@ -18,11 +18,11 @@ def test_the_sdists_tests_find_their_files(tmp_path: Path) -> None:
     with tarfile.open(sdist) as tar:
         tar.extractall(tmp_path / "unpacked", filter="data")
     (top,) = (tmp_path / "unpacked").iterdir()
-    for needed in ("bench/bench_stack.py", "bench/benchgen.py", "tests/golden", "fixtures/demo", "docs",
+    for needed in ("bench/bench_stack.py", "bench/benchgen.py", "tests/cases", "fixtures/demo", "docs",
                    "src/prstack/schemas/prstack.audit-1.json"):
         assert (top / needed).exists(), needed
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           "tests/test_stack_bench.py", "tests/test_golden.py"], cwd=top, capture_output=True,
+                           "tests/test_stack_bench.py", "tests/test_cases.py"], cwd=top, capture_output=True,
                           text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert done.returncode == 0, done.stdout[-2000:]
 
