@@ -1,0 +1,71 @@
+"""The audit of patch files: each patch one PR of a stack, its hunks judged against a target with no clone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from prstack.audit import audit
+from prstack.errors import InputError
+from prstack.hunks import parse_diff
+from prstack.models import AuditReport, Commit, Hunk, HunkResult, HunkStatus, PullRequest
+from prstack.sources.patchfile import Patch
+from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.provenance import join_build
+
+__all__ = ["TARGET_ALONE", "audit_patches", "patch_stack"]
+
+TARGET_ALONE = ("judged from the target alone: a patch gives no file before it, so whether the block was "
+                "already in the package is not known")
+"""The note of a relocated hunk of a patch (a clone tells a block there all along; a patch cannot)."""
+
+
+def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]]:
+    """The patches as a stack, bottom first: each a PR (the number it names, else its 1-based
+    position), stacked on the one before it, its hunks those of its own mails in order."""
+    prs: list[PullRequest] = []
+    hunks: list[Hunk] = []
+    seen: dict[int, str] = {}
+    for at, patch in enumerate(patches, 1):
+        number = patch.number if patch.number is not None else at
+        if number in seen:
+            raise InputError(f"--patch {patch.name} and --patch {seen[number]} are both PR #{number}; "
+                             "give each patch once (rename one to tell them apart).")
+        seen[number] = patch.name
+        commits = tuple(Commit(m.sha or "", (), m.subject or "", m.author, m.message) for m in patch.mails
+                        if m.sha or m.subject)
+        for mail in patch.mails:
+            try:
+                own = parse_diff(mail.diff, number)
+            except InputError as exc:
+                raise InputError(f"--patch {patch.name}: {exc}") from None
+            hunks += [replace(h, commits=(mail.sha,)) if mail.sha else h for h in own]
+        head = next((m.sha for m in reversed(patch.mails) if m.sha), "")
+        prs.append(PullRequest(
+            number=number, head_sha=head, base_sha=prs[-1].head_sha if prs else "",
+            depends_on=(prs[-1].number,) if prs else (), commits=commits, patch=patch.name,
+        ))
+    if not hunks:
+        names = ", ".join(p.name for p in patches)
+        raise InputError(f"--patch {names}: no file change in it; give a patch that changes files.")
+    return prs, hunks
+
+
+def audit_patches(patches: Sequence[Patch], spec: TargetSpec) -> AuditReport:
+    """Open the target and judge every hunk of the patches: the same matcher as for PRs, with
+    no file before or after each patch (no clone): a hunk's place is found from the target alone."""
+    prs, hunks = patch_stack(patches)
+    paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
+    target = open_target(spec, sorted({h.path for h in hunks}), paths)
+    report = audit(prs, hunks, target, paths, lambda rev, path: None)
+    results = tuple(_noted(r) for r in report.results)
+    report = replace(report, results=results)
+    build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs, results)
+    return replace(report, build=build)
+
+
+def _noted(result: HunkResult) -> HunkResult:
+    if result.status is not HunkStatus.RELOCATED:
+        return result
+    note = f"{result.evidence.note}; {TARGET_ALONE}" if result.evidence.note else TARGET_ALONE
+    return replace(result, evidence=replace(result.evidence, note=note))
