@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from prstack.audit import audit
@@ -13,7 +14,7 @@ from prstack.sources.patchfile import Patch
 from prstack.targets.base import TargetSpec, open_target
 from prstack.targets.provenance import join_build
 
-__all__ = ["TARGET_ALONE", "audit_patches", "patch_stack"]
+__all__ = ["TARGET_ALONE", "audit_patches", "like_repo", "patch_stack"]
 
 TARGET_ALONE = ("judged from the target alone: a patch gives no file before it, so whether the block was "
                 "already in the package is not known")
@@ -22,7 +23,7 @@ TARGET_ALONE = ("judged from the target alone: a patch gives no file before it, 
 
 def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]]:
     """The patches as a stack, bottom first: each a PR (the number it names, else its 1-based
-    position), stacked on the one before it, its hunks those of its own mails in order."""
+    position), stacked on the one before it, its hunks those of its own mails (by path, then mail)."""
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
     seen: dict[int, str] = {}
@@ -34,12 +35,15 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
         seen[number] = patch.name
         commits = tuple(Commit(m.sha or "", (), m.subject or "", m.author, m.message) for m in patch.mails
                         if m.sha or m.subject)
+        own: list[Hunk] = []
         for mail in patch.mails:
             try:
-                own = parse_diff(mail.diff, number)
+                parsed = parse_diff(mail.diff, number)
             except InputError as exc:
                 raise InputError(f"--patch {patch.name}: {exc}") from None
-            hunks += [replace(h, commits=(mail.sha,)) if mail.sha else h for h in own]
+            own += [replace(h, commits=(mail.sha,)) if mail.sha else h for h in parsed]
+        # in git's path order, as a diff of the whole patch lists them (a file's hunks in mail order)
+        hunks += sorted(own, key=lambda h: h.path.encode("utf-8", "surrogateescape"))
         head = next((m.sha for m in reversed(patch.mails) if m.sha), "")
         prs.append(PullRequest(
             number=number, head_sha=head, base_sha=prs[-1].head_sha if prs else "",
@@ -57,11 +61,31 @@ def audit_patches(patches: Sequence[Patch], spec: TargetSpec) -> AuditReport:
     prs, hunks = patch_stack(patches)
     paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
     target = open_target(spec, sorted({h.path for h in hunks}), paths)
-    report = audit(prs, hunks, target, paths, lambda rev, path: None)
+    repo_files = like_repo(paths, target.files())
+    report = audit(prs, hunks, target, repo_files, lambda rev, path: None)
     results = tuple(_noted(r) for r in report.results)
     report = replace(report, results=results)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs, results)
     return replace(report, build=build)
+
+
+def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
+    """The repository's files as far as a patch and the target tell them: the patch's paths, and
+    beside each, the files the target holds in the folder of that name (`src/kvs/new.py` and a
+    target's `kvs/model.py` give `src/kvs/model.py`). With a clone, the repository's own files
+    tell how its paths map to the target's (prstack.targets.layout); these stand in for them."""
+    by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
+    for path in installed:
+        *folder, name = path.split("/")
+        if folder:
+            by_dir[tuple(folder)].append(name)
+    out = set(paths)
+    for path in paths:
+        folder = tuple(path.split("/")[:-1])
+        for cut in range(len(folder)):
+            for name in by_dir.get(folder[cut:], ()):
+                out.add("/".join((*folder, name)))
+    return sorted(out)
 
 
 def _noted(result: HunkResult) -> HunkResult:

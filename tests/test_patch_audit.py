@@ -1,0 +1,119 @@
+"""`audit --patch`: the PRs' own diffs saved as files give the PR-based audit's verdicts, hunk by hunk."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GitRepo
+from prstack.cli import main
+from prstack.demo.run import DemoBuild
+from prstack.models import HunkStatus
+from prstack.patchaudit import TARGET_ALONE
+from test_matcher_cli import INIT, OTHER, TABLE
+from test_matcher_support import PATH
+from test_targets_support import install_into, make_project, make_wheel
+
+SO = "kvs/_C.cpython-311-x86_64-linux-gnu.so"
+
+
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    code = main([*args, "--format", "json"])
+    out = capsys.readouterr().out
+    assert code in (0, 1), out
+    return code, json.loads(out)
+
+
+def verdicts(data: Any) -> list[tuple[int, str, int, int, str]]:
+    return [(h["pr"], h["path"], h["old_start"], h["new_start"], h["status"]) for h in data["hunks"]]
+
+
+def save_patches(repo: Path, data: Any, out: Path) -> tuple[list[str], list[str]]:
+    """Each PR of an audit's JSON saved twice: `git diff base head` as N.diff, and git format-patch
+    of its commits as N.patch (in folders diff/ and mail/)."""
+    diffs, mails = [], []
+    for pr in data["prs"]:
+        for kind, args in (("diff", ["diff", pr["base_sha"], pr["head_sha"]]),
+                           ("mail", ["format-patch", "--stdout", f"{pr['base_sha']}..{pr['head_sha']}"])):
+            dest = out / kind / f"{pr['number']}.{'diff' if kind == 'diff' else 'patch'}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                                            check=True).stdout)
+            (diffs if kind == "diff" else mails).append(str(dest))
+    return diffs, mails
+
+
+def _case_repo(tmp_path: Path, base: str, head: str, target: str | None, other: str) -> tuple[Path, Path]:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {INIT: "", OTHER: "x = 1\n", **({PATH: base} if base else {})})
+    repo.branch("pr")
+    repo.commit("the change", {PATH: head or None})
+    repo.pr_ref(1)
+    repo.git("checkout", "--quiet", "main")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / INIT).write_text("")
+    (tree / OTHER).write_text(other)
+    if target is not None:
+        (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
+    return repo.path, tree
+
+
+@pytest.mark.parametrize(("name", "base", "head", "target", "want", "other"), TABLE, ids=[c[0] for c in TABLE])
+def test_the_matchers_case_table_from_patch_files(
+    name: str, base: str, head: str, target: str | None, want: list[HunkStatus], other: str,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo, tree = _case_repo(tmp_path, base, head, target, other)
+    code, by_pr = run_json(["audit", "1", "--git", str(repo), "--tree", str(tree)], capsys)
+    assert [h["status"] for h in by_pr["hunks"]] == [w.value for w in want], name
+    diffs, mails = save_patches(repo, by_pr, tmp_path / "saved")
+    for files in (diffs, mails):
+        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), "--tree", str(tree)],
+                                      capsys)
+        assert verdicts(by_patch) == verdicts(by_pr), (name, files)
+        assert got_code == code
+        assert [p["patch"] for p in by_patch["prs"]] == files
+        for h in by_patch["hunks"]:
+            assert h["status"] != "relocated" or TARGET_ALONE in h["note"]
+
+
+def test_every_status_is_covered() -> None:
+    seen = {w for case in TABLE for w in case[4]} | {HunkStatus.NOT_SHIPPED, HunkStatus.UNVERIFIABLE}
+    assert seen == set(HunkStatus)  # not-shipped: the demo below; unverifiable: the compiled kernel
+
+
+def test_a_stack_of_patches_in_site_packages_as_the_prs(demo_build: DemoBuild, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    repo, site = demo_build.repo.path, str(demo_build.site_packages)
+    code, by_pr = run_json(["audit", "40898", "--git", str(repo), "--site-packages", site], capsys)
+    assert {h["status"] for h in by_pr["hunks"]} >= {"applied", "missing", "not-shipped"}
+    diffs, mails = save_patches(repo, by_pr, tmp_path)
+    for files in (diffs, mails):
+        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), "--site-packages",
+                                       site], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr)
+        assert got_code == code == 1
+        assert [(p["number"], p["depends_on"], p["status"]) for p in by_patch["prs"]] == [
+            (p["number"], p["depends_on"], p["status"]) for p in by_pr["prs"]]
+    # the folder of patches, in name order, is the same stack
+    _, folder = run_json(["audit", "--patch", str(tmp_path / "diff"), "--site-packages", site], capsys)
+    assert verdicts(folder) == verdicts(by_pr)
+
+
+def test_compiled_sources_unverifiable_from_a_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = make_project(tmp_path, kernel=True)
+    files = project.files_at(project.head) | {SO: b"\x7fELF\x02\x01\x01" + bytes(64)}
+    install_into(make_wheel(tmp_path / "d", "kvs", "1.0", files), tmp_path / "site")
+    site = str(tmp_path / "site")
+    code, by_pr = run_json(["audit", "7", "--git", str(project.path), "--site-packages", site], capsys)
+    assert sorted(h["status"] for h in by_pr["hunks"]) == ["applied", "unverifiable"]
+    diffs, mails = save_patches(project.path, by_pr, tmp_path / "saved")
+    for f in (*diffs, *mails):
+        got_code, by_patch = run_json(["audit", "--patch", f, "--site-packages", site], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr)
+        assert got_code == code == 0
