@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conftest import GitRepo
@@ -14,6 +15,7 @@ from prstack.cli import main
 from prstack.demo.run import DemoBuild
 from prstack.models import HunkStatus
 from prstack.patchaudit import TARGET_ALONE
+from prstack.schemas import schema
 from test_matcher_cli import INIT, OTHER, TABLE
 from test_matcher_support import PATH
 from test_targets_support import install_into, make_project, make_wheel
@@ -98,6 +100,8 @@ def test_a_stack_of_patches_in_site_packages_as_the_prs(demo_build: DemoBuild, t
                                        site], capsys)
         assert verdicts(by_patch) == verdicts(by_pr)
         assert got_code == code == 1
+        jsonschema.validate(by_patch, schema("prstack.audit/1"), cls=jsonschema.Draft202012Validator)
+        assert [p["patch"] for p in by_patch["prs"]] == files
         assert [(p["number"], p["depends_on"], p["status"]) for p in by_patch["prs"]] == [
             (p["number"], p["depends_on"], p["status"]) for p in by_pr["prs"]]
     # the folder of patches, in name order, is the same stack

@@ -62,7 +62,8 @@ def test_a_plain_diff_applied_and_missing(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_not_a_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    err = refused(capsys, "--patch", patch_file(tmp_path, "just some notes\nabout a fix\n"), "--tree", str(tree(tmp_path)))
+    notes = patch_file(tmp_path, "just some notes\nabout a fix\n")
+    err = refused(capsys, "--patch", notes, "--tree", str(tree(tmp_path)))
     assert "no diff in it" in err
 
 
@@ -140,7 +141,8 @@ def _mails(tmp_path: Path) -> tuple[GitRepo, list[str]]:
     repo = GitRepo(tmp_path / "repo")
     repo.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": OLD, "pkg/b.py": OLD})
     one = repo.commit("Fix value 5 (#4242)", {"pkg/mod.py": NEW})
-    two = repo.commit("Scale value 9\n\nSee https://github.com/o/n/pull/777", {"pkg/b.py": OLD.replace("= 9\n", "= 90\n")})
+    two = repo.commit("Scale value 9\n\nSee https://github.com/o/n/pull/777",
+                      {"pkg/b.py": OLD.replace("= 9\n", "= 90\n")})
     return repo, [one, two]
 
 

@@ -76,9 +76,9 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
     tell how its paths map to the target's (prstack.targets.layout); these stand in for them."""
     by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
     for path in installed:
-        *folder, name = path.split("/")
-        if folder:
-            by_dir[tuple(folder)].append(name)
+        parts = path.split("/")
+        if len(parts) > 1:
+            by_dir[tuple(parts[:-1])].append(parts[-1])
     out = set(paths)
     for path in paths:
         folder = tuple(path.split("/")[:-1])
