@@ -214,3 +214,15 @@ def test_missing_file_and_twice_the_same_number(tmp_path: Path, capsys: pytest.C
     (tmp_path / "d").mkdir()
     err = refused(capsys, "--patch", one, "--patch", patch_file(tmp_path / "d", DIFF, "5.diff"), "--tree", root)
     assert "both PR #5" in err
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_bare_diff_is_named_by_its_file(fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    patch_file(tmp_path, DIFF, "fix-\x1b[31mred.diff")
+    monkeypatch.chdir(tmp_path)
+    root = str(tree(tmp_path / "old", OLD))
+    code = main(["audit", "--patch", "fix-\x1b[31mred.diff", "--tree", root, "--format", fmt])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "(patch " in out and "fix-" in out and "\x1b[31m" not in out

@@ -117,7 +117,8 @@ def audit(
         from prstack.patch_cli import audit_patch_files
 
         spec = target_spec(installed, python, site_packages, wheel, tree, dist)
-        report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
+        with progress_shown():
+            report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
         raise typer.Exit(_emit(console(), report, fmt, verbose))
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")

@@ -52,7 +52,8 @@ class Patch:
 
 def read_patch_files(args: Sequence[str], stdin: BinaryIO) -> list[PatchFile]:
     """The patch files `args` name, in order: a file, a folder (its quilt `series` if it has one,
-    else its files in name order), a quilt `series` file, or '-' for `stdin`."""
+    else its *.patch and *.diff files, or all its files, in name order), a quilt `series` file,
+    or '-' for `stdin`."""
     out: list[PatchFile] = []
     for arg in args:
         if arg == "-":
@@ -65,6 +66,8 @@ def read_patch_files(args: Sequence[str], stdin: BinaryIO) -> list[PatchFile]:
                 out += [_read(p, str(p)) for p in _series(series)]
                 continue
             files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+            named = [p for p in files if p.suffix in (".patch", ".diff")]
+            files = named or files  # (a README beside the patches is no patch)
             if not files:
                 raise InputError(f"--patch {arg}: the folder holds no patch files; give a folder of patches.")
             out += [_read(p, str(p)) for p in files]
