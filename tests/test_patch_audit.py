@@ -121,3 +121,38 @@ def test_compiled_sources_unverifiable_from_a_patch(tmp_path: Path, capsys: pyte
         got_code, by_patch = run_json(["audit", "--patch", f, "--site-packages", site], capsys)
         assert verdicts(by_patch) == verdicts(by_pr)
         assert got_code == code == 0
+
+
+LINES = "".join(f"    total += weight_{i}\n" for i in range(30))
+STEP1 = LINES.replace("weight_10\n", "weight_10\n    total = clamp(total)\n    log(total)\n")
+STEP2 = STEP1.replace("    log(total)\n", "    log(total, level=2)\n").replace("weight_25\n", "weight_25 * 2\n")
+STEP3 = STEP2.replace("weight_2\n", "weight_2 + bias\n")
+
+
+@pytest.mark.parametrize(("name", "target", "want"), [
+    ("head", STEP3, ["applied"] * 3), ("base", LINES, ["missing"] * 3),
+    ("only the first commit", STEP1, ["missing", "partial", "missing"]),
+    ("the last two", STEP3.replace("    total = clamp(total)\n", ""), ["applied", "partial", "applied"]),
+])
+def test_a_mailbox_whose_commits_rewrite_each_other(name: str, target: str, want: list[str], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {INIT: "", PATH: LINES})
+    repo.branch("pr")
+    for i, text in enumerate((STEP1, STEP2, STEP3), 1):
+        repo.commit(f"step {i}", {PATH: text})
+    repo.pr_ref(1)
+    repo.git("checkout", "--quiet", "main")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / INIT).write_text("")
+    (tree / PATH).write_text(target)
+    code, by_pr = run_json(["audit", "1", "--git", str(repo.path), "--tree", str(tree)], capsys)
+    assert [h["status"] for h in by_pr["hunks"]] == want
+    diffs, mails = save_patches(repo.path, by_pr, tmp_path / "saved")
+    for f in (*diffs, *mails):
+        got_code, by_patch = run_json(["audit", "--patch", f, "--tree", str(tree)], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr), (name, f)
+        assert got_code == code
+    _, by_patch = run_json(["audit", "--patch", mails[0], "--tree", str(tree)], capsys)
+    assert {tuple(h["commits"]) for h in by_patch["hunks"]} == {tuple(h["commits"]) for h in by_pr["hunks"]}

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from prstack.audit import audit
+from prstack.compose import compose_steps
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
 from prstack.models import AuditReport, Commit, Hunk, HunkResult, HunkStatus, PullRequest
@@ -23,7 +24,7 @@ TARGET_ALONE = ("judged from the target alone: a patch gives no file before it, 
 
 def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]]:
     """The patches as a stack, bottom first: each a PR (the number it names, else its 1-based
-    position), stacked on the one before it, its hunks those of its own mails (by path, then mail)."""
+    position), stacked on the one before it, its hunks the net hunks of its own mails by path."""
     prs: list[PullRequest] = []
     hunks: list[Hunk] = []
     seen: dict[int, str] = {}
@@ -35,15 +36,23 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
         seen[number] = patch.name
         commits = tuple(Commit(m.sha or "", (), m.subject or "", m.author, m.message) for m in patch.mails
                         if m.sha or m.subject)
-        own: list[Hunk] = []
+        steps: defaultdict[str, list[list[Hunk]]] = defaultdict(list)
         for mail in patch.mails:
             try:
                 parsed = parse_diff(mail.diff, number)
             except InputError as exc:
                 raise InputError(f"--patch {patch.name}: {exc}") from None
-            own += [replace(h, commits=(mail.sha,)) if mail.sha else h for h in parsed]
-        # in git's path order, as a diff of the whole patch lists them (a file's hunks in mail order)
-        hunks += sorted(own, key=lambda h: h.path.encode("utf-8", "surrogateescape"))
+            by_path: defaultdict[str, list[Hunk]] = defaultdict(list)
+            for h in parsed:
+                by_path[h.path].append(replace(h, commits=(mail.sha,)) if mail.sha else h)
+            for path, file_hunks in by_path.items():
+                steps[path].append(file_hunks)
+        # in git's path order, as a diff of the whole patch lists them; a file several mails change
+        # gets its net hunks where they compose, else each mail's in turn
+        for path in sorted(steps, key=lambda p: p.encode("utf-8", "surrogateescape")):
+            each = steps[path]
+            net = compose_steps(each) if len(each) > 1 else None
+            hunks += net if net is not None else [h for step in each for h in step]
         head = next((m.sha for m in reversed(patch.mails) if m.sha), "")
         prs.append(PullRequest(
             number=number, head_sha=head, base_sha=prs[-1].head_sha if prs else "",
