@@ -33,8 +33,8 @@ def apply(lines: list[str], hunks: Sequence[Hunk]) -> list[str]:
 
 def test_a_later_commit_rewrites_the_lines_of_an_earlier_one() -> None:
     a = [f"line {i}" for i in range(20)]
-    b = a[:8] + ["added 1", "added 2"] + a[8:]
-    c = b[:9] + ["added 2, rewritten"] + b[10:]
+    b = [*a[:8], "added 1", "added 2", *a[8:]]
+    c = [*b[:9], "added 2, rewritten", *b[10:]]
     net = compose_steps([diff(a, b, "one"), diff(b, c, "two")])
     assert net is not None and len(net) == 1
     assert net[0].added == ("added 1", "added 2, rewritten")
@@ -45,9 +45,9 @@ def test_a_later_commit_rewrites_the_lines_of_an_earlier_one() -> None:
 
 def test_steps_that_disagree_about_the_file_between_them_are_left_alone() -> None:
     a = [f"line {i}" for i in range(10)]
-    b = a[:4] + ["new"] + a[4:]
-    other = a[:4] + ["not new"] + a[4:]
-    c = other[:5] + ["more"] + other[5:]
+    b = [*a[:4], "new", *a[4:]]
+    other = [*a[:4], "not new", *a[4:]]
+    c = [*other[:5], "more", *other[5:]]
     assert compose_steps([diff(a, b, "one"), diff(other, c, "two")]) is None
 
 
