@@ -89,15 +89,16 @@ def test_every_status_is_covered() -> None:
     assert seen == set(HunkStatus)  # not-shipped: the demo below; unverifiable: the compiled kernel
 
 
-def test_a_stack_of_patches_in_site_packages_as_the_prs(demo_build: DemoBuild, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    repo, site = demo_build.repo.path, str(demo_build.site_packages)
-    code, by_pr = run_json(["audit", "40898", "--git", str(repo), "--site-packages", site], capsys)
+@pytest.mark.parametrize("kind", ["--site-packages", "--wheel"])
+def test_a_stack_of_patches_as_the_prs(kind: str, demo_build: DemoBuild, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    repo = demo_build.repo.path
+    site = str(demo_build.site_packages if kind == "--site-packages" else demo_build.wheel)
+    code, by_pr = run_json(["audit", "40898", "--git", str(repo), kind, site], capsys)
     assert {h["status"] for h in by_pr["hunks"]} >= {"applied", "missing", "not-shipped"}
     diffs, mails = save_patches(repo, by_pr, tmp_path)
     for files in (diffs, mails):
-        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), "--site-packages",
-                                       site], capsys)
+        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), kind, site], capsys)
         assert verdicts(by_patch) == verdicts(by_pr)
         assert got_code == code == 1
         jsonschema.validate(by_patch, schema("prstack.audit/1"), cls=jsonschema.Draft202012Validator)
@@ -105,7 +106,7 @@ def test_a_stack_of_patches_in_site_packages_as_the_prs(demo_build: DemoBuild, t
         assert [(p["number"], p["depends_on"], p["status"]) for p in by_patch["prs"]] == [
             (p["number"], p["depends_on"], p["status"]) for p in by_pr["prs"]]
     # the folder of patches, in name order, is the same stack
-    _, folder = run_json(["audit", "--patch", str(tmp_path / "diff"), "--site-packages", site], capsys)
+    _, folder = run_json(["audit", "--patch", str(tmp_path / "diff"), kind, site], capsys)
     assert verdicts(folder) == verdicts(by_pr)
 
 

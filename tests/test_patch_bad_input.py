@@ -226,3 +226,17 @@ def test_a_bare_diff_is_named_by_its_file(fmt: str, tmp_path: Path, capsys: pyte
     out = capsys.readouterr().out
     assert code == 1
     assert "(patch " in out and "fix-" in out and "\x1b[31m" not in out
+
+
+def test_an_added_line_the_file_holds_elsewhere_is_noted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    add = ("--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -4,6 +4,7 @@\n value_3 = 3\n value_4 = 4\n value_5 = 5\n"
+           "+reconnect(pool)\n value_6 = 6\n value_7 = 7\n value_8 = 8\n")
+    f = patch_file(tmp_path, add)
+    once = OLD.replace("value_5 = 5\n", "value_5 = 5\nreconnect(pool)\n")
+    _, data = audit(capsys, "--patch", f, "--tree", str(tree(tmp_path / "once", once)))
+    assert [(h["status"], h["note"]) for h in data["hunks"]] == [("applied", None)]
+    twice = once + "reconnect(pool)\n"
+    _, data = audit(capsys, "--patch", f, "--tree", str(tree(tmp_path / "twice", twice)))
+    [hunk] = data["hunks"]
+    assert hunk["status"] == "applied"
+    assert "judged from the target alone" in hunk["note"] and "2 times, the patches add it 1" in hunk["note"]

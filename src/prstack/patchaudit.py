@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -10,9 +10,11 @@ from prstack.audit import audit
 from prstack.compose import compose_steps
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
+from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
 from prstack.models import AuditReport, Commit, Hunk, HunkResult, HunkStatus, PullRequest
 from prstack.sources.patchfile import Patch
-from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.base import Target, TargetSpec, open_target
+from prstack.targets.confined import Unreadable
 from prstack.targets.provenance import join_build
 
 __all__ = ["TARGET_ALONE", "audit_patches", "like_repo", "patch_stack"]
@@ -72,7 +74,7 @@ def audit_patches(patches: Sequence[Patch], spec: TargetSpec) -> AuditReport:
     target = open_target(spec, sorted({h.path for h in hunks}), paths)
     repo_files = like_repo(paths, target.files())
     report = audit(prs, hunks, target, repo_files, lambda rev, path: None)
-    results = tuple(_noted(r) for r in report.results)
+    results = _noted(report.results, target)
     report = replace(report, results=results)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs, results)
     return replace(report, build=build)
@@ -97,8 +99,45 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
     return sorted(out)
 
 
-def _noted(result: HunkResult) -> HunkResult:
-    if result.status is not HunkStatus.RELOCATED:
-        return result
-    note = f"{result.evidence.note}; {TARGET_ALONE}" if result.evidence.note else TARGET_ALONE
-    return replace(result, evidence=replace(result.evidence, note=note))
+def _noted(results: Sequence[HunkResult], target: Target) -> tuple[HunkResult, ...]:
+    """`results` with a note where a clone would have told more: a relocated block may have been
+    in the package all along; an applied pure addition of a line the target's file holds more
+    often than the patches add it may have found lines that were there before (a clone counts
+    them in the file at the PR's base; a patch has no such file)."""
+    adds: Counter[tuple[str, str]] = Counter()
+    for r in results:
+        for t in r.hunk.added:
+            adds[(r.hunk.path, _loose(t))] += 1
+    counts: dict[str, Counter[str]] = {}
+
+    def in_target(path: str) -> Counter[str]:
+        if path not in counts:
+            try:
+                data = target.read(path)
+            except Unreadable:
+                data = None
+            counts[path] = Counter(map(_loose, decode(data))) if data is not None else Counter()
+        return counts[path]
+
+    out = []
+    for r in results:
+        note = None
+        if r.status is HunkStatus.RELOCATED:
+            note = TARGET_ALONE
+        elif r.status is HunkStatus.APPLIED and r.hunk.added and not r.hunk.removed and r.installed_path:
+            for t in r.hunk.added:
+                if trivial(t):
+                    continue
+                now, added = in_target(r.installed_path)[_loose(t)], adds[(r.hunk.path, _loose(t))]
+                if now > added:
+                    note = (f"judged from the target alone: the added line {t.strip()!r} is in the file {now} "
+                            f"times, the patches add it {added}; whether it was there before is not known")
+                    break
+        if note is not None:
+            note = f"{r.evidence.note}; {note}" if r.evidence.note else note
+            r = replace(r, evidence=replace(r.evidence, note=note))
+        out.append(r)
+    return tuple(out)
+
+
+_loose = LEVELS[LOOSEST][1]
