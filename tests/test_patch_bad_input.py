@@ -240,3 +240,17 @@ def test_an_added_line_the_file_holds_elsewhere_is_noted(tmp_path: Path, capsys:
     [hunk] = data["hunks"]
     assert hunk["status"] == "applied"
     assert "judged from the target alone" in hunk["note"] and "2 times, the patches add it 1" in hunk["note"]
+
+
+def test_mail_signatures_and_a_subject_that_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, _ = _mails(tmp_path)
+    mail = subprocess.run(["git", "-C", str(repo.path), "format-patch", "--stdout", "-2"], capture_output=True,
+                          check=True).stdout
+    assert mail.endswith(b"\n-- \n2." + mail.rsplit(b"\n-- \n2.", 1)[1])
+    github = mail.replace(b"\n-- \n", b"\n--\n").replace(b"Fix value 5", b"Fix \xe9t\xe9 value 5")
+    root = tree(tmp_path, NEW)
+    (root / "pkg" / "b.py").write_text(OLD)
+    code, data = audit(capsys, "--patch", patch_file(tmp_path, github, "gh.patch"), "--tree", str(root))
+    assert code == 1
+    assert data["prs"][0]["title"] == "Fix \ufffdt\ufffd value 5 (#4242)"
+    assert [h["status"] for h in data["hunks"]] == ["missing", "applied"]

@@ -167,15 +167,25 @@ def _mail(chunk: str, is_mail: bool) -> Mail:
     at = _DIFF_START.search(body)
     message = body[: at.start()] if at else body
     diff = body[at.start():] if at else ""
-    sig = diff.rfind("\n-- \n")
-    if sig >= 0 and not _DIFF_START.search(diff[sig + 5:]):
-        diff = diff[: sig + 1]
-    message = message.split("\n---\n", 1)[0].strip()  # (the diffstat follows the '---' line)
+    sig = _SIGNATURE.search(diff)
+    if sig is not None:
+        diff = diff[: sig.start() + 1]
+    message = _text(message.split("\n---\n", 1)[0].strip())  # (the diffstat follows the '---' line)
     return Mail(sha, subject, _header(fields.get("from", "")), "\n\n".join(filter(None, [subject, message])), diff)
+
+
+_SIGNATURE = re.compile(r"\n--[ ]?\n[^ +\-@\\\n][^\n]*\n*\Z")
+"""The signature git format-patch ("-- ", then its version) or GitHub ("--") ends a mail with."""
+
+
+def _text(value: str) -> str:
+    """Mail text with bytes that are not UTF-8 shown as U+FFFD (titles are rendered and serialised)."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _header(value: str) -> str:
     """A mail header's text, RFC 2047 encoded words decoded (garbled ones kept as they are)."""
+    value = _text(value)
     try:
         return str(make_header(decode_header(value)))
     except (UnicodeError, LookupError, ValueError):
