@@ -99,15 +99,29 @@ def _emit(out: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -
     "prstack audit '#2812' https://github.com/pallets/click/pull/2834 --wheel dist/click-8.2.whl --format json",
 ) + "\n\n" + AUDIT_EXIT)
 def audit(
-    prs: PrsArg, git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
+    prs: Annotated[list[str] | None, typer.Argument(
+        metavar="PR", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)] = None,
+    git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
     wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
     fmt: FormatOpt = OutputFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
+    patch: Annotated[list[str] | None, typer.Option(
+        "--patch", metavar="FILE", help="A patch file (unified diff, format-patch mails, GitHub .diff/.patch), "
+        "a folder of patches, a quilt series or '-' as the PRs instead (repeatable; no clone).")] = None,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     from prstack.audit import audit_stack
     from prstack.sources.remote import open_source
 
+    if patch:
+        from prstack.patch_cli import audit_patch_files
+
+        spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+        with progress_shown():
+            report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
+        raise typer.Exit(_emit(console(), report, fmt, verbose))
+    if not prs:
+        raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     numbers, repo = parse_prs(prs, repo)
     spec = target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():

@@ -160,6 +160,8 @@ class PullRequest:
     merged: bool = False
     """True when the head is already in the default branch."""
     commits: tuple[Commit, ...] = ()
+    patch: str | None = None
+    """The patch file this PR was read from (`audit --patch`); None for a PR of a clone or GitHub."""
 
 
 @dataclass(frozen=True)

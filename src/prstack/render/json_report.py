@@ -40,6 +40,7 @@ def _audit_dict(report: AuditReport) -> dict[str, Any]:
                 "status": p.status.value,
                 "counts": dict(p.counts),
                 "merged": p.pr.merged,
+                **({"patch": p.pr.patch} if p.pr.patch is not None else {}),
             }
             for p in report.prs
         ],

@@ -17,9 +17,9 @@ def title_and_source(pr: PullRequest) -> tuple[str | None, str | None]:
 
 
 def shown_title(pr: PullRequest) -> str:
-    """GitHub's title; else the first commit's subject, said so; else empty."""
+    """GitHub's title; else the first commit's subject, said so; else the patch file's name; else empty."""
     if pr.title:
         return pr.title
     if pr.commits and pr.commits[0].subject:
         return pr.commits[0].subject + FALLBACK_NOTE
-    return ""
+    return f"(patch {pr.patch})" if pr.patch else ""

@@ -1,0 +1,30 @@
+"""`audit --patch`: the options a patch audit takes checked, the patch files read and audited."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from prstack.errors import InputError
+from prstack.models import AuditReport
+from prstack.targets.base import TargetSpec
+
+
+def audit_patch_files(files: Sequence[str], spec: TargetSpec, *, prs: Sequence[str], git: Path | None,
+                      repo: str | None, base: str | None, api_url: str | None) -> AuditReport:
+    """The audit of the patch files `files` ('-': standard input) against `spec`; PR numbers and
+    the options that name a PR source (--git, --repo, --base, --api-url) do not go with them."""
+    from prstack.patchaudit import audit_patches
+    from prstack.sources.patchfile import read_patch_files, split_patch
+
+    others = [name for name, given in (("PR numbers", bool(prs)), ("--git", git is not None),
+                                       ("--repo", repo is not None), ("--base", base is not None),
+                                       ("--api-url", api_url is not None)) if given]
+    if others:
+        raise InputError(f"--patch and {' and '.join(others)} both name the PRs; give the patches alone "
+                         "(a patch is its own PR source) or drop --patch.")
+    if list(files).count("-") > 1:
+        raise InputError("--patch - is given twice; standard input can be read once.")
+    patches = [split_patch(f) for f in read_patch_files(files, sys.stdin.buffer)]
+    return audit_patches(patches, spec)

@@ -1,0 +1,159 @@
+"""`audit --patch`: the PRs' own diffs saved as files give the PR-based audit's verdicts, hunk by hunk."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from conftest import GitRepo
+from prstack.cli import main
+from prstack.demo.run import DemoBuild
+from prstack.models import HunkStatus
+from prstack.patchaudit import TARGET_ALONE
+from prstack.schemas import schema
+from test_matcher_cli import INIT, OTHER, TABLE
+from test_matcher_support import PATH
+from test_targets_support import install_into, make_project, make_wheel
+
+SO = "kvs/_C.cpython-311-x86_64-linux-gnu.so"
+
+
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    code = main([*args, "--format", "json"])
+    out = capsys.readouterr().out
+    assert code in (0, 1), out
+    return code, json.loads(out)
+
+
+def verdicts(data: Any) -> list[tuple[int, str, int, int, str]]:
+    return [(h["pr"], h["path"], h["old_start"], h["new_start"], h["status"]) for h in data["hunks"]]
+
+
+def save_patches(repo: Path, data: Any, out: Path) -> tuple[list[str], list[str]]:
+    """Each PR of an audit's JSON saved twice: `git diff base head` as N.diff, and git format-patch
+    of its commits as N.patch (in folders diff/ and mail/)."""
+    diffs, mails = [], []
+    for pr in data["prs"]:
+        for kind, args in (("diff", ["diff", pr["base_sha"], pr["head_sha"]]),
+                           ("mail", ["format-patch", "--stdout", f"{pr['base_sha']}..{pr['head_sha']}"])):
+            dest = out / kind / f"{pr['number']}.{'diff' if kind == 'diff' else 'patch'}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
+                                            check=True).stdout)
+            (diffs if kind == "diff" else mails).append(str(dest))
+    return diffs, mails
+
+
+def _case_repo(tmp_path: Path, base: str, head: str, target: str | None, other: str) -> tuple[Path, Path]:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {INIT: "", OTHER: "x = 1\n", **({PATH: base} if base else {})})
+    repo.branch("pr")
+    repo.commit("the change", {PATH: head or None})
+    repo.pr_ref(1)
+    repo.git("checkout", "--quiet", "main")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / INIT).write_text("")
+    (tree / OTHER).write_text(other)
+    if target is not None:
+        (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
+    return repo.path, tree
+
+
+@pytest.mark.parametrize(("name", "base", "head", "target", "want", "other"), TABLE, ids=[c[0] for c in TABLE])
+def test_the_matchers_case_table_from_patch_files(
+    name: str, base: str, head: str, target: str | None, want: list[HunkStatus], other: str,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo, tree = _case_repo(tmp_path, base, head, target, other)
+    code, by_pr = run_json(["audit", "1", "--git", str(repo), "--tree", str(tree)], capsys)
+    assert [h["status"] for h in by_pr["hunks"]] == [w.value for w in want], name
+    diffs, mails = save_patches(repo, by_pr, tmp_path / "saved")
+    for files in (diffs, mails):
+        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), "--tree", str(tree)],
+                                      capsys)
+        assert verdicts(by_patch) == verdicts(by_pr), (name, files)
+        assert got_code == code
+        assert [p["patch"] for p in by_patch["prs"]] == files
+        for h in by_patch["hunks"]:
+            assert h["status"] != "relocated" or TARGET_ALONE in h["note"]
+
+
+def test_every_status_is_covered() -> None:
+    seen = {w for case in TABLE for w in case[4]} | {HunkStatus.NOT_SHIPPED, HunkStatus.UNVERIFIABLE}
+    assert seen == set(HunkStatus)  # not-shipped: the demo below; unverifiable: the compiled kernel
+
+
+@pytest.mark.parametrize("kind", ["--site-packages", "--wheel"])
+def test_a_stack_of_patches_as_the_prs(kind: str, demo_build: DemoBuild, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    repo = demo_build.repo.path
+    site = str(demo_build.site_packages if kind == "--site-packages" else demo_build.wheel)
+    code, by_pr = run_json(["audit", "40898", "--git", str(repo), kind, site], capsys)
+    assert {h["status"] for h in by_pr["hunks"]} >= {"applied", "missing", "not-shipped"}
+    diffs, mails = save_patches(repo, by_pr, tmp_path)
+    for files in (diffs, mails):
+        got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), kind, site], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr)
+        assert got_code == code == 1
+        jsonschema.validate(by_patch, schema("prstack.audit/1"), cls=jsonschema.Draft202012Validator)
+        assert [p["patch"] for p in by_patch["prs"]] == files
+        assert [(p["number"], p["depends_on"], p["status"]) for p in by_patch["prs"]] == [
+            (p["number"], p["depends_on"], p["status"]) for p in by_pr["prs"]]
+    # the folder of patches, in name order, is the same stack
+    _, folder = run_json(["audit", "--patch", str(tmp_path / "diff"), kind, site], capsys)
+    assert verdicts(folder) == verdicts(by_pr)
+
+
+def test_compiled_sources_unverifiable_from_a_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = make_project(tmp_path, kernel=True)
+    files = project.files_at(project.head) | {SO: b"\x7fELF\x02\x01\x01" + bytes(64)}
+    install_into(make_wheel(tmp_path / "d", "kvs", "1.0", files), tmp_path / "site")
+    site = str(tmp_path / "site")
+    code, by_pr = run_json(["audit", "7", "--git", str(project.path), "--site-packages", site], capsys)
+    assert sorted(h["status"] for h in by_pr["hunks"]) == ["applied", "unverifiable"]
+    diffs, mails = save_patches(project.path, by_pr, tmp_path / "saved")
+    for f in (*diffs, *mails):
+        got_code, by_patch = run_json(["audit", "--patch", f, "--site-packages", site], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr)
+        assert got_code == code == 0
+
+
+LINES = "".join(f"    total += weight_{i}\n" for i in range(30))
+STEP1 = LINES.replace("weight_10\n", "weight_10\n    total = clamp(total)\n    log(total)\n")
+STEP2 = STEP1.replace("    log(total)\n", "    log(total, level=2)\n").replace("weight_25\n", "weight_25 * 2\n")
+STEP3 = STEP2.replace("weight_2\n", "weight_2 + bias\n")
+
+
+@pytest.mark.parametrize(("name", "target", "want"), [
+    ("head", STEP3, ["applied"] * 3), ("base", LINES, ["missing"] * 3),
+    ("only the first commit", STEP1, ["missing", "partial", "missing"]),
+    ("the last two", STEP3.replace("    total = clamp(total)\n", ""), ["applied", "partial", "applied"]),
+])
+def test_a_mailbox_whose_commits_rewrite_each_other(name: str, target: str, want: list[str], tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {INIT: "", PATH: LINES})
+    repo.branch("pr")
+    for i, text in enumerate((STEP1, STEP2, STEP3), 1):
+        repo.commit(f"step {i}", {PATH: text})
+    repo.pr_ref(1)
+    repo.git("checkout", "--quiet", "main")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / INIT).write_text("")
+    (tree / PATH).write_text(target)
+    code, by_pr = run_json(["audit", "1", "--git", str(repo.path), "--tree", str(tree)], capsys)
+    assert [h["status"] for h in by_pr["hunks"]] == want
+    diffs, mails = save_patches(repo.path, by_pr, tmp_path / "saved")
+    for f in (*diffs, *mails):
+        got_code, by_patch = run_json(["audit", "--patch", f, "--tree", str(tree)], capsys)
+        assert verdicts(by_patch) == verdicts(by_pr), (name, f)
+        assert got_code == code
+    _, by_patch = run_json(["audit", "--patch", mails[0], "--tree", str(tree)], capsys)
+    assert {tuple(h["commits"]) for h in by_patch["hunks"]} == {tuple(h["commits"]) for h in by_pr["hunks"]}
