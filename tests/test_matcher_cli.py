@@ -9,29 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
-from matcher_helpers import BASE, CASES, FM, HEAD, PATH, A, D, M, P, R
+from matcher_helpers import INIT, OTHER, PATH, TABLE
 from prstack.cli import main
 from prstack.models import HunkStatus
-
-OTHER = "pkg/other.py"
-INIT = "pkg/__init__.py"
-BLOCK = "def helper(value):\n    scaled = value * factor\n    return clamp(scaled, low, high)\n"
-NUMBERS = "".join(f"line {i}\n" for i in range(30))
-
-EXTRA: list[tuple[str, str, str, str | None, list[HunkStatus], str]] = [
-    ("relocated", NUMBERS, NUMBERS.replace("line 10\n", "line 10\n" + BLOCK), NUMBERS,
-     [R], "import x\n\n" + BLOCK),
-    ("file missing", BASE, HEAD, None, [FM, FM], "x = 1\n"),
-    ("moved module", BASE, HEAD, None, [R, R], HEAD),
-    ("partial", NUMBERS, NUMBERS.replace("line 10\n", "LINE 10\n").replace("line 12\n", "LINE 12\n"),
-     NUMBERS.replace("line 10\n", "LINE 10\n"), [P], "x = 1\n"),
-    ("deleted file, gone", BASE, "", None, [A], "x = 1\n"),
-    ("deleted file, kept", BASE, "", BASE, [M], "x = 1\n"),
-    ("new file", "", HEAD, HEAD, [A], "x = 1\n"),
-    ("new file, rewritten", "", "def f():\n    return 1\n", "def g():\n    return 2\n", [D],
-     "x = 1\n"),
-]
-TABLE = [(name, b, h, t, want, "x = 1\n") for name, b, h, t, want, _ in CASES] + EXTRA
 
 
 def _audit(tmp_path: Path, base: str, head: str, target: str | None, other: str,

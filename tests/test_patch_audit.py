@@ -11,14 +11,13 @@ import jsonschema
 import pytest
 
 from conftest import GitRepo
+from matcher_helpers import INIT, OTHER, PATH, TABLE
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
 from prstack.models import HunkStatus
 from prstack.patchaudit import TARGET_ALONE
 from prstack.schemas import schema
-from test_matcher_cli import INIT, OTHER, TABLE
-from test_matcher_support import PATH
-from test_targets_support import install_into, make_project, make_wheel
+from targets_helpers import install_into, make_project, make_wheel
 
 SO = "kvs/_C.cpython-311-x86_64-linux-gnu.so"
 
