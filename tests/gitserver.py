@@ -135,6 +135,9 @@ class _Counting:
     def flush(self) -> None:
         self.raw.flush()
 
+    def close(self) -> None:
+        self.raw.close()
+
     @property
     def closed(self) -> bool:
         return bool(self.raw.closed)

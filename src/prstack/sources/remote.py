@@ -10,6 +10,7 @@ from pathlib import Path
 
 from prstack.errors import SourceError
 from prstack.sources.cache import Cache
+from prstack.sources.coldfetch import fetch_bounded
 from prstack.sources.git import GitSource
 from prstack.sources.github import (
     DEFAULT_API_URL,
@@ -119,7 +120,10 @@ def open_source(
             f"forbids fetching them; run `prstack fetch {shown} --repo {repo_id}` while online."
         )
     if stale:
-        store.fetch(metas, first.default_branch, gh.token)
+        if (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns):
+            pass  # the PRs' commits, trees and touched blobs, cut at their fork points
+        else:
+            store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
 
