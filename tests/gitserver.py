@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, BinaryIO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -197,24 +197,6 @@ class GitHttpServer(GitHubServer):
     def totals(self) -> tuple[int, int]:
         """(requests, bytes sent) since the last reset."""
         return len(self.hits), sum(h.sent for h in self.hits)
-
-    def _route(self, path: str, query: dict[str, list[str]], req: dict[str, str]
-               ) -> tuple[int, dict[str, str], Any]:
-        prefix = f"/api/v3/repos/{self.owner}/{self.name}/compare/"
-        if path.startswith(prefix) and "..." in path:
-            base, _, head = unquote(path[len(prefix):]).partition("...")
-            try:
-                mb = self._git("merge-base", self._sha(base), self._sha(head)).strip()
-            except subprocess.CalledProcessError:
-                return 404, {"Content-Type": "application/json"}, {"message": "Not Found"}
-            ahead = int(self._git("rev-list", "--count", f"{mb}..{self._sha(head)}"))
-            when = self._git("log", "-1", "--format=%cI", mb).strip()
-            return 200, {"Content-Type": "application/json; charset=utf-8"}, {
-                "status": "ahead", "ahead_by": ahead, "behind_by": 0, "total_commits": ahead,
-                "merge_base_commit": {"sha": mb, "commit": {"committer": {"date": when}}},
-                "commits": [], "files": [],
-            }
-        return super()._route(path, query, req)
 
     def _git_backend(self, h: BaseHTTPRequestHandler, method: str) -> int:
         url = urlsplit(h.path)

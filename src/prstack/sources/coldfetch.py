@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from prstack import progress
+from prstack.errors import PrstackError
 from prstack.sources.cache import Cache
 from prstack.sources.github import GitHub, PRMeta
 from prstack.sources.transport import CacheRepo, auth_env
@@ -29,7 +30,10 @@ def stack_forks(gh: GitHub, metas: Mapping[int, PRMeta]) -> list[tuple[str, str]
     for meta in metas.values():
         if meta.base_sha in heads:
             continue
-        found = gh.fork_point(meta.base_sha, meta.head_sha)
+        try:
+            found = gh.fork_point(meta.base_sha, meta.head_sha)
+        except PrstackError:  # (an Enterprise server without the endpoint): the whole history
+            return None
         if found is None:
             return None
         forks.append(found)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prstack.errors import SourceError
+from prstack.errors import PrstackError, SourceError
 from prstack.sources.cache import Cache
 from prstack.sources.coldfetch import fetch_bounded
 from prstack.sources.git import GitSource
@@ -95,12 +95,18 @@ def open_source(
     cache = cache if cache is not None else Cache()
     if git is not None:
         source = GitSource(git)
-        if repo is None:
+        known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
+        if known is None or (repo is None and api_url is None and known.host != "github.com"):
             return PRSource(source)
-        gh = _github(infer_repo(explicit=repo), cache, api_url, token, offline, backoff, timeout)
+        gh = _github(known, cache, api_url, token, offline, backoff, timeout)
         if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
             return PRSource(source, _cached_metas(gh, numbers), gh.repo)
-        return PRSource(source, gh.stack(numbers), gh.repo)
+        if repo is not None:
+            return PRSource(source, gh.stack(numbers), gh.repo)
+        try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
+            return PRSource(source, gh.stack(numbers), gh.repo)
+        except PrstackError:
+            return PRSource(source)  # the clone answers everything else
     repo_id = infer_repo(explicit=repo, dists=repo_candidates(spec))
     gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
     metas = gh.stack(numbers)
