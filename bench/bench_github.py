@@ -21,9 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from gitserver import BIG_COMMITS, BIG_FILES, GitHttpServer, build_big, serve_big  # noqa: E402
-
-from prstack.cli import main  # noqa: E402
+from gitserver import BIG_COMMITS, BIG_FILES, GitHttpServer, build_big, serve_big
+from prstack.cli import main
 
 
 def export(repo: Path, rev: str, dest: Path) -> Path:

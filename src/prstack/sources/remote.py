@@ -135,12 +135,18 @@ def open_source(
 
 
 def _cached_metas(gh: GitHub, numbers: Sequence[int]) -> dict[int, PRMeta]:
-    """The metadata the cache holds for `numbers` (an offline GitHub answers from it or refuses)."""
+    """The metadata the cache holds for `numbers` and the PRs they stack on, as far as the cache
+    knows them (an offline GitHub answers from it or refuses)."""
     metas: dict[int, PRMeta] = {}
-    for number in numbers:
+    todo = list(numbers)
+    while todo:
+        number = todo.pop(0)
+        if number in metas:
+            continue
         try:
             metas[number] = gh.pull(number)
-        except SourceError:
+            todo += gh.parents(metas[number])
+        except PrstackError:
             continue
     return metas
 
