@@ -2,7 +2,10 @@
 through the GitHub path, against a local smart-HTTP git server and GitHub-shaped API on 127.0.0.1:
 prints requests, bytes and time as the server counted them.
 
-    python bench/bench_github.py [--commits N] [--files N] [--keep DIR] [--runs N]
+    python bench/bench_github.py [--commits N] [--files N] [--keep DIR] [--runs N] [--no-compare]
+
+--no-compare makes the server refuse the compare endpoint, so prstack falls back to what every cold
+audit did before the bounded fetch (the whole history blobless, then blobs one by one).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ def main_bench() -> None:
     parser.add_argument("--commits", type=int, default=BIG_COMMITS)
     parser.add_argument("--files", type=int, default=BIG_FILES)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-compare", action="store_true", help="refuse the compare endpoint (the old path)")
     parser.add_argument("--keep", type=Path, help="build the repository here (kept) instead of a temp dir")
     args = parser.parse_args()
     for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
@@ -68,6 +72,8 @@ def main_bench() -> None:
             for i in range(args.runs):
                 cache = root / f"cache{i}"
                 for kind in ("cold", "warm"):
+                    if args.no_compare and kind == "cold":
+                        server.fail(r"/compare/", 404)
                     requests, sent, took, verdict = run(server, tree, cache)
                     rows[kind].append((requests, sent, took))
                     if i == 0:
