@@ -150,3 +150,33 @@ def test_git_clone_titles_and_bodies_come_from_github(
     _, alone = run_json(capsys, *args, "--api-url", server.base_url)  # GitHub gone: the clone answers
     assert [p["title_source"] for p in alone["prs"]] == ["first-commit", "first-commit"]
     assert alone["hunks"] == report["hunks"]
+
+
+def test_a_pr_to_another_branch_than_main_falls_back_to_the_whole_history(
+    big_server: GitHttpServer, big_repo: BigRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    git = ["git", "-C", str(big_repo.path)]
+
+    def commit(parent: str, message: str) -> str:
+        tree = subprocess.run([*git, "rev-parse", f"{parent}^{{tree}}"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        return subprocess.run([*git, "commit-tree", tree, "-p", parent, "-m", message], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    side = commit("refs/heads/main~100", "a release branch")
+    head = commit(side, "a fix for the release")
+    refs = {"refs/heads/release": side, "refs/heads/fix": head, "refs/pull/5/head": head}
+    for ref, sha in refs.items():
+        subprocess.run([*git, "update-ref", ref, sha], check=True)
+    try:  # its fork (the release branch's tip) is not on main's recent history: the cut cannot join
+        big_server.add_pr(5, "fix", "release", title="Release fix")
+        assert main(["fetch", "5", "--repo", "acme/widget", "--api-url", big_server.base_url]) == 0
+        capsys.readouterr()
+        store = next((tmp_path / "cache").glob("git/*/acme/widget.git"))
+        assert not (store / "shallow").exists()  # unshallowed: the whole history
+        code, report = run_json(capsys, "graph", "5", "--repo", "acme/widget", "--api-url", big_server.base_url,
+                                "--offline", "--format", "json")
+        assert code == 0, report
+    finally:
+        for ref in refs:
+            subprocess.run([*git, "update-ref", "-d", ref], check=True)
