@@ -71,6 +71,9 @@ def test_cold_audit_of_a_big_repository_is_a_few_requests(
     git_hits = [h for h in big_server.hits if h.path.startswith("/git/")]
     assert requests <= 10 and sent <= 5 * MB, big_server.hits
     assert len(git_hits) <= 5  # one bounded fetch of commits and trees, one of the touched blobs
+    assert len(list((Path.cwd() / "cache" / "meta").glob("*/*/acme/widget/forks/*"))) == 1  # the merge base, kept
+    [store] = (Path.cwd() / "cache").glob("git/*/acme/widget.git")
+    assert (store / "shallow").read_text().split() == [big_repo.fork]  # history cut at the fork
     assert code == 1 and [(p["number"], p["status"]) for p in cold["prs"]] == [(1, "applied"), (2, "missing")]
 
     big_server.reset()  # warm: one conditional request per PR, nothing from git
@@ -180,3 +183,24 @@ def test_a_pr_to_another_branch_than_main_falls_back_to_the_whole_history(
     finally:
         for ref in refs:
             subprocess.run([*git, "update-ref", "-d", ref], check=True)
+
+
+@pytest.mark.parametrize("body", [{"merge_base_commit": {"sha": "HEAD~3", "commit": {}}}, ["not", "an", "object"],
+                                  {"merge_base_commit": {"sha": "a" * 40, "commit": {"committer": {"date": "x"}}}}])
+def test_a_malformed_compare_answer_is_not_trusted(
+    server: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: Any
+) -> None:
+    from ghserver import export_tree
+
+    server.fail(r"/compare/", 200, body=body)
+    tree = export_tree(GitRepoAt(server.repo), "refs/pull/2/head", tmp_path / "tree")
+    code, report = run_json(capsys, *github_audit(server, tree))
+    assert code == 0 and {p["status"] for p in report["prs"]} == {"applied"}
+    [store] = (tmp_path / "cache").glob("git/*/acme/widget.git")
+    assert not (store / "shallow").exists()  # no merge base to cut at: the whole history
+    assert not list((tmp_path / "cache" / "meta").glob("*/*/acme/widget/forks"))  # and nothing cached of it
+
+
+class GitRepoAt:
+    def __init__(self, path: Path) -> None:
+        self.path = path

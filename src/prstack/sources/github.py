@@ -322,6 +322,8 @@ class GitHub:
         """(sha, committer date) of the merge base of two commits, from the compare endpoint;
         cached for good (both are commit ids). None offline without a cached answer, or when the
         answer lacks a well-formed merge base."""
+        if not (_SHA.fullmatch(base_sha) and _SHA.fullmatch(head_sha)):  # (text from GitHub)
+            return None
         key = f"{base_sha}...{head_sha}"
         cached = self.cache.get(f"{self._ns}/forks", key)
         if not (isinstance(cached, list) and len(cached) == 2) and not self.offline:

@@ -126,9 +126,9 @@ def open_source(
             f"forbids fetching them; run `prstack fetch {shown} --repo {repo_id}` while online."
         )
     if stale:
-        if (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns):
-            pass  # the PRs' commits, trees and touched blobs, cut at their fork points
-        else:
+        # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
+        bounded = (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns)
+        if not bounded:
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
