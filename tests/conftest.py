@@ -13,7 +13,7 @@ from prstack.demo.fixture import GIT_ENV
 from prstack.demo.run import DemoBuild, build
 
 ROOT = Path(__file__).resolve().parents[1]
-pytest_plugins = ["ghserver"]  # the GitHub-shaped server and its `upstream`/`server` fixtures
+pytest_plugins = ["ghserver", "gitserver"]  # the GitHub-shaped server (`upstream`, `server`), the big one
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
@@ -295,10 +295,27 @@ class GitHubServer:
             if "diff" in accept:
                 return self._diff(self._sha(f"{self._base(pr)}"), self._head(pr), merge_base=True)
             return self._etagged(self.pr_json(pr), req)
+        m = re.fullmatch(r"/compare/([^/]+)\.\.\.([^/]+)", rest)
+        if m:
+            return self._compare(unquote(m.group(1)), unquote(m.group(2)))
         m = re.fullmatch(r"/commits/([0-9a-f]{40})", rest)
         if m and "diff" in accept:
             return self._diff(f"{m.group(1)}^", m.group(1))
         return not_found
+
+    def _compare(self, base: str, head: str) -> tuple[int, dict[str, str], Any]:
+        """The compare endpoint's merge base (commits and files left out, as per_page=1 nearly does)."""
+        try:
+            mb = self._git("merge-base", self._sha(base), self._sha(head)).strip()
+        except subprocess.CalledProcessError:
+            return 404, {"Content-Type": "application/json"}, {"message": "Not Found"}
+        ahead = int(self._git("rev-list", "--count", f"{mb}..{self._sha(head)}"))
+        when = self._git("log", "-1", "--format=%cI", mb).strip()
+        return 200, {"Content-Type": "application/json; charset=utf-8"}, {
+            "status": "ahead", "ahead_by": ahead, "behind_by": 0, "total_commits": ahead,
+            "merge_base_commit": {"sha": mb, "commit": {"committer": {"date": when}}},
+            "commits": [], "files": [],
+        }
 
     def _etagged(self, body: Any, req: dict[str, str]) -> tuple[int, dict[str, str], Any]:
         data = json.dumps(body, sort_keys=True).encode()

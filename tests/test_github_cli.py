@@ -56,7 +56,7 @@ def test_cold_warm_offline_request_counts(
     assert [p["number"] for p in report["prs"]] == [1, 2]
     assert {p["status"] for p in report["prs"]} == {"applied"}
     cold = server.api_requests()
-    assert len(cold) == 3 and server.counted() == 3  # GET pulls/2, pulls?head=acme:feature-a, pulls/1
+    assert len(cold) == 4 and server.counted() == 4  # pulls/2, pulls?head=acme:feature-a, pulls/1, compare
 
     server.log.clear()
     assert main(audit(server, tree)) == 0
@@ -91,7 +91,7 @@ def test_fetch_then_offline_and_cache_commands(
     assert main(["fetch", "2", "--repo", "acme/widget", "--api-url", server.base_url]) == 0
     out = capsys.readouterr().out
     assert "#1 " in out and "#2 " in out and "Scale [bold]and[/] extra" in out
-    assert len(server.api_requests()) == 3
+    assert len(server.api_requests()) == 4  # the pulls, the branch lookup, compare
     server.stop()
     shutil.move(repo.path, tmp_path / "moved-away")
     assert main(audit(server, tree, "--offline")) == 0

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +29,7 @@ DEFAULT_API_URL = "https://api.github.com"
 FILES_API_LIMIT = 3000
 COMMITS_API_LIMIT = 250
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
+_SHA = re.compile(r"[0-9a-f]{40}")
 _PARENT_MARKERS = (markers.MarkerKind.DEPENDS_ON, markers.MarkerKind.STACK_LIST)
 _RAW_FIELDS = (
     "url",
@@ -314,6 +317,31 @@ class GitHub:
                 continue  # a "depends on #N" that is an issue, not a PR
             todo += [n for n in self.parents(metas[number]) if n not in metas]
         return metas
+
+    def fork_point(self, base_sha: str, head_sha: str) -> tuple[str, str] | None:
+        """(sha, committer date) of the merge base of two commits, from the compare endpoint;
+        cached for good (both are commit ids). None offline without a cached answer, or when the
+        answer lacks a well-formed merge base."""
+        if not (_SHA.fullmatch(base_sha) and _SHA.fullmatch(head_sha)):  # (text from GitHub)
+            return None
+        key = f"{base_sha}...{head_sha}"
+        cached = self.cache.get(f"{self._ns}/forks", key)
+        if not (isinstance(cached, list) and len(cached) == 2) and not self.offline:
+            url = f"{self.api_url}/repos/{self.repo.full_name}/compare/{key}"
+            with self._errors(f"the merge base of {head_sha[:12]}"):
+                _, data = self._gh.requester.requestJsonAndCheck("GET", url, parameters={"per_page": 1})
+            commit = data.get("merge_base_commit") if isinstance(data, dict) else None
+            sha = commit.get("sha") if isinstance(commit, dict) else None
+            try:
+                when = str(commit["commit"]["committer"]["date"])  # type: ignore[index]
+                datetime.fromisoformat(when.replace("Z", "+00:00"))
+            except (KeyError, TypeError, ValueError):
+                return None
+            if not (isinstance(sha, str) and _SHA.fullmatch(sha)):
+                return None
+            cached = [sha, when]
+            self.cache.put(f"{self._ns}/forks", key, cached)
+        return (str(cached[0]), str(cached[1])) if isinstance(cached, list) and len(cached) == 2 else None
 
     # -- diffs through the API -----------------------------------------------
 

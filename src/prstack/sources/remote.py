@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prstack.errors import SourceError
+from prstack.errors import PrstackError, SourceError
 from prstack.sources.cache import Cache
+from prstack.sources.coldfetch import fetch_bounded
 from prstack.sources.git import GitSource
 from prstack.sources.github import (
     DEFAULT_API_URL,
@@ -94,12 +95,18 @@ def open_source(
     cache = cache if cache is not None else Cache()
     if git is not None:
         source = GitSource(git)
-        if repo is None:
+        known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
+        if known is None or (repo is None and api_url is None and known.host != "github.com"):
             return PRSource(source)
-        gh = _github(infer_repo(explicit=repo), cache, api_url, token, offline, backoff, timeout)
+        gh = _github(known, cache, api_url, token, offline, backoff, timeout)
         if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
             return PRSource(source, _cached_metas(gh, numbers), gh.repo)
-        return PRSource(source, gh.stack(numbers), gh.repo)
+        if repo is not None:
+            return PRSource(source, gh.stack(numbers), gh.repo)
+        try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
+            return PRSource(source, gh.stack(numbers), gh.repo)
+        except PrstackError:
+            return PRSource(source)  # the clone answers everything else
     repo_id = infer_repo(explicit=repo, dists=repo_candidates(spec))
     gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
     metas = gh.stack(numbers)
@@ -119,18 +126,27 @@ def open_source(
             f"forbids fetching them; run `prstack fetch {shown} --repo {repo_id}` while online."
         )
     if stale:
-        store.fetch(metas, first.default_branch, gh.token)
+        # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
+        bounded = (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns)
+        if not bounded:
+            store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
 
 
 def _cached_metas(gh: GitHub, numbers: Sequence[int]) -> dict[int, PRMeta]:
-    """The metadata the cache holds for `numbers` (an offline GitHub answers from it or refuses)."""
+    """The metadata the cache holds for `numbers` and the PRs they stack on, as far as the cache
+    knows them (an offline GitHub answers from it or refuses)."""
     metas: dict[int, PRMeta] = {}
-    for number in numbers:
+    todo = list(numbers)
+    while todo:
+        number = todo.pop(0)
+        if number in metas:
+            continue
         try:
             metas[number] = gh.pull(number)
-        except SourceError:
+            todo += gh.parents(metas[number])
+        except PrstackError:
             continue
     return metas
 

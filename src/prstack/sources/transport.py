@@ -50,12 +50,19 @@ class CacheRepo:
     def exists(self) -> bool:
         return (self.path / "HEAD").is_file()
 
-    def _spawn(self, args: Sequence[str], env: Mapping[str, str], doing: str) -> subprocess.CompletedProcess[str]:
+    @property
+    def shallow(self) -> bool:
+        """True when the history stops at fork points (a bounded fetch, see coldfetch)."""
+        return (self.path / "shallow").is_file()
+
+    def _spawn(self, args: Sequence[str], env: Mapping[str, str], doing: str,
+               stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run git in the cache repository, never prompting, within the time limit."""
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", **env}
         try:
             return subprocess.run(
                 ["git", "-C", str(self.path), *args],
+                input=stdin,
                 capture_output=True,
                 text=True,
                 env=full_env,
@@ -104,16 +111,28 @@ class CacheRepo:
         progress.step(f"fetching {len(numbers)} PR head(s) from GitHub")
         specs = [f"+refs/pull/{n}/head:refs/pull/{n}/head" for n in numbers]
         specs.append(f"+refs/heads/{default_branch}:refs/remotes/origin/{default_branch}")
+        unshallow = ["--unshallow"] if self.shallow else []  # a whole history after a bounded one
         done = self._spawn(
-            ["fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin", *specs],
+            ["fetch", "--quiet", "--no-tags", "--filter=blob:none", *unshallow, "origin", *specs],
             auth_env(self.url, token),
             f"fetching PRs {', '.join(f'#{n}' for n in numbers)}",
         )
         if done.returncode != 0:
             raise self._fetch_error(done.stderr, numbers)
-        self._git(
-            "symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{default_branch}"
-        )
+        self.set_default(default_branch)
+
+    def set_default(self, default_branch: str) -> None:
+        """Point origin/HEAD at the fetched default branch (what GitSource reads as the default)."""
+        self._git("symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{default_branch}")
+
+    def run(self, args: Sequence[str], env: Mapping[str, str], doing: str,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run git in the repository (for coldfetch's bounded fetches); the caller checks the result."""
+        return self._spawn(args, env, doing, stdin)
+
+    def fetch_error(self, stderr: str, numbers: list[int]) -> PrstackErrorT:
+        """The one-line error a failed fetch of PRs `numbers` stands for."""
+        return self._fetch_error(stderr, numbers)
 
     def _fetch_error(self, stderr: str, numbers: list[int]) -> PrstackErrorT:
         low = stderr.lower()
