@@ -162,8 +162,9 @@ def progress_shown() -> Iterator[None]:
 
 def fail(message: str) -> int:
     from prstack.render.text import clean
+    from prstack.sources.urls import scrub
 
-    sys.stderr.write(f"prstack: error: {clean(message)}\n")
+    sys.stderr.write(f"prstack: error: {clean(scrub(message))}\n")  # no URL's credentials, ever
     sys.stderr.flush()
     return 2
 

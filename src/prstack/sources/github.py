@@ -6,30 +6,44 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
 import urllib3
 from github import Auth, Github, GithubException
-from github.PullRequest import PullRequest as GhPullRequest
 from urllib3.util.retry import Retry
 
 from prstack import markers, progress
 from prstack.errors import InputError, SourceError
+from prstack.sources import github_payload as payload
 from prstack.sources.cache import Cache
-from prstack.sources.github_errors import Asking, http_error, network_error
+from prstack.sources.deadline import Overdue, within
+from prstack.sources.github_errors import (
+    Asking,
+    http_error,
+    malformed_error,
+    network_error,
+    overdue_error,
+    unreadable_error,
+)
 from prstack.sources.repo_id import RepoId
+from prstack.sources.urls import api_root
 
+T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"
 FILES_API_LIMIT = 3000
 COMMITS_API_LIMIT = 250
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 _SHA = re.compile(r"[0-9a-f]{40}")
+DEADLINE_ENV = "PRSTACK_HTTP_DEADLINE"
+DEFAULT_DEADLINE = 120.0
+"""Seconds one request to GitHub may take in all (retries of 5xx answers included)."""
+PULLS_PAGES = 10
 _PARENT_MARKERS = (markers.MarkerKind.DEPENDS_ON, markers.MarkerKind.STACK_LIST)
 _RAW_FIELDS = (
     "url",
@@ -68,33 +82,10 @@ class PRMeta:
     html_url: str
 
     @classmethod
-    def from_raw(cls, raw: Mapping[str, Any]) -> PRMeta:
-        """Parse GitHub's pull-request JSON (as stored in the cache); ValueError when malformed."""
-        try:
-            return cls._from_raw(raw)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            raise ValueError(f"not a pull request: {exc!r}") from None
-
-    @classmethod
-    def _from_raw(cls, raw: Mapping[str, Any]) -> PRMeta:
-        base, head = raw["base"], raw["head"]
-        merged = bool(raw.get("merged") or raw.get("merged_at"))
-        return cls(
-            number=int(raw["number"]),
-            title=str(raw.get("title") or ""),
-            body=str(raw.get("body") or ""),
-            state="merged" if merged else str(raw.get("state") or "open"),
-            merged=merged,
-            merge_commit_sha=raw.get("merge_commit_sha") or None,
-            base_ref=str(base["ref"]),
-            base_sha=str(base["sha"]),
-            head_ref=str(head["ref"]),
-            head_sha=str(head["sha"]),
-            head_repo=(head.get("repo") or {}).get("full_name"),
-            default_branch=str(base["repo"]["default_branch"]),
-            clone_url=str(base["repo"]["clone_url"]),
-            html_url=str(raw.get("html_url") or ""),
-        )
+    def from_raw(cls, raw: Any) -> PRMeta:
+        """Parse GitHub's pull-request JSON (as stored in the cache), every field's type checked;
+        github_payload.BadPayload (a ValueError) naming the field when malformed."""
+        return cls(**payload.pull_fields(raw))
 
     def named_parents(self) -> list[int]:
         """PRs the body names as what this one builds on ("depends on #12", "Builds on PR #12",
@@ -141,8 +132,9 @@ def find_token(env: Mapping[str, str] | None = None, host: str = "github.com", u
 
 
 def api_host(api_url: str) -> str:
-    """The host PRs are cached under: github.com for the public API, else the Enterprise host."""
-    host = urlsplit(api_url).netloc.lower()
+    """The host PRs are cached under: github.com for the public API, else the Enterprise host
+    (InputError, one line, for a URL that cannot be GitHub's API)."""
+    host = urlsplit(api_root(api_url)).netloc.lower()
     return "github.com" if host == "api.github.com" else host
 
 
@@ -183,16 +175,20 @@ class GitHub:
         offline: bool = False,
         backoff: Backoff = DEFAULT_BACKOFF,
         timeout: float = 15.0,
+        deadline: float | None = None,
     ) -> None:
         self.repo = repo
         self.cache = cache
-        self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
+        self.api_url = api_root(DEFAULT_API_URL if api_url is None else api_url)
         self.host = api_host(self.api_url)
         self.offline = offline
         self.token = token
         """Kept in memory only: never printed, logged or cached."""
         self.authenticated = token is not None
         self.timeout = timeout
+        """Seconds to connect, and between two reads of an answer."""
+        self.deadline = _deadline() if deadline is None else deadline
+        """Seconds one request may take in all: a drip-fed answer ends there."""
         self.backoff = backoff
         self._pulls: dict[int, PRMeta] = {}
         self._ns = f"github/{self.host}/{repo.owner}/{repo.name}"
@@ -238,35 +234,24 @@ class GitHub:
                 )
             meta = PRMeta.from_raw(entry["raw"])
         else:
-            with self._errors(f"PR #{number}"):
-                if entry is not None:
-                    obj = self._gh.create_from_raw_data(
-                        GhPullRequest,
-                        entry["raw"],
-                        {
-                            "etag": entry.get("etag") or "",
-                            "last-modified": entry.get("last_modified") or "",
-                        },
-                    )
-                    changed = obj.update()
-                else:
-                    obj = self._gh.get_repo(self.repo.full_name).get_pull(number)
-                    changed = True
-                if changed:  # (a lazy object asks GitHub here, so inside _errors)
-                    raw, headers = obj.raw_data, obj.raw_headers
-            if changed:
+            what = f"PR #{number}"
+            asked = _conditional(entry)
+            status, headers, body = self._get(f"/repos/{self.repo.full_name}/pulls/{number}", what, headers=asked)
+            if status != 304 or entry is None:  # (a 304 without a conditional request is no answer)
+                with self._errors(what):
+                    raw = payload.parse_json(body)
+                    payload.pull_fields(raw)
                 entry = {
                     "raw": _slim(raw),
-                    "etag": headers.get("etag"),
-                    "last_modified": headers.get("last-modified"),
+                    "etag": payload.header(headers, "etag"),
+                    "last_modified": payload.header(headers, "last-modified"),
                 }
-                if not _valid(entry):
-                    raise SourceError(
-                        f"GitHub's answer for PR #{number} of {self.repo} is not a pull request; check --api-url."
-                    )
                 self.cache.put(f"{self._ns}/pulls", str(number), entry)
-            assert entry is not None
             meta = PRMeta.from_raw(entry["raw"])
+            if meta.number != number:
+                raise SourceError(
+                    f"GitHub answered PR #{meta.number} when asked for PR #{number} of {self.repo}; check --api-url."
+                )
         self._pulls[number] = meta
         return meta
 
@@ -279,12 +264,14 @@ class GitHub:
                 return meta.number
         if self.offline:
             return None
-        with self._errors(f"the PR of branch {branch!r}"):
-            repo = self._gh.get_repo(self.repo.full_name)
-            found = [
-                (p.state != "open", -p.number, p.number)
-                for p in repo.get_pulls(state="all", head=f"{self.repo.owner}:{branch}")
-            ]
+        pulls = self._pages(
+            f"/repos/{self.repo.full_name}/pulls",
+            f"the PR of branch {branch!r}",
+            {"state": "all", "head": f"{self.repo.owner}:{branch}"},
+            ("a list of pull requests", payload.listed_pull),
+            PULLS_PAGES,
+        )
+        found = [(state != "open", -n, n) for n, state in pulls]
         if not found:
             return None
         number = min(found)[2]
@@ -347,16 +334,8 @@ class GitHub:
 
     def _diff_text(self, url: str, what: str) -> str | None:
         """A .diff media-type answer; None when GitHub refuses it as too large (406)."""
-        with self._errors(what):
-            try:
-                _, data = self._gh.requester.requestJsonAndCheck(
-                    "GET", url, headers={"Accept": "application/vnd.github.v3.diff"}
-                )
-            except GithubException as exc:
-                if exc.status == 406:
-                    return None
-                raise
-        return str(data.get("data") or "") if isinstance(data, dict) else ""
+        _, _, body = self._get(url, what, headers={"Accept": "application/vnd.github.v3.diff"}, ok=(406,))
+        return body if isinstance(body, str) else None
 
     def api_diff(self, meta: PRMeta) -> ApiDiff:
         """The PR's diff from the REST API, as complete as GitHub gives it: the pull's .diff, else
@@ -374,30 +353,33 @@ class GitHub:
 
     def _api_diff(self, meta: PRMeta) -> ApiDiff:
         n = meta.number
-        url = f"{self.api_url}/repos/{self.repo.full_name}/pulls/{n}"
+        url = f"/repos/{self.repo.full_name}/pulls/{n}"
         text = self._diff_text(url, f"the diff of PR #{n}")
         if text is not None:
             return ApiDiff(n, text, "pull diff", None)
-        pull = self._gh.get_repo(self.repo.full_name).get_pull(n)
-        with self._errors(f"the files of PR #{n}"):
-            files = [(f.filename, f.previous_filename, f.status, f.patch) for f in pull.get_files()]
-        omitted = [name for name, _, _, patch in files if patch is None]
+        files = self._pages(
+            f"{url}/files", f"the files of PR #{n}", {}, (payload.FILES, payload.changed_file),
+            FILES_API_LIMIT // 100 + 1,
+        )
+        omitted = [name for name, old, _, patch in files if patch is None or _quoted(name) or _quoted(old or "")]
         if not omitted and len(files) < FILES_API_LIMIT:
             parts = [_file_diff(*f) for f in files]
             return ApiDiff(n, "".join(parts), "files API", "the pull's .diff is too large (406)")
         reason = (
-            f"the files API omits the patch of {omitted[0]}"
+            f"the files API omits the patch of {omitted[0]}"  # (or names it as git would have to quote)
             if omitted
             else f"the files API stops at {FILES_API_LIMIT} files"
         )
-        with self._errors(f"the commits of PR #{n}"):
-            shas = [c.sha for c in pull.get_commits()]
+        shas = self._pages(
+            f"{url}/commits", f"the commits of PR #{n}", {}, ("a list of commits", payload.commit_sha),
+            COMMITS_API_LIMIT // 100 + 1,
+        )
         if len(shas) >= COMMITS_API_LIMIT:
             return ApiDiff(n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits")
         diffs = []
         for sha in shas:
             one = self._diff_text(
-                f"{self.api_url}/repos/{self.repo.full_name}/commits/{sha}",
+                f"/repos/{self.repo.full_name}/commits/{sha}",
                 f"the diff of commit {sha[:12]}",
             )
             if one is None:
@@ -405,12 +387,68 @@ class GitHub:
             diffs.append(one)
         return ApiDiff(n, "".join(diffs), "per-commit diffs", reason)
 
-    # -- errors ------------------------------------------------------------
+    # -- requests and errors -------------------------------------------------
 
-    @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
-        """GitHub's and the network's failures as one-line prstack errors saying what to do."""
-        ctx = Asking(
+    def _get(
+        self,
+        url: str,
+        what: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        ok: tuple[int, ...] = (),
+    ) -> tuple[int, dict[str, Any], str | None]:
+        """One GET (a path under the API root, or a URL on its host) within the deadline: (status,
+        headers, body); an error status, a redirect or no answer as one-line errors. Statuses in
+        `ok` come back with a body of None."""
+        ctx = self._asking(what)
+        with self._errors(what):
+            status, got, body = within(
+                self.deadline,
+                lambda: self._gh.requester.requestJson("GET", url, dict(params or {}), dict(headers or {})),
+            )
+        if status in ok:
+            return status, got, None
+        if status >= 400:
+            raise http_error(status, got, payload.error_data(body), ctx)
+        if 300 <= status < 400 and not (status == 304 and headers):
+            where = got.get("location")
+            raise SourceError(
+                f"GitHub at {self.api_url} answered {what} with a redirect ({status}"
+                + (f" to {str(where)[:200]}" if where else "") + "); check --api-url."
+            )
+        return status, got, body
+
+    def _pages(
+        self,
+        url: str,
+        what: str,
+        params: Mapping[str, Any],
+        items: tuple[str, Callable[[Any], T]],
+        max_pages: int,
+    ) -> list[T]:
+        """A list answer, page by page along the Link header's rel="next" (on the API's host only, at
+        most `max_pages`), each entry checked."""
+        expected, check = items
+        found: list[T] = []
+        query: Mapping[str, Any] | None = {**params, "per_page": 100}
+        for _ in range(max_pages):
+            _, headers, body = self._get(url, what, params=query)
+            with self._errors(what):
+                found += payload.page(payload.parse_json(body), expected, check)
+            link = payload.next_link(headers.get("link"))
+            if link is None:
+                break
+            if not _same_host(link, self.api_url):
+                raise SourceError(
+                    f"GitHub's answer for {what} of {self.repo} pages on to another host "
+                    f"({urlsplit(link).netloc[:100]!r}); check --api-url."
+                )
+            url, query = link, None
+        return found
+
+    def _asking(self, what: str) -> Asking:
+        return Asking(
             what,
             self.repo.full_name,
             self.host,
@@ -418,21 +456,72 @@ class GitHub:
             self.authenticated,
             self.backoff.retries + 1,
         )
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """GitHub's and the network's failures as one-line prstack errors saying what to do."""
+        ctx = self._asking(what)
         try:
             yield
         except GithubException as exc:
             raise http_error(exc.status, exc.headers or {}, exc.data, ctx) from None
         except requests.RequestException as exc:
             raise network_error(ctx, self.timeout if _timed_out(exc) else None) from None
+        except Overdue as exc:
+            raise overdue_error(ctx, exc.seconds) from None
+        except payload.BadPayload as exc:
+            raise malformed_error(ctx, exc.expected, exc.detail) from None
+        except (ValueError, RecursionError, RuntimeError, AssertionError, OverflowError) as exc:
+            # PyGithub's own reading of a malformed answer: a JSON error, a redirect loop, a
+            # redirect elsewhere (RuntimeError), a header that is no number
+            raise unreadable_error(ctx, exc) from None
 
 
 def _valid(entry: Any) -> bool:
     """True when a cached pull entry parses."""
+    if not isinstance(entry, dict):
+        return False
     try:
-        PRMeta.from_raw(entry["raw"])
-    except (ValueError, KeyError, TypeError):
+        PRMeta.from_raw(entry.get("raw"))
+    except ValueError:
         return False
     return True
+
+
+def _conditional(entry: Mapping[str, Any] | None) -> dict[str, str]:
+    """The headers of a conditional request for a cached entry (none without one)."""
+    if entry is None:
+        return {}
+    asked = {"If-None-Match": entry.get("etag"), "If-Modified-Since": entry.get("last_modified")}
+    return {k: v for k, v in asked.items() if isinstance(v, str) and payload.header({k: v}, k)}
+
+
+def _same_host(url: str, api_url: str) -> bool:
+    """True when `url` (a server's next-page link) is on the API root's scheme, host and port."""
+    try:
+        a, b = urlsplit(url), urlsplit(api_url)
+        return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+    except ValueError:
+        return False
+
+
+def _quoted(name: str) -> bool:
+    """True when git would quote `name` in a diff header (controls, quotes, backslashes)."""
+    return any(ch < " " or ch in '"\\\x7f' for ch in name)
+
+
+def _deadline() -> float:
+    """PRSTACK_HTTP_DEADLINE (seconds) when set, else DEFAULT_DEADLINE."""
+    value = os.environ.get(DEADLINE_ENV, "").strip()
+    if not value:
+        return DEFAULT_DEADLINE
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 86400:
+        raise InputError(f"{DEADLINE_ENV}={value!r} is not a number of seconds; unset it or give e.g. 60.")
+    return seconds
 
 
 def _file_diff(name: str, previous: str | None, status: str, patch: str | None) -> str:

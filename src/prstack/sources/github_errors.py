@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import email.utils
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +31,9 @@ def http_error(
     status: int, headers: Mapping[str, Any], data: Any, ctx: Asking
 ) -> SourceError | InputError:
     """The error for an HTTP answer GitHub gave (after any retries)."""
-    headers = {k.lower(): str(v) for k, v in headers.items()}
-    message = str((data if isinstance(data, dict) else {}).get("message") or "").strip()
+    headers = {str(k).lower(): str(v) for k, v in headers.items()}
+    message = (data if isinstance(data, dict) else {}).get("message")
+    message = message.strip()[:300] if isinstance(message, str) else ""
     what = ctx.what
     if status == 401:
         return SourceError(
@@ -51,7 +53,7 @@ def http_error(
         )
     if status == 403:
         return SourceError(
-            f"GitHub denied access to {what} of {ctx.repo} (403 {message}); "
+            f"GitHub denied access to {what} of {ctx.repo} (403{' ' + message if message else ''}); "
             + ("check the token's scopes." if ctx.authenticated else f"{TOKEN_HINT}.")
         )
     if status >= 500:
@@ -64,23 +66,75 @@ def http_error(
 
 def rate_limit_message(headers: Mapping[str, str], ctx: Asking) -> str:
     """Rate limit exhausted: the quota, when it resets, and how to get more."""
-    limit = headers.get("x-ratelimit-limit")
-    reset = headers.get("x-ratelimit-reset")
-    when = ""
-    if reset and reset.isdigit():
-        at = dt.datetime.fromtimestamp(int(reset), dt.UTC)
-        minutes = max(0, round((at - dt.datetime.now(dt.UTC)).total_seconds() / 60))
-        when = f"; it resets at {at:%H:%M} UTC (in {minutes} min)"
-    elif headers.get("retry-after"):
-        when = f"; retry after {headers['retry-after']} s"
+    limit = headers.get("x-ratelimit-limit", "")
+    when = _retry_when(headers)
     who = "this token" if ctx.authenticated else "unauthenticated use"
-    quota = f" ({limit} requests/hour for {who})" if limit else f" (for {who})"
+    quota = f" ({limit} requests/hour for {who})" if limit.isdigit() and len(limit) < 10 else f" (for {who})"
     advice = (
         "wait, or use --offline with the cache or --git PATH."
         if ctx.authenticated
         else f"{TOKEN_HINT} for 5,000/hour, or use --offline with the cache or --git PATH."
     )
     return f"GitHub's API rate limit is exhausted{quota} while fetching {ctx.what}{when}; {advice}"
+
+
+def _at(seconds: float) -> dt.datetime | None:
+    """The moment `seconds` (a Unix time) names, or None when it is not one a clock can show."""
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _retry_when(headers: Mapping[str, str]) -> str:
+    """When to retry: Retry-After (seconds or an HTTP date) first, as GitHub says, else X-RateLimit-Reset
+    (a Unix time); GitHub's advice (a minute) when neither is usable."""
+    now = dt.datetime.now(dt.UTC)
+    after = headers.get("retry-after", "").strip()
+    if after.isdigit() and len(after) < 9:
+        return f"; retry after {int(after)} s (at {now + dt.timedelta(seconds=int(after)):%H:%M} UTC)"
+    at = None
+    if after:
+        try:
+            at = email.utils.parsedate_to_datetime(after).astimezone(dt.UTC)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            at = None
+    reset = headers.get("x-ratelimit-reset", "").strip()
+    if at is None and reset.isdigit() and len(reset) < 12:
+        at = _at(int(reset))
+    if at is None:
+        return "; retry in a minute or more"
+    minutes = max(0, round((at - now).total_seconds() / 60))
+    return f"; it resets at {at:%H:%M} UTC (in {minutes} min)"
+
+
+def malformed_error(ctx: Asking, expected: str, detail: str) -> SourceError:
+    """An answer that is not what GitHub sends (github_payload.BadPayload)."""
+    return SourceError(
+        f"GitHub's answer for {ctx.what} of {ctx.repo} is not {expected}: {detail}; check --api-url "
+        f"(is {ctx.api_url} GitHub's API?), or try again later."
+    )
+
+
+def unreadable_error(ctx: Asking, exc: BaseException) -> SourceError:
+    """An answer PyGithub could not read (a redirect elsewhere or in a loop, a header that is no number)."""
+    reason = str(exc).splitlines()[0][:200] if str(exc) else ""
+    if isinstance(exc, RuntimeError) and "redirected" in reason:
+        reason = "it redirects to another host, protocol or to itself"
+    elif isinstance(exc, RecursionError):
+        reason = "it redirects in a loop, or nests without end"
+    return SourceError(
+        f"GitHub's answer for {ctx.what} of {ctx.repo} could not be read ({type(exc).__name__}"
+        + (f": {reason}" if reason else "") + f"); check --api-url (is {ctx.api_url} GitHub's API?)."
+    )
+
+
+def overdue_error(ctx: Asking, seconds: float) -> SourceError:
+    """An answer still arriving when the request's deadline passed (a drip-fed or stalled answer)."""
+    return SourceError(
+        f"GitHub ({ctx.api_url}) did not finish answering within {seconds:g} s while fetching {ctx.what} "
+        f"(it answers too slowly); try again later, or {OFFLINE_HINT}."
+    )
 
 
 def network_error(ctx: Asking, timeout: float | None) -> SourceError:

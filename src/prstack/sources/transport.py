@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from prstack import progress
 from prstack.errors import InputError, SourceError
 from prstack.sources.git import GitSource
+from prstack.sources.urls import scrub
 
 _NO_NETWORK = (
     "could not resolve host",
@@ -22,7 +23,10 @@ _NO_NETWORK = (
     "does not appear to be a git repository",
     "failed to connect",
     "timed out",
+    "operation too slow",
 )
+STALL = (1000, 30)
+"""git's HTTP transfers end when slower than 1,000 bytes/s for 30 s (http.lowSpeedLimit/-Time)."""
 
 
 def auth_env(url: str, token: str | None) -> dict[str, str]:
@@ -38,13 +42,28 @@ def auth_env(url: str, token: str | None) -> dict[str, str]:
     }
 
 
+def with_stall_limit(env: Mapping[str, str], stall: tuple[int, int] = STALL) -> dict[str, str]:
+    """`env` plus git configuration (after any GIT_CONFIG_* entries it holds) that ends a fetch
+    stalled below `stall` = (bytes/s, seconds): a drip-fed remote cannot hold the run."""
+    out = dict(env)
+    n = int(out.get("GIT_CONFIG_COUNT", "0"))
+    for key, value in (("http.lowSpeedLimit", stall[0]), ("http.lowSpeedTime", stall[1])):
+        out[f"GIT_CONFIG_KEY_{n}"], out[f"GIT_CONFIG_VALUE_{n}"] = key, str(value)
+        n += 1
+    out["GIT_CONFIG_COUNT"] = str(n)
+    return out
+
+
 class CacheRepo:
     """A bare repository under the cache holding refs/pull/N/head and origin's default branch."""
 
-    def __init__(self, path: Path, url: str, *, timeout: float = 600.0) -> None:
+    def __init__(self, path: Path, url: str, *, timeout: float = 600.0, stall: tuple[int, int] = STALL) -> None:
         self.path = path
         self.url = url
+        self.shown = scrub(url)
+        """The URL as messages show it (without credentials)."""
         self.timeout = timeout
+        self.stall = stall
 
     @property
     def exists(self) -> bool:
@@ -71,7 +90,7 @@ class CacheRepo:
             )
         except subprocess.TimeoutExpired:
             raise SourceError(
-                f"{doing} from {self.url} took longer than {self.timeout:g} s; try again, "
+                f"{doing} from {self.shown} took longer than {self.timeout:g} s; try again, "
                 "or give a local clone with --git PATH."
             ) from None
 
@@ -114,7 +133,7 @@ class CacheRepo:
         unshallow = ["--unshallow"] if self.shallow else []  # a whole history after a bounded one
         done = self._spawn(
             ["fetch", "--quiet", "--no-tags", "--filter=blob:none", *unshallow, "origin", *specs],
-            auth_env(self.url, token),
+            with_stall_limit(auth_env(self.url, token), self.stall),
             f"fetching PRs {', '.join(f'#{n}' for n in numbers)}",
         )
         if done.returncode != 0:
@@ -139,22 +158,23 @@ class CacheRepo:
         if "couldn't find remote ref" in low:
             missing = [n for n in numbers if f"refs/pull/{n}/head" in stderr] or numbers
             return InputError(
-                f"{self.url} has no refs/pull/N/head for PR "
+                f"{self.shown} has no refs/pull/N/head for PR "
                 f"{', '.join(f'#{n}' for n in missing)}; check the PR numbers and --repo."
             )
         if any(s in low for s in _NO_NETWORK):
             return SourceError(
-                f"cannot fetch from {self.url} ({_last_line(stderr)}); check the network, "
+                f"cannot fetch from {self.shown} ({scrub(_last_line(stderr))}); check the network, "
                 "or work offline with --offline (after `prstack fetch`) or --git PATH."
             )
-        return SourceError(f"git fetch from {self.url} failed: {_last_line(stderr)}.")
+        return SourceError(f"git fetch from {self.shown} failed: {scrub(_last_line(stderr))}.")
 
     def source(self, token: str | None = None, offline: bool = False) -> GitSource:
         """The repository as a git source, read exactly as a --git clone would be. Blobs it lacks
         are fetched lazily (with the token's header); `offline` forbids that: git may not use
         any transport, so a missing blob is an error, never a network access."""
         source = GitSource(self.path)
-        env = {"GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, None if offline else token)}
+        env = with_stall_limit({"GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, None if offline else token)},
+                               self.stall)
         if offline:
             env["GIT_ALLOW_PROTOCOL"] = "prstack-offline"
         source.git.update_environment(**env)
