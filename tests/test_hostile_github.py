@@ -117,7 +117,8 @@ def test_a_field_of_the_wrong_type_is_one_line_naming_it(
     assert not list((tmp_path / "cache").rglob("pulls/2.json"))  # nothing of it cached
 
 
-def test_the_answer_for_another_pr_is_refused(srv: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_answer_for_another_pr_is_refused(srv: GitHubServer, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     srv.fail(PULL_2, 200, body=srv.pr_json(srv.prs[1]))
     assert "GitHub answered PR #1 when asked for PR #2" in one_line(capsys, audit_args(srv, tmp_path))
 
@@ -357,7 +358,7 @@ def test_api_root_keeps_what_is_fine() -> None:
 
 
 @pytest.mark.parametrize(("text", "shown"), [
-    ("cannot fetch from https://user:pw@github.com/a/b.git (x)", "cannot fetch from https://***@github.com/a/b.git (x)"),
+    ("fetch from https://user:pw@github.com/a/b.git (x)", "fetch from https://***@github.com/a/b.git (x)"),
     ("https://ghp_abc123@ghe.corp/x and git://u:p@h/y", "https://***@ghe.corp/x and git://***@h/y"),
     ("ssh://git@github.com/a/b", "ssh://***@github.com/a/b"),
     ("mail me@example.com, see https://h/p@q", "mail me@example.com, see https://h/p@q"),

@@ -116,7 +116,8 @@ def test_a_drip_fed_git_fetch_ends_at_the_stall_limit(tmp_path: Path) -> None:
     server = Drip("body")
     try:
         store = CacheRepo(tmp_path / "cache.git", f"{server.url}/acme/widget.git", stall=(1000, 1), timeout=120)
-        with pytest.raises(SourceError, match=r"(?i)cannot fetch from http://127\.0\.0\.1:\d+/acme/widget\.git .*too slow"):
+        said = r"(?i)cannot fetch from http://127\.0\.0\.1:\d+/acme/widget\.git .*too slow"
+        with pytest.raises(SourceError, match=said):
             store.fetch([1], "main")
         assert server.requests >= 1
     finally:
@@ -136,6 +137,6 @@ def test_lazy_blob_fetches_get_the_stall_limit_too(tmp_path: Path) -> None:
     store = CacheRepo(tmp_path / "cache.git", "https://github.com/a/b.git", stall=(5, 7))
     store.ensure()  # (a bare repository, made locally)
     source = store.source("tok")
-    env = source.env()
+    env = source.env
     keys = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(int(env["GIT_CONFIG_COUNT"]))}
     assert keys["http.lowSpeedLimit"] == "5" and keys["http.lowSpeedTime"] == "7"
