@@ -6,31 +6,22 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import requests
-import urllib3
-from github import Auth, Github, GithubException
+from github import Auth, Github
 from urllib3.util.retry import Retry
 
 from prstack import markers, progress
 from prstack.errors import InputError, SourceError
 from prstack.sources import github_payload as payload
 from prstack.sources.cache import Cache
-from prstack.sources.deadline import Overdue, within
-from prstack.sources.github_errors import (
-    Asking,
-    http_error,
-    malformed_error,
-    network_error,
-    overdue_error,
-    unreadable_error,
-)
+from prstack.sources.github_errors import Asking
+from prstack.sources.github_http import RestApi
 from prstack.sources.repo_id import RepoId
 from prstack.sources.urls import api_root
 
@@ -214,6 +205,12 @@ class GitHub:
             user_agent="prstack",
             lazy=True,
         )
+        self._api = RestApi(
+            self._gh.requester,
+            Asking("", repo.full_name, self.host, self.api_url, self.authenticated, backoff.retries + 1),
+            timeout,
+            self.deadline,
+        )
 
     # -- pull requests -----------------------------------------------------
 
@@ -389,92 +386,16 @@ class GitHub:
 
     # -- requests and errors -------------------------------------------------
 
-    def _get(
-        self,
-        url: str,
-        what: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        ok: tuple[int, ...] = (),
-    ) -> tuple[int, dict[str, Any], str | None]:
-        """One GET (a path under the API root, or a URL on its host) within the deadline: (status,
-        headers, body); an error status, a redirect or no answer as one-line errors. Statuses in
-        `ok` come back with a body of None."""
-        ctx = self._asking(what)
-        with self._errors(what):
-            status, got, body = within(
-                self.deadline,
-                lambda: self._gh.requester.requestJson("GET", url, dict(params or {}), dict(headers or {})),
-            )
-        if status in ok:
-            return status, got, None
-        if status >= 400:
-            raise http_error(status, got, payload.error_data(body), ctx)
-        if 300 <= status < 400 and not (status == 304 and headers):
-            where = got.get("location")
-            raise SourceError(
-                f"GitHub at {self.api_url} answered {what} with a redirect ({status}"
-                + (f" to {str(where)[:200]}" if where else "") + "); check --api-url."
-            )
-        return status, got, body
+    def _get(self, url: str, what: str, **kw: Any) -> tuple[int, dict[str, Any], str | None]:
+        return self._api.get(url, what, **kw)
 
-    def _pages(
-        self,
-        url: str,
-        what: str,
-        params: Mapping[str, Any],
-        items: tuple[str, Callable[[Any], T]],
-        max_pages: int,
-    ) -> list[T]:
-        """A list answer, page by page along the Link header's rel="next" (on the API's host only, at
-        most `max_pages`), each entry checked."""
-        expected, check = items
-        found: list[T] = []
-        query: Mapping[str, Any] | None = {**params, "per_page": 100}
-        for _ in range(max_pages):
-            _, headers, body = self._get(url, what, params=query)
-            with self._errors(what):
-                found += payload.page(payload.parse_json(body), expected, check)
-            link = payload.next_link(headers.get("link"))
-            if link is None:
-                break
-            if not _same_host(link, self.api_url):
-                raise SourceError(
-                    f"GitHub's answer for {what} of {self.repo} pages on to another host "
-                    f"({urlsplit(link).netloc[:100]!r}); check --api-url."
-                )
-            url, query = link, None
-        return found
+    def _pages(self, url: str, what: str, params: Mapping[str, Any], items: tuple[str, Callable[[Any], T]],
+               max_pages: int) -> list[T]:
+        return self._api.pages(url, what, params, items, max_pages)
 
-    def _asking(self, what: str) -> Asking:
-        return Asking(
-            what,
-            self.repo.full_name,
-            self.host,
-            self.api_url,
-            self.authenticated,
-            self.backoff.retries + 1,
-        )
-
-    @contextmanager
-    def _errors(self, what: str) -> Iterator[None]:
+    def _errors(self, what: str) -> AbstractContextManager[None]:
         """GitHub's and the network's failures as one-line prstack errors saying what to do."""
-        ctx = self._asking(what)
-        try:
-            yield
-        except GithubException as exc:
-            raise http_error(exc.status, exc.headers or {}, exc.data, ctx) from None
-        except requests.RequestException as exc:
-            raise network_error(ctx, self.timeout if _timed_out(exc) else None) from None
-        except Overdue as exc:
-            raise overdue_error(ctx, exc.seconds) from None
-        except payload.BadPayload as exc:
-            raise malformed_error(ctx, exc.expected, exc.detail) from None
-        except (ValueError, RecursionError, RuntimeError, AssertionError, OverflowError) as exc:
-            # PyGithub's own reading of a malformed answer: a JSON error, a redirect loop, a
-            # redirect elsewhere (RuntimeError), a header that is no number
-            raise unreadable_error(ctx, exc) from None
+        return self._api.errors(what)
 
 
 def _valid(entry: Any) -> bool:
@@ -494,15 +415,6 @@ def _conditional(entry: Mapping[str, Any] | None) -> dict[str, str]:
         return {}
     asked = {"If-None-Match": entry.get("etag"), "If-Modified-Since": entry.get("last_modified")}
     return {k: v for k, v in asked.items() if isinstance(v, str) and payload.header({k: v}, k)}
-
-
-def _same_host(url: str, api_url: str) -> bool:
-    """True when `url` (a server's next-page link) is on the API root's scheme, host and port."""
-    try:
-        a, b = urlsplit(url), urlsplit(api_url)
-        return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
-    except ValueError:
-        return False
 
 
 def _quoted(name: str) -> bool:
@@ -530,16 +442,6 @@ def _file_diff(name: str, previous: str | None, status: str, patch: str | None) 
     before = "/dev/null" if status == "added" else f"a/{old}"
     after = "/dev/null" if status == "removed" else f"b/{name}"
     return f"diff --git a/{old} b/{name}\n--- {before}\n+++ {after}\n{patch}\n"
-
-
-def _timed_out(exc: requests.RequestException) -> bool:
-    """True when a request failed by a timeout (requests wraps urllib3's in ConnectionError)."""
-    if isinstance(exc, requests.Timeout):
-        return True
-    reason = getattr(exc.args[0], "reason", None) if exc.args else None
-    if isinstance(reason, urllib3.exceptions.NewConnectionError):  # a ConnectTimeoutError subclass
-        return False
-    return isinstance(reason, urllib3.exceptions.TimeoutError)
 
 
 def meta_as_dict(meta: PRMeta) -> dict[str, Any]:
