@@ -311,9 +311,10 @@ class GitHub:
         key = f"{base_sha}...{head_sha}"
         cached = self.cache.get(f"{self._ns}/forks", key)
         if not (isinstance(cached, list) and len(cached) == 2) and not self.offline:
-            url = f"{self.api_url}/repos/{self.repo.full_name}/compare/{key}"
-            with self._errors(f"the merge base of {head_sha[:12]}"):
-                _, data = self._gh.requester.requestJsonAndCheck("GET", url, parameters={"per_page": 1})
+            what = f"the merge base of {head_sha[:12]}"
+            _, _, body = self._get(f"/repos/{self.repo.full_name}/compare/{key}", what, params={"per_page": 1})
+            with self._errors(what):
+                data = payload.parse_json(body)
             commit = data.get("merge_base_commit") if isinstance(data, dict) else None
             sha = commit.get("sha") if isinstance(commit, dict) else None
             try:

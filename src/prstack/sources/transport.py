@@ -76,8 +76,10 @@ class CacheRepo:
 
     def _spawn(self, args: Sequence[str], env: Mapping[str, str], doing: str,
                stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        """Run git in the cache repository, never prompting, within the time limit."""
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", **env}
+        """Run git in the cache repository, never prompting, within the time limit, its HTTP transfers
+        under the stall limit (every fetch, coldfetch's too)."""
+        full_env = with_stall_limit({**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", **env},
+                                    self.stall)
         try:
             return subprocess.run(
                 ["git", "-C", str(self.path), *args],
@@ -133,7 +135,7 @@ class CacheRepo:
         unshallow = ["--unshallow"] if self.shallow else []  # a whole history after a bounded one
         done = self._spawn(
             ["fetch", "--quiet", "--no-tags", "--filter=blob:none", *unshallow, "origin", *specs],
-            with_stall_limit(auth_env(self.url, token), self.stall),
+            auth_env(self.url, token),
             f"fetching PRs {', '.join(f'#{n}' for n in numbers)}",
         )
         if done.returncode != 0:
