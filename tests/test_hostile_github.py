@@ -384,3 +384,12 @@ def test_a_clone_url_with_credentials_is_never_shown(srv: GitHubServer, tmp_path
 ])
 def test_clone_urls_git_may_fetch_from(url: str, problem: str | None) -> None:
     assert clone_url_problem(url) == problem
+
+
+def test_the_compare_answer_goes_through_the_same_checks(srv: GitHubServer, tmp_path: Path) -> None:
+    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"), api_url=srv.base_url, backoff=FAST)
+    srv.fail(r"/compare/", 200, body=b"[" * 100_000)
+    with pytest.raises(SourceError, match=r"answer for the merge base of a{12} .* is not valid JSON: it is nested"):
+        gh.fork_point("b" * 40, "a" * 40)
+    srv.fail(r"/compare/", 200, body={"merge_base_commit": {"sha": 5}})
+    assert gh.fork_point("b" * 40, "a" * 40) is None  # (a malformed merge base: the whole history is fetched)
