@@ -64,22 +64,6 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
         return None
 
 
-def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, str, int]]], file_at: FileAt,
-                 prefetch: Callable[[Sequence[FileKey]], None] | None) -> PackageIndex:
-    """The index of the text files of the repository at `rev` (`files`: path, blob id and size
-    of each), read on first use, by blob id (git finds a blob by its id at once, a path at a
-    revision through trees): the package at a PR's base, to tell a block there all along."""
-
-    def load() -> dict[str, bytes]:
-        keys = {path: (blob, "") for path, blob, size in files(rev)
-                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES}
-        if prefetch is not None:
-            prefetch(list(keys.values()))
-        return {path: data for path, key in keys.items() if (data := file_at(*key)) is not None}
-
-    return PackageIndex(load)
-
-
 def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None,
              explain: Explainer | None = None) -> Iterator[list[HunkResult]]:
     """Each job's verdicts, in order (blocks that moved looked up in `package` when given, and
