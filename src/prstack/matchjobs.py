@@ -39,7 +39,7 @@ class FileJob:
 
     @property
     def ahead(self) -> tuple[FileKey | None, FileKey]:
-        """(base, head) to read in one batch beforehand: a base named by its blob id is usually not read (see `_base`)."""
+        """(base, head) to read in one batch first: a base named by its blob id is usually not read (see `_base`)."""
         return (self.base if self.base is not None and self.base[1] else None), self.head
 
 
