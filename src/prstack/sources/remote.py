@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from prstack.errors import PrstackError, SourceError
 from prstack.sources.cache import Cache
-from prstack.sources.coldfetch import fetch_bounded
 from prstack.sources.git import GitSource
 from prstack.sources.repo_id import (
     RepoId,
@@ -122,6 +121,8 @@ def open_source(
         )
     if stale:
         # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
+        from prstack.sources.coldfetch import fetch_bounded  # (it needs GitHub: imported only here)
+
         bounded = (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns)
         if not bounded:
             store.fetch(metas, first.default_branch, gh.token)
