@@ -6,7 +6,6 @@ beside per-PR `git apply --check -R` and per-hunk `patch -R --dry-run` on the sa
     python bench/bench_mainpath.py --keep /tmp/mp   # keep (and on later runs reuse) the case
 
 Prints median wall times over --repeat runs, ratios, and each prstack process's peak memory.
-`--no-read-ahead` also times the audit without the blob reader's read-ahead threads.
 """
 
 from __future__ import annotations
@@ -28,10 +27,6 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "src")]
 
 from benchgen import git  # noqa: E402
 from envgen import MainCase, build  # noqa: E402
-
-NO_READ_AHEAD = ("import sys; from prstack.sources.git import GitSource as G; G.prefetch_files = lambda s, k: None; "
-                 "from prstack.cli import main; sys.exit(main(sys.argv[1:]))")
-"""prstack's CLI with the files at revisions read when asked for, not ahead on reader threads."""
 
 
 def run(cmd: Sequence[str], cwd: Path) -> tuple[float, float, int]:
@@ -58,8 +53,8 @@ class Timed:
         self.name, self.median, self.walls, self.rss, self.codes = name, statistics.median(walls), walls, rss, codes
 
 
-def prstack(args: Sequence[str], ahead: bool = True) -> list[str]:
-    return [sys.executable, "-m", "prstack", *args] if ahead else [sys.executable, "-c", NO_READ_AHEAD, *args]
+def prstack(args: Sequence[str]) -> list[str]:
+    return [sys.executable, "-m", "prstack", *args]
 
 
 def hunk_patches(diff: bytes) -> list[bytes]:
@@ -126,17 +121,14 @@ def main() -> int:
     p.add_argument("--prs", type=int, default=50)
     p.add_argument("--commits", type=int, default=4, help="commits per PR (each re-edits the PR's files)")
     p.add_argument("--keep", help="folder for the case (reused when it holds one)")
-    p.add_argument("--no-read-ahead", action="store_true",
-                   help="also time the audit with files at revisions read only when asked for")
     args = p.parse_args()
     case = load_case(args)
     top = str(case.numbers[-1])
     third = str(case.numbers[min(2, len(case.numbers) - 1)])
     rows: list[Timed] = []
 
-    def audit(site: Path, pr: str, fmt: str, ahead: bool = True) -> Callable[[], tuple[float, float, int]]:
-        cmd = prstack(["audit", pr, "--git", str(case.repo), "--site-packages", str(site), "--format", fmt],
-                      ahead)
+    def audit(site: Path, pr: str, fmt: str) -> Callable[[], tuple[float, float, int]]:
+        cmd = prstack(["audit", pr, "--git", str(case.repo), "--site-packages", str(site), "--format", fmt])
         return lambda: run(cmd, case.repo)
 
     small_site = case.sites[0]
@@ -145,9 +137,6 @@ def main() -> int:
         rows.append(Timed(f"prstack audit {top} PRs, json, {label}", audit(site.path, top, "json"), args.repeat))
     for fmt in ("table", "markdown"):
         rows.append(Timed(f"prstack audit {top} PRs, {fmt}", audit(small_site.path, top, fmt), args.repeat))
-    if args.no_read_ahead:
-        rows.append(Timed(f"prstack audit {top} PRs, json, no read-ahead threads",
-                          audit(small_site.path, top, "json", ahead=False), args.repeat))
     rows.append(Timed(f"prstack audit {third} (3 PRs), json", audit(small_site.path, third, "json"), args.repeat))
     rows.append(Timed("prstack --help", lambda: run(prstack(["--help"]), case.repo), args.repeat))
     apply_fn, patch_fn = peers(case, small_site.path)
@@ -166,8 +155,6 @@ def main() -> int:
     print(f"ratio prstack / git apply (per PR):   {main_run.median / apply_run.median:.2f}")
     print(f"ratio prstack / patch (per hunk):     {main_run.median / patch_run.median:.2f}")
     print(f"ratio doubled environment / base:     {doubled.median / main_run.median:.2f}")
-    if args.no_read_ahead:
-        print(f"ratio with / without read-ahead:      {main_run.median / rows[4].median:.2f}")
     print(f"peak memory of any prstack process:   {max(r.rss for r in rows):.0f} MB")
     if not args.keep:
         shutil.rmtree(case.repo.parent, ignore_errors=True)

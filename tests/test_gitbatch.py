@@ -1,8 +1,7 @@
-"""Git in bulk: diffs of many pairs from one process, files read ahead, each answer where it belongs."""
+"""Git in bulk: diffs of many pairs from one process, files read in batches, each answer where it belongs."""
 
 from __future__ import annotations
 
-import gc
 import subprocess
 from pathlib import Path
 
@@ -83,20 +82,17 @@ def test_a_file_is_read_by_its_blob_id_with_an_empty_path(git_repo: GitRepo) -> 
     reader.close()
 
 
-def test_batches_read_ahead_by_one_git_that_ends_with_its_reader(git_repo: GitRepo) -> None:
-    head = git_repo.commit("head", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+def test_prefetched_batches_add_up_and_odd_names_read_as_absent(git_repo: GitRepo) -> None:
+    head = git_repo.commit("head", {"a.py": "x = 1\n", "b c.py": "y = 2\n"})
     reader = BlobReader(git_repo.path)
     reader.prefetch([(head, "a.py")])
-    reader.prefetch([(head, "b.py"), (head, "gone.py")])
-    ahead = reader._ahead  # (private: the process reading ahead, to see it end)
-    assert ahead is not None
-    assert [reader.read(head, "b.py"), reader.read(head, "a.py"), reader.read(head, "gone.py")] == [
-        b"y = 2\n", b"x = 1\n", None]
-    assert reader._ahead is ahead  # one git for every batch
-    assert ahead._proc.poll() is None  # still there for more
-    del reader
-    gc.collect()
-    assert ahead._proc.wait(timeout=300) == 0  # the reader gone, its git ends (the bound only stops a hang)
+    reader.prefetch([(head, "a.py"), (head, "b c.py"), (head, "gone d.py"), ("0" * 40, "")])
+    assert [reader.read(head, "b c.py"), reader.read(head, "a.py"), reader.read(head, "gone d.py"),
+            reader.read("0" * 40, "")] == [b"y = 2\n", b"x = 1\n", None, None]
+    assert reader.read(head, "a.py") == b"x = 1\n"  # listed twice: kept for the second read
+    assert reader._uses == {} and reader._data == {}  # (private: every prefetched text is handed over and dropped)
+    assert reader.read(head, "gone d.py") is None  # asked directly: a name with a space that is missing
+    reader.close()
 
 
 def test_a_git_that_stops_answering_reads_as_absent(tmp_path: Path) -> None:

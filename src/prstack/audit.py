@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import re
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -14,13 +13,16 @@ from typing import TypeGuard
 
 from prstack import progress
 from prstack.matcher import Explainer, PackageIndex
+from prstack.matching.atbase import PackageAtBase
+from prstack.matching.explain import BaseText
+from prstack.matching.package import INDEX_MAX_BYTES
 from prstack.matchjobs import (
+    TEXT_SUFFIXES,
     FileAt,
     FileJob,
     FileKey,
     package_index,
     run_jobs,
-    tree_package,
 )
 from prstack.models import (
     AuditReport,
@@ -75,7 +77,8 @@ def audit(
     prefetch: Callable[[Sequence[FileKey]], None] | None = None,
     package: PackageIndex | None = None,
     later: StackLoad | None = None,
-    base_package: Callable[[int], PackageIndex | None] | None = None,
+    base_package: Callable[[int], BaseText | None] | None = None,
+    pathmap: PathMap | None = None,
 ) -> AuditReport:
     """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
     ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
@@ -83,8 +86,9 @@ def audit(
     `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
     adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
     `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
-    file is no move when it was there (nor when another audited hunk put it there)."""
-    pathmap = PathMap(target.files(), repo_files)
+    file is no move when it was there (nor when another audited hunk put it there). `pathmap`:
+    the target's, when one is already made."""
+    pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
     by_pr = {pr.number: pr for pr in prs}
     groups = _grouped(hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
@@ -197,8 +201,7 @@ def audit_stack(
     """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
     the target, and audit every hunk.
 
-    A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first
-    and its package index built on a thread while git works for the stack.
+    A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first.
 
     Python's cycle collector is paused meanwhile: an audit makes hundreds of thousands of small
     objects that all live to its end, and the collector would walk them again and again."""
@@ -211,10 +214,6 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
     if needs_pr_paths(spec) and spec.repo is None:
         spec = _named_by_clone(spec, source.path)
     early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
-    package = None
-    if early is not None:
-        package = package_index(early)
-        threading.Thread(target=package.warm, name="prstack-package-index", daemon=True).start()
     progress.step("reading the stack and diffing its PRs")
     loading = start_stack(source, numbers, base, metadata)
     changes = loading.ready if early is not None else loading.finish()
@@ -222,8 +221,9 @@ def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, ba
     target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
     # huge files are judged after the rest, whose matching starts while they are being diffed
     later = None if loading.complete else loading
-    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at,
-                   source.prefetch_files, package, later, _base_packages(source, changes.prs))
+    package, pathmap = package_index(target), PathMap(target.files(), repo_files)
+    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files, package,
+                   later, _base_packages(source, changes.prs, package, pathmap), pathmap)
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains, source.patch_contains)
     return replace(report, build=build)
@@ -236,12 +236,15 @@ def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[
         yield verdict
 
 
-def _base_packages(source: GitSource, prs: Sequence[PullRequest]) -> Callable[[int], PackageIndex | None]:
+def _base_packages(source: GitSource, prs: Sequence[PullRequest], package: PackageIndex, pathmap: PathMap
+                   ) -> Callable[[int], BaseText | None]:
     """PR -> the package at the base of its stack (a stacked PR's base is its parent's head,
-    whose change is audited too: the stack's own base is what was there before it), read once."""
+    whose change is audited too: the stack's own base is what was there before it), asked only
+    whether it holds a block (see PackageAtBase: only the files the target does not hold as they
+    were there are read)."""
     by_head = {pr.head_sha: pr for pr in prs}
     by_number = {pr.number: pr for pr in prs}
-    made: dict[str, PackageIndex] = {}
+    made: dict[str, PackageAtBase] = {}
 
     def root(pr: PullRequest) -> str:
         seen = {pr.number}
@@ -250,13 +253,24 @@ def _base_packages(source: GitSource, prs: Sequence[PullRequest]) -> Callable[[i
             pr = under
         return pr.base_sha
 
-    def of(number: int) -> PackageIndex | None:
+    def installed_of(path: str) -> str | None:
+        location = pathmap.locate(path)
+        return location.installed_path if location.placement is Placement.SHIPPED else None
+
+    def read(blobs: Sequence[str]) -> dict[str, bytes]:
+        source.prefetch_files([(blob, "") for blob in blobs])
+        return {blob: data for blob in blobs if (data := source.file_at(blob, "")) is not None}
+
+    def of(number: int) -> BaseText | None:
         pr = by_number.get(number)
         if pr is None:
             return None
         rev = root(pr)
         if rev not in made:
-            made[rev] = tree_package(rev, source.tree_blobs, source.file_at, source.prefetch_files)
+            def files(rev: str = rev) -> list[tuple[str, str, int]]:
+                return [(path, blob, size) for path, blob, size in source.tree_blobs(rev)
+                        if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
+            made[rev] = PackageAtBase(files, read, package, installed_of)
         return made[rev]
 
     return of

@@ -39,7 +39,7 @@ class FileJob:
 
     @property
     def ahead(self) -> tuple[FileKey | None, FileKey]:
-        """(base, head) to read ahead: a base named by its blob id is usually not read (see `_base`)."""
+        """(base, head) to read in one batch first: a base named by its blob id is usually not read (see `_base`)."""
         return (self.base if self.base is not None and self.base[1] else None), self.head
 
 
@@ -62,22 +62,6 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
         return target.read(path)
     except Unreadable:
         return None
-
-
-def tree_package(rev: str, files: Callable[[str], Sequence[tuple[str, str, int]]], file_at: FileAt,
-                 prefetch: Callable[[Sequence[FileKey]], None] | None) -> PackageIndex:
-    """The index of the text files of the repository at `rev` (`files`: path, blob id and size
-    of each), read on first use, by blob id (git finds a blob by its id at once, a path at a
-    revision through trees): the package at a PR's base, to tell a block there all along."""
-
-    def load() -> dict[str, bytes]:
-        keys = {path: (blob, "") for path, blob, size in files(rev)
-                if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES}
-        if prefetch is not None:
-            prefetch(list(keys.values()))
-        return {path: data for path, key in keys.items() if (data := file_at(*key)) is not None}
-
-    return PackageIndex(load)
 
 
 def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
-from prstack.matching.package import PackageIndex, key
+from prstack.matching.package import key
 from prstack.matching.text import trivial
 from prstack.models import Hunk
 
@@ -19,17 +20,24 @@ def _ident(h: Hunk) -> tuple[int, str, int, int, int, int]:
     return h.pr, h.path, h.old_start, h.old_lines, h.new_start, h.new_lines
 
 
+class BaseText(Protocol):
+    """The package at a PR's base, as far as the Explainer asks it (a PackageIndex is one)."""
+
+    def find_block(self, block: Sequence[str]) -> tuple[str, int] | None:
+        """A place of `block` in it (path, 1-based line), or None."""
+
+
 class Explainer:
     """Explains an occurrence of a hunk's block in another file of the target otherwise than by
     a move: the text was already in the package at the PR's base (in any file), or the place
     holds another audited hunk whose post-image contains it (any PR of the stack).
 
     `hunks_at`: installed path -> the audited hunks of that file (the mapping may grow while the
-    audit plans late files). `base`: PR number -> the index of the package at its stack's base,
-    or None where it is not known; read only when a block is found elsewhere."""
+    audit plans late files). `base`: PR number -> the package at its stack's base (BaseText),
+    or None where it is not known; asked only when a block is found elsewhere."""
 
     def __init__(self, hunks_at: Mapping[str, Sequence[Hunk]],
-                 base: Callable[[int], PackageIndex | None] | None = None) -> None:
+                 base: Callable[[int], BaseText | None] | None = None) -> None:
         self._hunks_at = hunks_at
         self._base = base
         self._runs: dict[int, bytes] = {}

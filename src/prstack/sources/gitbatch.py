@@ -1,21 +1,17 @@
 """Git in bulk: many diffs from one `git diff-tree --stdin`, many files from one `git cat-file
---batch` that reads ahead on another core. A process per diff or per file costs more than the work."""
+--batch`. A process per diff or per file costs more than the work."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import re
 import subprocess
 import tempfile
-import threading
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import BinaryIO
 
 from prstack.errors import SourceError
 from prstack.sources.bigdiff import shifted_hunks, trimmed_diff
@@ -27,8 +23,7 @@ DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
 
 
 READ_BUFFER = 1 << 20
-"""Bytes read from a long-lived git at a time (and its pipe's size, where the system allows):
-a reader thread waits for the interpreter lock at every read, so fewer, larger reads."""
+"""Bytes read from a long-lived git at a time (and its pipe's size, where the system allows)."""
 
 Env = Mapping[str, str] | None
 """Variables set for git on top of the process environment (auth, offline guards)."""
@@ -269,28 +264,17 @@ def _objects(repo: Path, blobs: Iterable[str], env: Env) -> dict[str, tuple[int,
     return found
 
 
-def _memory_file(name: str) -> BinaryIO:
-    """A temporary file in memory where the system has them (Linux's memfd), else on disk: tens of
-    megabytes written and read back once need no disk (nor, on a discard-mounted one, the
-    trimming of its blocks when the file goes)."""
-    if hasattr(os, "memfd_create"):
-        with contextlib.suppress(OSError):
-            return os.fdopen(os.memfd_create(name, getattr(os, "MFD_CLOEXEC", 0)), "w+b")
-    return tempfile.TemporaryFile(prefix=f"{name}-")
-
-
 class _BlobsRead:
     """Huge blobs' bytes, being read by one `git cat-file --batch`, asked for in this order (a blob
     stored as a delta of the next one first: git keeps the base it inflated for the delta and
     hands it over without inflating it again, from its delta-base cache). git writes to a
-    temporary file in memory, read back when the texts are asked for: nothing here waits for git
-    meanwhile (a pipe would be read 32 KB at a time, each read waiting for the interpreter lock)."""
+    temporary file, read back when the texts are asked for: nothing here waits for git meanwhile."""
 
     def __init__(self, repo: Path, shas: Sequence[str], env: Env) -> None:
         self._repo = repo
         self._wanted = list(dict.fromkeys(shas))
-        self._out = _memory_file("prstack-blob")
-        self._errors = _memory_file("prstack-blob-errors")
+        self._out = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115 (closed by texts)
+        self._errors = tempfile.TemporaryFile(prefix="prstack-blob-errors-")  # noqa: SIM115
         self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
                                       stdout=self._out, stderr=self._errors, env=_environ(env))
         assert self._proc.stdin is not None
@@ -373,23 +357,18 @@ DIED = _Died()
 
 
 class BlobReader:
-    """Files at revisions, from long-lived `git cat-file --batch` processes.
-
-    `prefetch` queues (rev, path) pairs for one process that reads ahead (see `_ReadAhead`), so
-    git inflates blobs on one core while the caller matches on the other. `read` returns a
-    prefetched answer (waiting for it if need be) or asks another process directly.
-    """
+    """Files at revisions from `git cat-file --batch`: `prefetch` reads a list of them at once
+    from one git (a round trip per file costs more than the reading), `read` returns a
+    prefetched answer or asks a long-lived git directly. (Reader threads that read ahead while
+    matching went: on the main-path bench they saved 6%, see bench/README.md.)"""
 
     def __init__(self, repo: Path, env: Env = None) -> None:
         self._repo = repo
         self._env = env
-        self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._ready: dict[tuple[str, str], threading.Event] = {}
         self._uses: dict[tuple[str, str], int] = {}
         """Reads still expected of each prefetched file (its bytes are dropped after the last)."""
         self._data: dict[tuple[str, str], bytes | None] = {}
-        self._ahead: _ReadAhead | None = None
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
@@ -403,120 +382,75 @@ class BlobReader:
     def read(self, rev: str, path: str) -> bytes | None:
         """The file's bytes at `rev`, or None when it is not a file there."""
         key = (rev, path)
-        event = self._ready.get(key)
-        if event is not None and self._uses.get(key, 0) > 0:
-            event.wait()
-            if self._ahead is not None and self._ahead.error is not None:
-                raise SourceError(f"reading files from {self._repo} failed: {self._ahead.error}")
-            self._uses[key] -= 1
-            got = self._data.get(key, DIED) if self._uses[key] else self._data.pop(key, DIED)
-            if not self._uses[key]:
-                del self._uses[key], self._ready[key]
-            if not isinstance(got, _Died):
-                return got
+        uses = self._uses.get(key, 0)
+        if uses > 0:
+            if uses == 1:
+                del self._uses[key]
+                return self._data.pop(key)
+            self._uses[key] = uses - 1
+            return self._data[key]
         return None if "\n" in path else self._ask(_object_name(rev, path))
 
     def _ask(self, name: str) -> bytes | None:
-        with self._lock:
-            proc = self._process()
-            assert proc.stdin is not None
-            with contextlib.suppress(OSError):  # git died: _answer says so
-                proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
-                proc.stdin.flush()
-            got = _answer(proc)
-            if isinstance(got, _Died):
-                self._proc = None
-                _end(proc)
-                return None
-            return got
+        proc = self._process()
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # git died: _answer says so
+            proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
+            proc.stdin.flush()
+        got = _answer(proc)
+        if isinstance(got, _Died):
+            self._proc = None
+            _end(proc)
+            return None
+        return got
 
     def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Start reading these files in the background, in this order, after those asked for
-        before; each is kept until `read` has been asked for it as many times as it is listed."""
-        wanted = []
+        """Read these files now, from one git; each is kept until `read` has been asked for it as
+        many times as it is listed. A git that fails (a partial clone that may not fetch) leaves
+        them to `read`, which asks for each."""
+        counts: dict[tuple[str, str], int] = {}
         for key in keys:
-            if "\n" in key[1]:
-                continue
-            if key not in self._ready:
-                self._ready[key] = threading.Event()
-                wanted.append(key)
-            self._uses[key] = self._uses.get(key, 0) + 1
-        if not wanted:
-            return
-        if self._ahead is None:
-            self._ahead = _ReadAhead(_spawn(self._repo, ["cat-file", "--batch"], self._env), self._data,
-                                     self._ready)
-            weakref.finalize(self, self._ahead.stop)  # (its threads hold no reference to this reader)
-        self._ahead.ask(wanted)
+            if "\n" not in key[1]:
+                counts[key] = counts.get(key, 0) + 1
+        wanted = [key for key in counts if key not in self._uses]
+        if wanted:
+            names = "".join(f"{_object_name(rev, path)}\n" for rev, path in wanted)
+            try:
+                out = run_git(self._repo, ["cat-file", "--batch"], self._env, names.encode("utf-8", "surrogateescape"))
+                found = _answers(out, len(wanted))
+            except SourceError:
+                return
+            self._data.update(zip(wanted, found, strict=True))
+        for key, count in counts.items():
+            self._uses[key] = self._uses.get(key, 0) + count
 
     def close(self) -> None:
-        """Stop the direct process; the reading-ahead one ends once its batches are answered."""
+        """Stop the long-lived git."""
         proc, self._proc = self._proc, None
         if proc is not None:
             _end(proc)
-        if self._ahead is not None:
-            self._ahead.stop()
 
 
-class _ReadAhead:
-    """One `git cat-file --batch` answering batches of (rev, path) in order: a thread feeds it
-    the batches, another stores the answers in `data` and sets their events in `ready`. A git
-    that stops answering (a partial clone that may not fetch) leaves the rest unanswered: their
-    events are set, and the reader asks for them directly."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], data: dict[tuple[str, str], bytes | None],
-                 ready: dict[tuple[str, str], threading.Event]) -> None:
-        self._proc, self._data, self._ready = proc, data, ready
-        self._batches: queue.SimpleQueue[list[tuple[str, str]] | None] = queue.SimpleQueue()
-        self._asked: queue.SimpleQueue[list[tuple[str, str]] | None] = queue.SimpleQueue()
-        self.died = False
-        self.error: BaseException | None = None
-        threading.Thread(target=self._feed, daemon=True, name="prstack-read-ahead-feed").start()
-        threading.Thread(target=self._collect, daemon=True, name="prstack-read-ahead").start()
-
-    def ask(self, keys: list[tuple[str, str]]) -> None:
-        if self.died:
-            for key in keys:
-                self._ready[key].set()
+def _answers(out: bytes, count: int) -> list[bytes | None]:
+    """The `count` answers of one `git cat-file --batch` run: a blob's bytes, else None."""
+    found: list[bytes | None] = []
+    pos = 0
+    for _ in range(count):
+        end = out.find(b"\n", pos)
+        if end < 0:
+            raise SourceError("git cat-file --batch answered short")
+        parts = out[pos:end].split(b" ")
+        pos = end + 1
+        if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():
+            size = int(parts[2])  # "<id> <type> <size>", then the content and a newline
+            found.append(out[pos : pos + size] if parts[1] == b"blob" else None)
+            pos += size + 1
         else:
-            self._batches.put(keys)
+            found.append(None)  # "<name> missing" / "ambiguous"
+    return found
 
-    def stop(self) -> None:
-        self._batches.put(None)
 
-    def _feed(self) -> None:
-        stdin = self._proc.stdin
-        assert stdin is not None
-        try:
-            while (batch := self._batches.get()) is not None:
-                self._asked.put(batch)
-                stdin.write("".join(f"{_object_name(rev, path)}\n" for rev, path in batch)
-                            .encode("utf-8", "surrogateescape"))
-                stdin.flush()
-        except OSError:
-            pass  # git died: the collector finds out
-        finally:
-            with contextlib.suppress(OSError):
-                stdin.close()
-            self._asked.put(None)
-
-    def _collect(self) -> None:
-        try:
-            while (batch := self._asked.get()) is not None:
-                for key in batch:
-                    got = DIED if self.died else _answer(self._proc)
-                    if isinstance(got, _Died):
-                        self.died = True
-                    else:
-                        self._data[key] = got
-                    self._ready[key].set()
-        except BaseException as exc:  # handed to the reader's thread
-            self.error = exc
-            self.died = True
-            for event in list(self._ready.values()):
-                event.set()
-        finally:
-            self._proc.wait()
+_OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def _object_name(rev: str, path: str) -> str:
@@ -531,7 +465,7 @@ def _answer(proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
     if not header:
         return DIED
     parts = header.split()
-    if len(parts) == 3:  # "<sha> <type> <size>", then the content and a newline
+    if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():  # then content, newline
         body = proc.stdout.read(int(parts[2]) + 1)[:-1]
         return body if parts[1] == b"blob" else None
     return None  # "<name> missing" / "ambiguous"

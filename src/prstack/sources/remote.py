@@ -7,20 +7,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prstack.errors import PrstackError, SourceError
 from prstack.sources.cache import Cache
-from prstack.sources.coldfetch import fetch_bounded
 from prstack.sources.git import GitSource
-from prstack.sources.github import (
-    DEFAULT_API_URL,
-    DEFAULT_BACKOFF,
-    Backoff,
-    GitHub,
-    PRMeta,
-    api_host,
-    find_token,
-)
 from prstack.sources.repo_id import (
     RepoId,
     infer_repo,
@@ -30,6 +21,9 @@ from prstack.sources.repo_id import (
 )
 from prstack.sources.transport import CacheRepo
 from prstack.targets.base import TargetSpec
+
+if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
+    from prstack.sources.github import Backoff, GitHub, PRMeta
 
 
 @dataclass(frozen=True)
@@ -81,7 +75,7 @@ def open_source(
     spec: TargetSpec | None = None,
     cache: Cache | None = None,
     token: str | None = None,
-    backoff: Backoff = DEFAULT_BACKOFF,
+    backoff: Backoff | None = None,
     timeout: float = 15.0,
 ) -> PRSource:
     """A git-backed source holding the PRs `numbers` and the PRs they stack on.
@@ -127,6 +121,8 @@ def open_source(
         )
     if stale:
         # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
+        from prstack.sources.coldfetch import fetch_bounded  # (it needs GitHub: imported only here)
+
         bounded = (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns)
         if not bounded:
             store.fetch(metas, first.default_branch, gh.token)
@@ -157,11 +153,14 @@ def _github(
     api_url: str | None,
     token: str | None,
     offline: bool,
-    backoff: Backoff,
+    backoff: Backoff | None,
     timeout: float,
 ) -> GitHub:
+    from prstack.sources.github import DEFAULT_API_URL, DEFAULT_BACKOFF, GitHub, api_host, find_token
+
     if api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
         api_url = f"https://{repo.host}/api/v3"
     if token is None and not offline:
         token = find_token(host=api_host(api_url or DEFAULT_API_URL))
+    backoff = DEFAULT_BACKOFF if backoff is None else backoff
     return GitHub(repo, cache, api_url=api_url, token=token, offline=offline, backoff=backoff, timeout=timeout)
