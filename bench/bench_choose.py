@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from prstack.placement.choose import choose
 from prstack.targets.base import TargetSpec, open_target
-from prstack.targets.choose import choose
 from prstack.targets.installed import find_distributions
 
 COMMON = ("__init__.py", "utils.py", "base.py", "config.py", "types.py", "errors.py", "core.py",

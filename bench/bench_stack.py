@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack, read_graph
+from prstack.sources.git.changes import load_stack, read_graph
+from prstack.sources.git.repo import GitSource
 
 ENV = {
     **os.environ,

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from prstack.hunks import parse_diff
-from prstack.matcher import PackageIndex, match_file
+from prstack.match.file import PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
 
 PATH = "pkg/mod.py"

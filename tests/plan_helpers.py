@@ -11,7 +11,7 @@ from conftest import GitRepo
 from prstack.audit import audit_stack
 from prstack.demo.fixture import GIT_ENV
 from prstack.models import AuditReport
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
 CORE = "src/kvlite/core.py"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from conftest import GitRepo
-from prstack.matching.atbase import PackageAtBase
-from prstack.matching.package import PackageIndex
-from prstack.sources.git import GitSource
+from prstack.match.atbase import PackageAtBase
+from prstack.match.package import PackageIndex
+from prstack.sources.git.repo import GitSource
 
 BLOCK = ["    record_metric('requests', count)", "    log.info('handled %s', count)"]
 SAME = "def same(count):\n" + "\n".join(BLOCK) + "\n"

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from prstack.compose import compose_steps
 from prstack.hunks import parse_diff
 from prstack.models import FileChange, Hunk
+from prstack.sources.patch.compose import compose_steps
 
 
 def diff(a: list[str], b: list[str], sha: str) -> list[Hunk]:

@@ -11,7 +11,7 @@ from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.run import DemoBuild, run_demo
 from prstack.models import HunkStatus, PRStatus
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
 # Truth by construction (fixtures/demo/README.md): the fork build is #40898's head with

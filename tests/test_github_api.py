@@ -11,9 +11,9 @@ import pytest
 
 from ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
-from prstack.sources.cache import Cache
-from prstack.sources.github import Backoff, GitHub, find_token
-from prstack.sources.repo_id import RepoId
+from prstack.sources.github.api import Backoff, GitHub, find_token
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.repo_id import RepoId
 
 REPO = RepoId("acme", "widget")
 FAST = Backoff(retries=2, factor=0)
@@ -218,7 +218,7 @@ def test_find_token() -> None:
 
 
 def test_enterprise_api_url_from_the_repository_host(tmp_path: Path) -> None:
-    from prstack.sources.remote import _github
+    from prstack.sources.open import _github
 
     gh = _github(RepoId("a", "b", "ghe.corp"), Cache(tmp_path), None, "t", True, FAST, 1)
     assert (gh.api_url, gh.host) == ("https://ghe.corp/api/v3", "ghe.corp")

@@ -9,9 +9,9 @@ import pytest
 
 from ghserver import GitHubServer
 from prstack.hunks import parse_diff
-from prstack.sources.cache import Cache
-from prstack.sources.github import Backoff, GitHub
-from prstack.sources.repo_id import RepoId
+from prstack.sources.github.api import Backoff, GitHub
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.repo_id import RepoId
 
 
 def client(server: GitHubServer, tmp_path: Path, offline: bool = False) -> GitHub:
@@ -77,6 +77,6 @@ def test_nothing_complete_means_git_transport(
     found = gh.api_diff(gh.pull(2))
     assert found.text is None and found.via == "none"
     assert "is too large" in (found.reason or "")
-    monkeypatch.setattr("prstack.sources.github.COMMITS_API_LIMIT", 6)
+    monkeypatch.setattr("prstack.sources.github.api.COMMITS_API_LIMIT", 6)
     gh = client(server, tmp_path / "other")
     assert "commits API stops at 6 commits" in (gh.api_diff(gh.pull(2)).reason or "")

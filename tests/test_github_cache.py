@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.sources.cache import CACHE_ENV, Cache, decode_entry, default_cache_root, encode_entry
+from prstack.sources.github.cache import CACHE_ENV, Cache, decode_entry, default_cache_root, encode_entry
 
 
 def test_round_trip_and_location(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_write_is_atomic_and_leaves_no_temp_files(
     def boom(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("prstack.sources.cache.os.replace", boom)
+    monkeypatch.setattr("prstack.sources.github.cache.os.replace", boom)
     with pytest.raises(Exception, match="cannot write the cache"):
         cache.put("ns", "k", {"v": 2})
     monkeypatch.undo()

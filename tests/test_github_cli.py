@@ -214,8 +214,8 @@ def test_git_clone_with_repo_offline_and_an_empty_cache_uses_the_clone(
 def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     from prstack.audit import audit_stack
     from prstack.render import OutputFormat, render_audit
-    from prstack.sources.cache import Cache
-    from prstack.sources.remote import open_source
+    from prstack.sources.github.cache import Cache
+    from prstack.sources.open import open_source
     from prstack.targets import TargetSpec
 
     server, repo = gh

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.sources.repo_id import (
+from prstack.sources.github.repo_id import (
     RepoId,
     infer_repo,
     parse_repo,

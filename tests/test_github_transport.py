@@ -10,8 +10,8 @@ import pytest
 from conftest import GitRepo
 from ghserver import build_stack
 from prstack.errors import InputError, SourceError
-from prstack.sources.loader import load_stack
-from prstack.sources.transport import CacheRepo, auth_env
+from prstack.sources.git.changes import load_stack
+from prstack.sources.github.fetch import CacheRepo, auth_env
 
 
 @pytest.fixture(scope="module")

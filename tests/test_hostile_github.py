@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from ghserver import GitHubServer, serve_stack
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
-from prstack.sources import github_payload as payload
-from prstack.sources.cache import Cache
-from prstack.sources.github import Backoff, GitHub
-from prstack.sources.repo_id import RepoId
-from prstack.sources.urls import api_root, clone_url_problem, scrub
+from prstack.sources.github import payload
+from prstack.sources.github.api import Backoff, GitHub
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.repo_id import RepoId
+from prstack.sources.github.urls import api_root, clone_url_problem, scrub
 
 FAST = Backoff(retries=1, factor=0)
 PULL_2 = r"/pulls/2$"

@@ -19,8 +19,8 @@ from conftest import GitRepo
 from ghserver import GitHubServer, build_stack, export_tree
 from prstack.cli import main
 from prstack.hunks import parse_diff, unquote_git
+from prstack.placement.paths import PathMap
 from prstack.render.text import clean, safe
-from prstack.targets.layout import PathMap
 
 HOSTILE = {
     "ansi": ("red \x1b[31mX\x1b[0m", "\x1b", "\\x1b[31mX"),

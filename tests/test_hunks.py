@@ -8,7 +8,7 @@ from conftest import GitRepo
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff
 from prstack.models import FileChange
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 
 
 def test_every_kind_of_file_change_is_represented(git_repo: GitRepo) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prstack.targets.layout import PathMap, Placement
+from prstack.placement.paths import PathMap, Placement
 
 
 def test_src_layout() -> None:

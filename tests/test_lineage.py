@@ -7,8 +7,8 @@ import subprocess
 
 from conftest import GitRepo
 from prstack.lineage import replay
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack
+from prstack.sources.git.changes import load_stack
+from prstack.sources.git.repo import GitSource
 
 BASE = [f"base line {i}" for i in range(30)]
 

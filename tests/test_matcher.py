@@ -22,8 +22,8 @@ from matcher_helpers import (
     make_hunks,
     statuses,
 )
-from prstack.matcher import PackageIndex, decode, match_file
-from prstack.matching.text import blob_id
+from prstack.match.file import PackageIndex, decode, match_file
+from prstack.match.text import blob_id
 from prstack.models import FileChange, Hunk, HunkStatus
 
 

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from matcher_helpers import judge, make_hunks
-from prstack.matcher import Explainer, PackageIndex, match_file
+from prstack.match.file import Explainer, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
 
 MOD, OTHER = "pkg/mod_a.py", "pkg/mod_b.py"

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 
 from matcher_helpers import judge, make_hunks
 from prstack.errors import PrstackError
-from prstack.matcher import PackageIndex, match_file
-from prstack.matching import index as index_module
-from prstack.matching import text as text_module
-from prstack.matching.anchors import Anchors
-from prstack.matching.index import FileIndex
-from prstack.matching.package import INDEX_MAX_BYTES
-from prstack.matching.text import (
+from prstack.match import index as index_module
+from prstack.match import text as text_module
+from prstack.match.anchors import Anchors
+from prstack.match.file import PackageIndex, match_file
+from prstack.match.index import FileIndex
+from prstack.match.package import INDEX_MAX_BYTES
+from prstack.match.text import (
     LEVELS,
     LOOSEST,
     LazyLines,

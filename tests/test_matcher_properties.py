@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from matcher_helpers import apply_some, hunk_spans, judge, make_hunks
-from prstack.matching.judge import WEAK
-from prstack.matching.text import trivial
+from prstack.match.judge import WEAK
+from prstack.match.text import trivial
 from prstack.models import Hunk, HunkStatus
 
 POOL = [f"stmt_{k}(x)" for k in range(120)] + ["", "    pass", ")", "    return x"] * 6

@@ -13,10 +13,10 @@ import pytest
 from conftest import GitRepo
 from prstack.audit import audit, audit_stack
 from prstack.hunks import parse_diff
-from prstack.matchjobs import FileJob, run_jobs
+from prstack.match.jobs import FileJob, run_jobs
 from prstack.models import Hunk, HunkResult
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack, start_stack
+from prstack.sources.git.changes import load_stack, start_stack
+from prstack.sources.git.repo import GitSource
 from prstack.targets.base import TargetSpec, open_target
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

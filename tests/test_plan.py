@@ -15,7 +15,7 @@ from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import PRStatus
 from prstack.plan import Plan, PlanStatus, combined_patch, plan_stack
 from prstack.render.plan import plan_script
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
 

@@ -30,7 +30,7 @@ from prstack.plan import (
 )
 from prstack.render import OutputFormat
 from prstack.render.plan import plan_script, render_plan
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 
 # -- pure parts -------------------------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conftest import GitRepo
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack
+from prstack.sources.git.changes import load_stack
+from prstack.sources.git.repo import GitSource
 
 TEXT = "".join(f"row {i}\n" for i in range(40))
 

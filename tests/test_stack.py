@@ -6,9 +6,9 @@ import pytest
 
 from conftest import GitRepo
 from prstack.models import PullRequest
-from prstack.sources.git import GitSource
-from prstack.sources.loader import StackChanges, load_stack, read_graph
-from prstack.stack import Evidence, PRState, Stack
+from prstack.sources.git.changes import StackChanges, load_stack, read_graph
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import Evidence, PRState, Stack
 
 
 def lines(n: int, tag: str = "") -> str:

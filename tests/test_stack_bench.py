@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack, read_graph
-from prstack.stack import Evidence
+from prstack.sources.git.changes import load_stack, read_graph
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import Evidence
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_stack.py"
 

@@ -10,7 +10,7 @@ import pytest
 from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
 

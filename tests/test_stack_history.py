@@ -12,9 +12,9 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError, SourceError
-from prstack.sources.git import GitSource
-from prstack.sources.loader import read_graph
-from prstack.stack import Evidence, PRState, Stack
+from prstack.sources.git.changes import read_graph
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import Evidence, PRState, Stack
 
 A0 = "".join(f"line {i}\n" for i in range(60))
 

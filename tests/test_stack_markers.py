@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prstack.markers import MarkerKind, commit_id, named_prs, parse_markers, parse_stack_list
+from prstack.stack.markers import MarkerKind, commit_id, named_prs, parse_markers, parse_stack_list
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from prstack.models import Commit
-from prstack.stack import (
+from prstack.stack.graph import (
     Evidence,
     MatchKind,
     PRFacts,

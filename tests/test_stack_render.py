@@ -12,9 +12,9 @@ from conftest import GitRepo
 from prstack.models import PullRequest
 from prstack.render.graph import GraphFormat, render_graph
 from prstack.render.hunks import HunksFormat, render_hunks
-from prstack.sources.git import GitSource
-from prstack.sources.loader import load_stack, read_graph
-from prstack.stack import Stack
+from prstack.sources.git.changes import load_stack, read_graph
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import Stack
 
 TEXT = "".join(f"row {i}\n" for i in range(40))
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from prstack.build import Containment
 from prstack.cli import main
 from prstack.targets.base import TargetSpec
 from prstack.targets.editable import _finder_mapping, find_editable
-from prstack.targets.provenance import Containment
 from targets_helpers import (
     MODEL,
     Project,

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from prstack.build import Containment
 from prstack.render import OutputFormat, render_audit
 from prstack.targets.base import TargetSpec
-from prstack.targets.provenance import Containment
 from targets_helpers import (
     MODEL,
     MODEL_FIXED,

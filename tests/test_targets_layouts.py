@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from prstack.build import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
+from prstack.placement.choose import DistFiles, choose
 from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
-from prstack.targets.choose import DistFiles, choose
-from prstack.targets.provenance import BuildReport
 from targets_helpers import (
     MODEL,
     Project,

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.targets.choose import DistFiles, choose
-from prstack.targets.layout import PathMap, Placement
+from prstack.placement.choose import DistFiles, choose
+from prstack.placement.paths import PathMap, Placement
 from targets_helpers import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
 
 TEST = "from kvs.model import checkpoint_name\n\n\ndef test_name() -> None:\n    assert checkpoint_name(1)\n"

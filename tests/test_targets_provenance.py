@@ -9,6 +9,14 @@ import pytest
 from rich.console import Console
 
 from prstack.audit import audit_stack
+from prstack.build import (
+    BuildReport,
+    Containment,
+    flag_results,
+    header_sentence,
+    join_build,
+    record_issues,
+)
 from prstack.demo.run import DemoBuild
 from prstack.models import (
     AuditReport,
@@ -22,18 +30,10 @@ from prstack.models import (
     TargetInfo,
 )
 from prstack.render import OutputFormat, render_audit
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets.base import TargetSpec
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.metadata import parse_direct_url, parse_version
-from prstack.targets.provenance import (
-    BuildReport,
-    Containment,
-    flag_results,
-    header_sentence,
-    join_build,
-    record_issues,
-)
 from prstack.targets.record import RecordIntegrity
 
 SHA = "3cfc8f8b7" + "1" * 31

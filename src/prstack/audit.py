@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TypeGuard
 
 from prstack import progress
-from prstack.matcher import Explainer, PackageIndex
-from prstack.matching.atbase import PackageAtBase
-from prstack.matching.explain import BaseText
-from prstack.matching.package import INDEX_MAX_BYTES
-from prstack.matchjobs import (
+from prstack.build import flag_results, join_build
+from prstack.match.atbase import PackageAtBase
+from prstack.match.explain import BaseText
+from prstack.match.file import Explainer, PackageIndex
+from prstack.match.jobs import (
     TEXT_SUFFIXES,
     FileAt,
     FileJob,
@@ -24,6 +24,7 @@ from prstack.matchjobs import (
     package_index,
     run_jobs,
 )
+from prstack.match.package import INDEX_MAX_BYTES
 from prstack.models import (
     AuditReport,
     Hunk,
@@ -33,13 +34,12 @@ from prstack.models import (
     PRStatus,
     PullRequest,
 )
-from prstack.sources.detect import PRMetadata
-from prstack.sources.git import GitSource
-from prstack.sources.loader import StackLoad, start_stack
-from prstack.sources.repo_id import repo_from_git
+from prstack.placement.paths import PathMap, Placement
+from prstack.sources.git.changes import StackLoad, start_stack
+from prstack.sources.git.detect import PRMetadata
+from prstack.sources.git.repo import GitSource
+from prstack.sources.github.repo_id import repo_from_git
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
-from prstack.targets.layout import PathMap, Placement
-from prstack.targets.provenance import flag_results, join_build
 
 __all__ = ["FileAt", "audit", "audit_stack", "package_index", "pr_status", "status_counts"]
 

@@ -111,7 +111,7 @@ def audit(
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     from prstack.audit import audit_stack
-    from prstack.sources.remote import open_source
+    from prstack.sources.open import open_source
 
     if patch:
         from prstack.patch_cli import audit_patch_files
@@ -143,8 +143,8 @@ def graph(
 ) -> None:
     """The stack: which PR builds on which, why, and which parents are merged or stale."""
     from prstack.render.graph import render_graph
-    from prstack.sources.loader import read_graph
-    from prstack.sources.remote import open_source
+    from prstack.sources.git.changes import read_graph
+    from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     with progress_shown():
@@ -166,8 +166,8 @@ def hunks(
 ) -> None:
     """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
     from prstack.render.hunks import render_hunks
-    from prstack.sources.loader import load_stack
-    from prstack.sources.remote import open_source
+    from prstack.sources.git.changes import load_stack
+    from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     with progress_shown():
@@ -223,7 +223,7 @@ def plan(
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
-    from prstack.sources.remote import open_source
+    from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
@@ -259,9 +259,9 @@ def _write(path: Path, data: bytes) -> None:
 def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
     from prstack.render.text import clean
-    from prstack.sources.cache import Cache
-    from prstack.sources.loader import load_stack
-    from prstack.sources.remote import open_source
+    from prstack.sources.git.changes import load_stack
+    from prstack.sources.github.cache import Cache
+    from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     out = console()
@@ -285,7 +285,7 @@ app.add_typer(cache_app, name="cache")
 @cache_app.command("info", epilog=_examples("prstack cache info"))
 def cache_info() -> None:
     """Where the cache is and what it holds."""
-    from prstack.sources.cache import Cache
+    from prstack.sources.github.cache import Cache
 
     info = Cache().info()
     lines = [f"cache: {info.root}", f"metadata entries: {info.entries}",
@@ -297,7 +297,7 @@ def cache_info() -> None:
 @cache_app.command("clear", epilog=_examples("prstack cache clear"))
 def cache_clear() -> None:
     """Remove everything prstack cached (metadata and git repositories)."""
-    from prstack.sources.cache import Cache
+    from prstack.sources.github.cache import Cache
 
     info = Cache().clear()
     sys.stdout.write(f"removed {info.entries} metadata entries and {len(info.repos)} git repositories "

@@ -162,7 +162,7 @@ def progress_shown() -> Iterator[None]:
 
 def fail(message: str) -> int:
     from prstack.render.text import clean
-    from prstack.sources.urls import scrub
+    from prstack.sources.github.urls import scrub
 
     sys.stderr.write(f"prstack: error: {clean(scrub(message))}\n")  # no URL's credentials, ever
     sys.stderr.flush()

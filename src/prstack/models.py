@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, NamedTuple, NewType
 
 if TYPE_CHECKING:
-    from prstack.targets.provenance import BuildReport
+    from prstack.build import BuildReport
 
 PRNumber = NewType("PRNumber", int)  # e.g. PRNumber(40898)
 Sha = NewType("Sha", str)  # full 40-hex commit id, e.g. Sha("3cfc8f8b7e...")

@@ -15,8 +15,8 @@ def audit_patch_files(files: Sequence[str], spec: TargetSpec, *, prs: Sequence[s
                       repo: str | None, base: str | None, api_url: str | None) -> AuditReport:
     """The audit of the patch files `files` ('-': standard input) against `spec`; PR numbers and
     the options that name a PR source (--git, --repo, --base, --api-url) do not go with them."""
-    from prstack.patchaudit import audit_patches
-    from prstack.sources.patchfile import read_patch_files, split_patch
+    from prstack.sources.patch.files import read_patch_files, split_patch
+    from prstack.sources.patch.source import audit_patches
 
     others = [name for name, given in (("PR numbers", bool(prs)), ("--git", git is not None),
                                        ("--repo", repo is not None), ("--base", base is not None),

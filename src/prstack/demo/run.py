@@ -9,7 +9,7 @@ from prstack.audit import audit_stack
 from prstack.demo.fixture import DemoRepo, build_repo, export_tree
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import AuditReport
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
 GREP_NEEDLE = "layer_id + 1"

@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from prstack.models import Hunk, PullRequest, TargetInfo
-from prstack.sources.gitplan import MergeOutcome
+from prstack.sources.git.plan import MergeOutcome
 
 
 class PlanStatus(StrEnum):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from prstack.models import Hunk, PullRequest
 from prstack.plan.model import Conflict, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
-from prstack.sources.gitplan import MergeOutcome
+from prstack.sources.git.plan import MergeOutcome
 
 
 def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from prstack.audit import audit
 from prstack.errors import InputError
 from prstack.models import PRStatus
+from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Lack, Onto, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
-from prstack.sources.git import GitSource
-from prstack.sources.gitplan import PlanGit
-from prstack.sources.loader import StackChanges, load_stack
+from prstack.sources.git.changes import StackChanges, load_stack
+from prstack.sources.git.plan import PlanGit
+from prstack.sources.git.repo import GitSource
 from prstack.targets.base import TargetSpec, open_target
 from prstack.targets.confined import Unreadable
-from prstack.targets.layout import PathMap, Placement
 
 
 def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,

@@ -13,7 +13,7 @@ from rich.tree import Tree
 
 from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
-from prstack.stack import MatchKind, PRState, Stack, StackEdge
+from prstack.stack.graph import MatchKind, PRState, Stack, StackEdge
 
 SCHEMA = "prstack.graph/1"
 _MATCH_WORD = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from prstack.build import BuildReport
 from prstack.models import AuditReport, HunkResult
 from prstack.render.titles import title_and_source
-from prstack.targets.provenance import BuildReport
 
 SCHEMA = "prstack.audit/1"
 

@@ -7,10 +7,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from prstack.build import BuildReport
 from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
 from prstack.render.text import safe
 from prstack.render.titles import shown_title
-from prstack.targets.provenance import BuildReport
 
 STATUS_STYLE = {
     HunkStatus.APPLIED: "green",

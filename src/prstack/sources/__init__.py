@@ -1,1 +1,1 @@
-"""Where PRs come from: a local git clone (GitHub and the cache build on it)."""
+"""Where PRs come from: a git clone (`git`), GitHub with its cache (`github`); `open` picks one."""

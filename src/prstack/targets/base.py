@@ -14,7 +14,7 @@ from typing import Protocol
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo
-from prstack.targets.choose import DistFiles, choose, normalise
+from prstack.placement.choose import DistFiles, choose, normalise
 from prstack.targets.confined import read_confined, size_confined
 from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence

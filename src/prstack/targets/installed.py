@@ -9,7 +9,8 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 
 from prstack.models import TargetInfo
-from prstack.targets.choose import Choice, DistFiles, Intact, normalise
+from prstack.placement.choose import Choice, DistFiles, Intact, normalise
+from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import Unreadable, confined_distributions, read_confined, size_confined
 from prstack.targets.editable import (
     EditableSource,
@@ -19,7 +20,6 @@ from prstack.targets.editable import (
     source_files,
 )
 from prstack.targets.evidence import BuildEvidence
-from prstack.targets.layout import BINARY_SUFFIXES
 from prstack.targets.metadata import (
     core_metadata,
     parse_direct_url,

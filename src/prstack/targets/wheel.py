@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo
+from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
-from prstack.targets.layout import BINARY_SUFFIXES
 from prstack.targets.metadata import core_metadata, parse_direct_url, parse_version, top_level_names
 from prstack.targets.record import RecordIntegrity, check_entries, confined_path, parse_record
 

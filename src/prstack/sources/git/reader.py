@@ -9,11 +9,11 @@ from functools import cached_property
 from typing import Protocol
 
 from prstack.errors import InputError
-from prstack.markers import Marker, commit_id, named_prs
 from prstack.models import Commit
-from prstack.sources.git import GitSource
-from prstack.sources.history import History
-from prstack.stack import PRFacts, copy_candidates, may_hold_copies
+from prstack.sources.git.history import History
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import PRFacts, copy_candidates, may_hold_copies
+from prstack.stack.markers import Marker, commit_id, named_prs
 
 MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prstack.errors import SourceError
-from prstack.sources.git import GitSource
+from prstack.sources.git.repo import GitSource
 
 PLAN_IDENTITY = {
     "GIT_AUTHOR_NAME": "prstack plan",

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 from prstack.errors import PrstackError
-from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
+from prstack.match.text import LEVELS, LOOSEST, decode, trivial
 
 _loose = LEVELS[LOOSEST][1]
 _QUOTES = bytes.maketrans(b"'", b'"')

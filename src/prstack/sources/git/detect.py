@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prstack.markers import Marker
-from prstack.sources.git import GitSource
-from prstack.sources.reader import PRMetadata, Reader, fork_point
-from prstack.stack import (
+from prstack.sources.git.reader import PRMetadata, Reader, fork_point
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import (
     Evidence,
     MissingParent,
     PRFacts,
@@ -19,6 +18,7 @@ from prstack.stack import (
     build_stack,
     relate,
 )
+from prstack.stack.markers import Marker
 
 __all__ = ["PRMetadata", "fetch_command", "fork_point", "read_graph"]
 

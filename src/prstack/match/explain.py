@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from prstack.matching.package import key
-from prstack.matching.text import trivial
+from prstack.match.package import key
+from prstack.match.text import trivial
 from prstack.models import Hunk
 
 

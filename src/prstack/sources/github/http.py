@@ -15,9 +15,9 @@ from github import GithubException
 from github.Requester import Requester
 
 from prstack.errors import SourceError
-from prstack.sources import github_payload as payload
-from prstack.sources.deadline import Overdue, within
-from prstack.sources.github_errors import (
+from prstack.sources.github import payload
+from prstack.sources.github.deadline import Overdue, within
+from prstack.sources.github.errors import (
     Asking,
     http_error,
     malformed_error,

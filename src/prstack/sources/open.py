@@ -10,20 +10,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prstack.errors import PrstackError, SourceError
-from prstack.sources.cache import Cache
-from prstack.sources.git import GitSource
-from prstack.sources.repo_id import (
+from prstack.sources.git.repo import GitSource
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.fetch import CacheRepo
+from prstack.sources.github.repo_id import (
     RepoId,
     infer_repo,
     installed_repos,
     repo_from_git,
     wheel_repos,
 )
-from prstack.sources.transport import CacheRepo
 from prstack.targets.base import TargetSpec
 
 if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
-    from prstack.sources.github import Backoff, GitHub, PRMeta
+    from prstack.sources.github.api import Backoff, GitHub, PRMeta
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def open_source(
         )
     if stale:
         # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
-        from prstack.sources.coldfetch import fetch_bounded  # (it needs GitHub: imported only here)
+        from prstack.sources.github.coldfetch import fetch_bounded  # (it needs GitHub: imported only here)
 
         bounded = (store.shallow or not store.exists) and fetch_bounded(store, gh, metas, cache, ns)
         if not bounded:
@@ -156,7 +156,7 @@ def _github(
     backoff: Backoff | None,
     timeout: float,
 ) -> GitHub:
-    from prstack.sources.github import DEFAULT_API_URL, DEFAULT_BACKOFF, GitHub, api_host, find_token
+    from prstack.sources.github.api import DEFAULT_API_URL, DEFAULT_BACKOFF, GitHub, api_host, find_token
 
     if api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
         api_url = f"https://{repo.host}/api/v3"

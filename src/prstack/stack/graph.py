@@ -9,8 +9,8 @@ from functools import cached_property, lru_cache
 
 import networkx as nx
 
-from prstack import markers
 from prstack.models import Commit
+from prstack.stack import markers
 
 _commit_id = lru_cache(maxsize=1 << 16)(markers.commit_id)
 """`markers.commit_id`, kept per message: relating PRs asks it of every commit for every pair."""

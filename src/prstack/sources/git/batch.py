@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from prstack.errors import SourceError
-from prstack.sources.bigdiff import shifted_hunks, trimmed_diff
+from prstack.sources.git.bigdiff import shifted_hunks, trimmed_diff
 
 _HEADER = re.compile(rb"^[0-9a-f]{40,64} [0-9a-f]{40,64}\n?$")
 DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
@@ -66,7 +66,7 @@ class PendingDiffs:
     over as soon as git has written it, and the caller parses one while git writes the next.
 
     Files of `big_file` bytes or more (BIG_FILE by default) are diffed on the parts that differ
-    (`prstack.sources.bigdiff`) instead of by git as a whole; their texts are read by other
+    (`prstack.sources.git.bigdiff`) instead of by git as a whole; their texts are read by other
     git processes meanwhile: `sections` leaves them out, `huge()` waits for them. The texts are put in
     `read` as (rev, path) -> bytes for the pairs' revs, and as (blob id, "") -> bytes.
     """

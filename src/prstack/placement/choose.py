@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prstack.errors import InputError
+from prstack.placement.paths import PathMap, repo_packages, top_level_of
 from prstack.targets.editable import EditableSource
-from prstack.targets.layout import PathMap, repo_packages, top_level_of
 
 
 @dataclass(frozen=True)

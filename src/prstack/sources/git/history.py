@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from prstack.models import Commit
 
 if TYPE_CHECKING:
-    from prstack.sources.git import GitSource
+    from prstack.sources.git.repo import GitSource
 
 SEP = "\x1e"
 LOG_FORMAT = f"%H%x00%P%x00%an%x00%ct%x00%s%x00%B{SEP}"

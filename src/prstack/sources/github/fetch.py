@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 from prstack import progress
 from prstack.errors import InputError, SourceError
-from prstack.sources.git import GitSource
-from prstack.sources.urls import scrub
+from prstack.sources.git.repo import GitSource
+from prstack.sources.github.urls import scrub
 
 _NO_NETWORK = (
     "could not resolve host",

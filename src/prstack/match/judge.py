@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from prstack.matching.index import FileIndex, Matches
-from prstack.matching.shape import Shape
-from prstack.matching.text import LEVELS, LOOSEST, REWRAPPED, trivial
+from prstack.match.index import FileIndex, Matches
+from prstack.match.shape import Shape
+from prstack.match.text import LEVELS, LOOSEST, REWRAPPED, trivial
 from prstack.models import HunkStatus
 
 PATCH_FUZZ = 2

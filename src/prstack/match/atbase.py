@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from prstack.matching.package import PackageIndex
-from prstack.matching.text import blob_id
+from prstack.match.package import PackageIndex
+from prstack.match.text import blob_id
 
 BaseFile = tuple[str, str, int]
 """(repository path, blob id, size) of a text file of the package at the base."""

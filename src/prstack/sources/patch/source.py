@@ -7,15 +7,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from prstack.audit import audit
-from prstack.compose import compose_steps
+from prstack.build import join_build
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
-from prstack.matching.text import LEVELS, LOOSEST, decode, trivial
+from prstack.match.text import LEVELS, LOOSEST, decode, trivial
 from prstack.models import AuditReport, Commit, Hunk, HunkResult, HunkStatus, PullRequest
-from prstack.sources.patchfile import Patch
+from prstack.sources.patch.compose import compose_steps
+from prstack.sources.patch.files import Patch
 from prstack.targets.base import Target, TargetSpec, open_target
 from prstack.targets.confined import Unreadable
-from prstack.targets.provenance import join_build
 
 __all__ = ["TARGET_ALONE", "audit_patches", "like_repo", "patch_stack"]
 
@@ -84,7 +84,7 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
     """The repository's files as far as a patch and the target tell them: the patch's paths, and
     beside each, the files the target holds in the folder of that name (`src/kvs/new.py` and a
     target's `kvs/model.py` give `src/kvs/model.py`). With a clone, the repository's own files
-    tell how its paths map to the target's (prstack.targets.layout); these stand in for them."""
+    tell how its paths map to the target's (prstack.placement.paths); these stand in for them."""
     by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
     for path in installed:
         parts = path.split("/")

@@ -16,14 +16,15 @@ from urllib.parse import urlsplit
 from github import Auth, Github
 from urllib3.util.retry import Retry
 
-from prstack import markers, progress
+from prstack import progress
 from prstack.errors import InputError, SourceError
-from prstack.sources import github_payload as payload
-from prstack.sources.cache import Cache
-from prstack.sources.github_errors import Asking
-from prstack.sources.github_http import RestApi
-from prstack.sources.repo_id import RepoId
-from prstack.sources.urls import api_root
+from prstack.sources.github import payload
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.errors import Asking
+from prstack.sources.github.http import RestApi
+from prstack.sources.github.repo_id import RepoId
+from prstack.sources.github.urls import api_root
+from prstack.stack import markers
 
 T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from prstack.sources.urls import clone_url_problem
+from prstack.sources.github.urls import clone_url_problem
 
 T = TypeVar("T")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

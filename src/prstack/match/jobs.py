@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from prstack.matcher import Explainer, PackageIndex, match_file
-from prstack.matching.package import INDEX_MAX_BYTES
-from prstack.matching.text import blob_id
+from prstack.match.file import Explainer, PackageIndex, match_file
+from prstack.match.package import INDEX_MAX_BYTES
+from prstack.match.text import blob_id
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable

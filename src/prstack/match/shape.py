@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import NamedTuple
 
-from prstack.matching.text import ASCII_SPACE, LEVELS, LOOSEST, clean, normalise_all, trivial, wrap_lines, wrap_pieces
+from prstack.match.text import ASCII_SPACE, LEVELS, LOOSEST, clean, normalise_all, trivial, wrap_lines, wrap_pieces
 from prstack.models import Hunk
 
 

@@ -10,10 +10,10 @@ from functools import partial
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Owners, replay
 from prstack.models import Commit, Hunk, PullRequest
-from prstack.sources.detect import PRMetadata, fork_point, read_graph
-from prstack.sources.git import GitSource
-from prstack.sources.gitbatch import PendingDiffs
-from prstack.stack import PRState, Stack
+from prstack.sources.git.batch import PendingDiffs
+from prstack.sources.git.detect import PRMetadata, fork_point, read_graph
+from prstack.sources.git.repo import GitSource
+from prstack.stack.graph import PRState, Stack
 
 __all__ = ["StackChanges", "StackLoad", "fork_point", "load_stack", "read_graph", "start_stack"]
 

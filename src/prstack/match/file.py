@@ -1,6 +1,6 @@
 """Pure hunk matching: (hunks of one file, target file bytes, package index) -> verdicts with evidence.
 
-No I/O: callers pass bytes. The pieces live in `prstack.matching`; this module is the public face.
+No I/O: callers pass bytes. The pieces live in `prstack.match`; this module is the public face.
 How a hunk is judged, in order:
   1. file-level changes (binary, mode, pure rename, deleted file) and absent files;
   2. fast paths: target text identical to the PR head (all applied) or to its base (all missing);
@@ -20,13 +20,13 @@ from dataclasses import replace
 from functools import partial
 from itertools import islice
 
-from prstack.matching.anchors import Anchors
-from prstack.matching.explain import Explainer
-from prstack.matching.index import FileIndex
-from prstack.matching.judge import Verdict, judge
-from prstack.matching.package import PackageIndex
-from prstack.matching.shape import Shape
-from prstack.matching.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
+from prstack.match.anchors import Anchors
+from prstack.match.explain import Explainer
+from prstack.match.index import FileIndex
+from prstack.match.judge import Verdict, judge
+from prstack.match.package import PackageIndex
+from prstack.match.shape import Shape
+from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
 __all__ = ["Explainer", "Found", "PackageIndex", "decode", "match_file", "relocated",

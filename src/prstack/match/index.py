@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
 
-from prstack.matching.text import (
+from prstack.match.text import (
     ASCII_SPACE,
     LOOSEST,
     LazyLines,

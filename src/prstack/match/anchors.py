@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prstack.matching.index import FileIndex
-from prstack.matching.text import decode, trivial
+from prstack.match.index import FileIndex
+from prstack.match.text import decode, trivial
 
 
 class Anchors:

@@ -11,9 +11,9 @@ import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
-from prstack.sources.gitbatch import BlobReader, PendingDiffs, diff_many, run_git
-from prstack.sources.history import LOG_FORMAT, History, parse_log
-from prstack.sources.patches import Patches
+from prstack.sources.git.batch import BlobReader, PendingDiffs, diff_many, run_git
+from prstack.sources.git.history import LOG_FORMAT, History, parse_log
+from prstack.sources.git.patchids import Patches
 
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")

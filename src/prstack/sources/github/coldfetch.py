@@ -14,9 +14,9 @@ from datetime import datetime
 
 from prstack import progress
 from prstack.errors import PrstackError
-from prstack.sources.cache import Cache
-from prstack.sources.github import GitHub, PRMeta
-from prstack.sources.transport import CacheRepo, auth_env
+from prstack.sources.github.api import GitHub, PRMeta
+from prstack.sources.github.cache import Cache
+from prstack.sources.github.fetch import CacheRepo, auth_env
 
 _OFFLINE = {"GIT_ALLOW_PROTOCOL": "prstack-offline"}
 """Git may use no transport: a missing object is reported, never fetched."""
