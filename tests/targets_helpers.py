@@ -21,7 +21,7 @@ from installer.sources import WheelFile
 from conftest import GitRepo
 from prstack.audit import audit
 from prstack.build import join_build
-from prstack.models import AuditReport
+from prstack.report import AuditReport
 from prstack.sources.git.changes import load_stack
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import Target, TargetSpec, open_target

@@ -13,7 +13,8 @@ from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import PRStatus
-from prstack.plan import Plan, PlanStatus, combined_patch, plan_stack
+from prstack.plan import Plan, PlanStatus
+from prstack.plan.run import combined_patch, plan_stack
 from prstack.render.plan import plan_script
 from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec

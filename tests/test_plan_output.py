@@ -26,8 +26,8 @@ from prstack.plan import (
     conflict_regions,
     fits,
     plan_order,
-    plan_stack,
 )
+from prstack.plan.run import plan_stack
 from prstack.render import OutputFormat
 from prstack.render.plan import plan_script, render_plan
 from prstack.sources.git.repo import GitSource

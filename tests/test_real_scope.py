@@ -12,9 +12,9 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
+from prstack.models import PRState
 from prstack.sources.git.changes import load_stack, read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import PRState
 
 
 def text(name: str, edits: dict[int, str] | None = None) -> str:

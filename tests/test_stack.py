@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import GitRepo
-from prstack.models import PullRequest
+from prstack.models import PRState, PullRequest
 from prstack.sources.git.changes import StackChanges, load_stack, read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import Evidence, PRState, Stack
+from prstack.stack.graph import Evidence, Stack
 
 
 def lines(n: int, tag: str = "") -> str:

@@ -12,9 +12,10 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError, SourceError
+from prstack.models import PRState
 from prstack.sources.git.changes import read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import Evidence, PRState, Stack
+from prstack.stack.graph import Evidence, Stack
 
 A0 = "".join(f"line {i}\n" for i in range(60))
 

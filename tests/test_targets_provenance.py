@@ -18,18 +18,9 @@ from prstack.build import (
     record_issues,
 )
 from prstack.demo.run import DemoBuild
-from prstack.models import (
-    AuditReport,
-    FileChange,
-    Hunk,
-    HunkResult,
-    HunkStatus,
-    PRReport,
-    PRStatus,
-    PullRequest,
-    TargetInfo,
-)
+from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 from prstack.render import OutputFormat, render_audit
+from prstack.report import AuditReport
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import TargetSpec
 from prstack.targets.evidence import BuildEvidence

@@ -25,16 +25,9 @@ from prstack.match.jobs import (
     run_jobs,
 )
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import (
-    AuditReport,
-    Hunk,
-    HunkResult,
-    HunkStatus,
-    PRReport,
-    PRStatus,
-    PullRequest,
-)
+from prstack.models import Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest
 from prstack.placement.paths import PathMap, Placement
+from prstack.report import AuditReport
 from prstack.sources.git.changes import StackLoad, start_stack
 from prstack.sources.git.detect import PRMetadata
 from prstack.sources.git.repo import GitSource

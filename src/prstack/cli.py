@@ -29,7 +29,7 @@ from prstack.render import GraphFormat, HunksFormat, OutputFormat
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from prstack.models import AuditReport
+    from prstack.report import AuditReport
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
 NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
@@ -221,7 +221,7 @@ def plan(
     fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
-    from prstack.plan import combined_patch, plan_stack
+    from prstack.plan.run import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.open import open_source
 

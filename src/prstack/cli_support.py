@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prstack.errors import InputError
+from prstack.models import TargetKind
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -74,8 +75,7 @@ def target_spec(
     name, value = given[0]
     if name == "--python":
         check_interpreter(str(value))
-    kind = {"--installed": "installed", "--python": "python", "--site-packages": "site-packages",
-            "--wheel": "wheel", "--tree": "tree"}[name]
+    kind = TargetKind(name.removeprefix("--"))
     return TargetSpec(kind, str(value) if value != "" else None, dist)
 
 

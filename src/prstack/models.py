@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal, NamedTuple, NewType
-
-if TYPE_CHECKING:
-    from prstack.build import BuildReport
-
-PRNumber = NewType("PRNumber", int)  # e.g. PRNumber(40898)
-Sha = NewType("Sha", str)  # full 40-hex commit id, e.g. Sha("3cfc8f8b7e...")
+from typing import Literal, NamedTuple
 
 
 class HunkStatus(StrEnum):
@@ -35,6 +29,27 @@ class HunkStatus(StrEnum):
     def present(self) -> bool:
         """True when the hunk's change is in the target."""
         return self in (HunkStatus.APPLIED, HunkStatus.RELOCATED)
+
+
+class PRState(StrEnum):
+    """A PR's state: GitHub's (open, closed, merged), or its place in the stack (open, merged, stale)."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+    MERGED = "merged"
+    """In the default branch: by ancestry, or every commit / the squashed change by patch-id."""
+    STALE = "stale"
+    """Built on an old copy of its parent (the parent was force-pushed since)."""
+
+
+class TargetKind(StrEnum):
+    """What kind of target an audit reads (the CLI flag that names it)."""
+
+    INSTALLED = "installed"
+    PYTHON = "python"
+    SITE_PACKAGES = "site-packages"
+    WHEEL = "wheel"
+    TREE = "tree"
 
 
 class PRStatus(StrEnum):
@@ -149,8 +164,8 @@ class PullRequest:
     """Where this PR's own net change starts: its parent PR's head, or its fork point."""
     title: str | None = None
     body: str | None = None
-    state: str | None = None
-    """'open', 'closed' or 'merged' where the source knows it."""
+    state: PRState | None = None
+    """Where the source knows it: open, merged or stale in the stack (GitHub's closed too)."""
     head_ref: str | None = None
     """The ref the head was read from (refs/pull/N/head) or the PR's head branch name."""
     base_ref: str | None = None
@@ -204,13 +219,16 @@ class HunkResult:
 class TargetInfo:
     """What is being audited."""
 
-    kind: str
-    """'site-packages', 'wheel', 'tree' or 'python'."""
+    kind: TargetKind
+    """site-packages, wheel, tree or python (an --installed audit reads the running Python)."""
     path: str
     distribution: str | None = None
     version: str | None = None
     vcs_commit: str | None = None
     """The commit the build says it came from (direct_url.json or the version's +g<sha>)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", TargetKind(self.kind))  # (a caller may name it by its string)
 
 
 @dataclass(frozen=True)
@@ -223,17 +241,12 @@ class PRReport:
 
 
 @dataclass(frozen=True)
-class AuditReport:
-    """The whole audit: target, PRs in stack order (bottom first), and every hunk's verdict."""
+class MergeOutcome:
+    """The result of picking one change onto a tree."""
 
-    target: TargetInfo
-    prs: tuple[PRReport, ...]
-    results: tuple[HunkResult, ...]
-    build: BuildReport | None = None
-    """Build metadata beside the hunk evidence: header sentence, containment, disagreements
-    (docs/build-metadata.md); None when it was not read."""
-
-    @property
-    def all_present(self) -> bool:
-        """True when every shipped hunk is applied or relocated (exit 0)."""
-        return all(r.status.present for r in self.results if r.status.shipped)
+    tree: str
+    """The merged tree (with conflict markers in conflicted text files)."""
+    conflicted: tuple[str, ...]
+    """Paths git could not merge; empty when the pick is clean."""
+    messages: tuple[str, ...] = ()
+    """git's own 'CONFLICT (...)' lines."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prstack.errors import InputError
-from prstack.models import AuditReport
+from prstack.report import AuditReport
 from prstack.targets.base import TargetSpec
 
 

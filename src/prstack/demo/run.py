@@ -8,7 +8,8 @@ from pathlib import Path
 from prstack.audit import audit_stack
 from prstack.demo.fixture import DemoRepo, build_repo, export_tree
 from prstack.demo.wheel import build_wheel, install_wheel
-from prstack.models import AuditReport
+from prstack.models import TargetKind
+from prstack.report import AuditReport
 from prstack.sources.git.repo import GitSource
 from prstack.targets import TargetSpec
 
@@ -61,7 +62,7 @@ def build(workdir: Path) -> DemoBuild:
 def run_demo(workdir: Path, numbers: tuple[int, ...] = (40898,)) -> DemoResult:
     demo = build(workdir)
     report = audit_stack(
-        GitSource(demo.repo.path), numbers, TargetSpec("site-packages", str(demo.site_packages))
+        GitSource(demo.repo.path), numbers, TargetSpec(TargetKind.SITE_PACKAGES, str(demo.site_packages))
     )
     marker = (demo.site_packages / GREP_FILE).read_text()
     return DemoResult(demo, report, GREP_NEEDLE in marker)

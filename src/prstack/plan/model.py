@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from prstack.models import Hunk, PullRequest, TargetInfo
-from prstack.sources.git.plan import MergeOutcome
+from prstack.models import Hunk, MergeOutcome, PullRequest, TargetInfo
 
 
 class PlanStatus(StrEnum):
@@ -24,12 +23,20 @@ class PlanStatus(StrEnum):
     """It builds on a PR that conflicts or is blocked, so it cannot go on."""
 
 
+class OntoKind(StrEnum):
+    """What a plan starts from."""
+
+    REF = "ref"
+    """--onto REF."""
+    INSTALLED = "installed"
+    """A target's build commit, or its files over a commit."""
+
+
 @dataclass(frozen=True)
 class Onto:
     """Where the plan starts."""
 
-    kind: str
-    """'ref' (--onto REF) or 'installed' (a target's build commit, or its files over a commit)."""
+    kind: OntoKind
     name: str
     """What the user gave: the ref, or the target's path."""
     sha: str
@@ -44,7 +51,7 @@ class Onto:
     @property
     def label(self) -> str:
         """How reasons name it: the ref, the build commit, or the installed files."""
-        if self.kind == "ref":
+        if self.kind is OntoKind.REF:
             return self.name
         return f"the build commit {self.sha[:12]}" if self.sha == self.start else "the installed files"
 

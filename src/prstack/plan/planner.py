@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prstack.models import Hunk, PullRequest
+from prstack.models import Hunk, MergeOutcome, PullRequest
 from prstack.plan.model import Conflict, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
-from prstack.sources.git.plan import MergeOutcome
 
 
 def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:

@@ -8,7 +8,7 @@ from prstack.audit import audit
 from prstack.errors import InputError
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
-from prstack.plan.model import Lack, Onto, Plan
+from prstack.plan.model import Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
 from prstack.sources.git.changes import StackChanges, load_stack
 from prstack.sources.git.plan import PlanGit
@@ -27,7 +27,7 @@ def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = 
     lacking: dict[int, Lack] = {}
     if onto is not None:
         sha = source.resolve(onto)
-        start = Onto("ref", onto, sha, git.tree_of(sha), sha)
+        start = Onto(OntoKind.REF, onto, sha, git.tree_of(sha), sha)
     elif target is not None:
         start, present, lacking = _installed_onto(source, git, changes, order, target)
     else:
@@ -67,7 +67,7 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
         except InputError:
             unknown = f"its build commit {info.vcs_commit[:12]} is not in the clone; "
         else:
-            return Onto("installed", info.path, sha, git.tree_of(sha), sha, info,
+            return Onto(OntoKind.INSTALLED, info.path, sha, git.tree_of(sha), sha, info,
                         f"built from {sha[:12]} (from its metadata)"), {}, lacking
     by_number = {pr.number: pr for pr in changes.prs}
     start = by_number[order[0]].base_sha
@@ -90,7 +90,7 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
     sha = git.commit_tree(tree, [start], "prstack plan: installed files")
     note = unknown or "no build commit in its metadata; "
     note += f"planned onto its files over {start[:12]}, PRs judged present by their hunks"
-    return Onto("installed", info.path, sha, tree, start, info, note), present, lacking
+    return Onto(OntoKind.INSTALLED, info.path, sha, tree, start, info, note), present, lacking
 
 
 def combined_patch(source: GitSource, plan: Plan) -> bytes:

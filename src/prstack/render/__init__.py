@@ -7,7 +7,7 @@ from typing import assert_never
 
 from rich.console import RenderableType
 
-from prstack.models import AuditReport
+from prstack.report import AuditReport
 
 
 class OutputFormat(StrEnum):

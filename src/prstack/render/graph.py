@@ -11,9 +11,10 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
+from prstack.models import PRState
 from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
-from prstack.stack.graph import MatchKind, PRState, Stack, StackEdge
+from prstack.stack.graph import MatchKind, Stack, StackEdge
 
 SCHEMA = "prstack.graph/1"
 _MATCH_WORD = {

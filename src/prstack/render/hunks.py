@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from prstack.models import Hunk, PullRequest
+from prstack.models import Hunk, PRState, PullRequest
 from prstack.render import HunksFormat
 from prstack.render.text import safe
 
@@ -39,7 +39,7 @@ def hunks_table(prs: tuple[PullRequest, ...], hunks: tuple[Hunk, ...]) -> Render
         title.append(f"{pr.base_sha[:10]}..{pr.head_sha[:10]}", style="cyan")
         if pr.merged:
             title.append("  merged", style="blue")
-        elif pr.state == "stale":
+        elif pr.state is PRState.STALE:
             title.append("  stale parent copy", style="yellow")
         if pr.depends_on:
             title.append("  on " + ", ".join(f"#{n}" for n in pr.depends_on), style="dim")

@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from prstack.build import BuildReport
-from prstack.models import AuditReport, HunkResult
+from prstack.models import HunkResult
 from prstack.render.titles import title_and_source
+from prstack.report import AuditReport
 
 SCHEMA = "prstack.audit/1"
 

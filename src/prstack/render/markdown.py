@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 
-from prstack.models import AuditReport, HunkResult, HunkStatus
+from prstack.models import HunkResult, HunkStatus
 from prstack.render.table import build_notes, pr_state_note, where
 from prstack.render.text import clean
 from prstack.render.titles import shown_title
+from prstack.report import AuditReport
 
 
 def _cell(value: str | None) -> str:

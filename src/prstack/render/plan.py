@@ -27,7 +27,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from prstack.plan import Conflict, Onto, Plan, PlanStatus, PRPlan
+from prstack.plan import Conflict, Onto, OntoKind, Plan, PlanStatus, PRPlan
 from prstack.render import OutputFormat
 from prstack.render.text import clean, safe
 from prstack.render.titles import shown_title
@@ -54,7 +54,7 @@ def render_plan(plan: Plan, fmt: OutputFormat) -> RenderableType:
 
 def onto_line(onto: Onto) -> str:
     """One line: what the plan goes onto."""
-    if onto.kind == "ref":
+    if onto.kind is OntoKind.REF:
         return f"onto {onto.name} ({onto.sha[:12]})"
     t = onto.target
     what = f"{t.distribution or ''} {t.version or ''}".strip() if t else ""

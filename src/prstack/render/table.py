@@ -8,9 +8,10 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.build import BuildReport
-from prstack.models import AuditReport, HunkResult, HunkStatus, PRStatus, PullRequest
+from prstack.models import HunkResult, HunkStatus, PRState, PRStatus, PullRequest
 from prstack.render.text import safe
 from prstack.render.titles import shown_title
+from prstack.report import AuditReport
 
 STATUS_STYLE = {
     HunkStatus.APPLIED: "green",
@@ -39,7 +40,7 @@ def pr_state_note(pr: PullRequest) -> str:
     """' (merged)' or ' (stale parent)' after a PR's status, where the graph says so."""
     if pr.merged:
         return " (merged)"
-    if pr.state == "stale":
+    if pr.state is PRState.STALE:
         return " (built on a stale parent)"
     return ""
 

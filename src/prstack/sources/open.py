@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prstack.errors import PrstackError, SourceError
+from prstack.models import TargetKind
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.fetch import CacheRepo
@@ -47,16 +48,16 @@ def repo_candidates(spec: TargetSpec | None) -> list[tuple[str, frozenset[RepoId
     """(distribution, GitHub repositories its metadata names) for the target's distributions."""
     if spec is None:
         return []
-    if spec.kind == "wheel" and spec.path:
+    if spec.kind is TargetKind.WHEEL and spec.path:
         return wheel_repos(Path(spec.path))
-    if spec.kind == "tree" and spec.path:
+    if spec.kind is TargetKind.TREE and spec.path:
         found = repo_from_git(Path(spec.path))
         return [(spec.path, frozenset({found}))] if found else []
-    if spec.kind == "site-packages" and spec.path:
+    if spec.kind is TargetKind.SITE_PACKAGES and spec.path:
         dirs = [spec.path]
-    elif spec.kind == "installed":
+    elif spec.kind is TargetKind.INSTALLED:
         dirs = [p for p in sys.path if p and os.path.isdir(p)]
-    elif spec.kind == "python" and spec.path:
+    elif spec.kind is TargetKind.PYTHON and spec.path:
         from prstack.targets.base import _site_dirs_of
 
         dirs = _site_dirs_of(spec.path)

@@ -9,7 +9,7 @@ from functools import cached_property, lru_cache
 
 import networkx as nx
 
-from prstack.models import Commit
+from prstack.models import Commit, PRState
 from prstack.stack import markers
 
 _commit_id = lru_cache(maxsize=1 << 16)(markers.commit_id)
@@ -30,16 +30,6 @@ class Evidence(StrEnum):
     """The child's base branch is the parent's head branch (PR metadata)."""
     MARKER = "marker"
     """A body or commit message names the parent ("depends on #N", ghstack/spr trailers)."""
-
-
-class PRState(StrEnum):
-    """A PR's state in the stack."""
-
-    OPEN = "open"
-    MERGED = "merged"
-    """In the default branch: by ancestry, or every commit / the squashed change by patch-id."""
-    STALE = "stale"
-    """Built on an old copy of its parent (the parent was force-pushed since)."""
 
 
 class MatchKind(StrEnum):

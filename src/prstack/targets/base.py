@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from prstack.errors import InputError
-from prstack.models import TargetInfo
+from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import DistFiles, choose, normalise
 from prstack.targets.confined import read_confined, size_confined
 from prstack.targets.editable import git_head
@@ -54,15 +54,21 @@ class Target(Protocol):
 
 @dataclass(frozen=True)
 class TargetSpec:
-    """What the user asked to audit: kind is 'installed', 'python', 'site-packages', 'wheel', 'tree'."""
+    """What the user asked to audit."""
 
-    kind: str
+    kind: TargetKind
     path: str | None = None
     dist: str | None = None
     repo: str | None = None
     """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
     names: tuple[str, ...] = ()
     """Other names the repository goes by (its clone's folder): finds a distribution named like it."""
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "kind", TargetKind(self.kind))  # (a caller may name it by its string)
+        except ValueError:
+            raise InputError(f"unknown target kind {self.kind!r}.") from None
 
 
 class TreeTarget:
@@ -73,7 +79,7 @@ class TreeTarget:
             raise InputError(f"--tree {path}: not a directory; give a source tree.")
         self.root = path
         self._root = str(path)
-        self._info = TargetInfo(kind="tree", path=str(path), vcs_commit=git_head(path))
+        self._info = TargetInfo(kind=TargetKind.TREE, path=str(path), vcs_commit=git_head(path))
         self._files: frozenset[str] | None = None
 
     @property
@@ -137,9 +143,9 @@ def _site_dirs_of(python: str) -> list[str]:
 def needs_pr_paths(spec: TargetSpec) -> bool:
     """Whether opening the target needs the paths the PRs touch (to choose the distribution that
     ships them): all but a plain source tree and a wheel."""
-    if spec.kind == "wheel":
+    if spec.kind is TargetKind.WHEEL:
         return False
-    if spec.kind == "tree":
+    if spec.kind is TargetKind.TREE:
         root = Path(spec.path or ".")
         return root.is_dir() and next(root.glob("*.dist-info"), None) is not None
     return True
@@ -147,36 +153,36 @@ def needs_pr_paths(spec: TargetSpec) -> bool:
 
 def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> Target:
     """Open what the user asked to audit, choosing the distribution that ships the PRs' files."""
-    if spec.kind == "tree":
+    if spec.kind is TargetKind.TREE:
         root = Path(spec.path or ".")
         if root.is_dir() and next(root.glob("*.dist-info"), None) is not None:
             # a site directory in a container layer or a mounted image: read it through its metadata
             try:
-                return _installed("tree", [str(root)], str(root), spec, repo_paths, repo_files)
+                return _installed(TargetKind.TREE, [str(root)], str(root), spec, repo_paths, repo_files)
             except InputError:
                 if spec.dist is not None:
                     raise
         return TreeTarget(root)
-    if spec.kind == "wheel":
+    if spec.kind is TargetKind.WHEEL:
         from prstack.targets.wheel import WheelTarget
 
         return WheelTarget(Path(spec.path or ""))
-    if spec.kind == "site-packages":
+    if spec.kind is TargetKind.SITE_PACKAGES:
         site = Path(spec.path or "")
         if not site.is_dir():
             raise InputError(f"--site-packages {site}: not a directory; give a site-packages path.")
-        dirs, shown, kind = [str(site)], str(site), "site-packages"
-    elif spec.kind == "python":
-        dirs, shown, kind = _site_dirs_of(spec.path or ""), spec.path or "", "python"
-    elif spec.kind == "installed":
+        dirs, shown, kind = [str(site)], str(site), TargetKind.SITE_PACKAGES
+    elif spec.kind is TargetKind.PYTHON:
+        dirs, shown, kind = _site_dirs_of(spec.path or ""), spec.path or "", TargetKind.PYTHON
+    elif spec.kind is TargetKind.INSTALLED:
         dirs = [p for p in sys.path if p and os.path.isdir(p)]
-        shown, kind = sys.executable, "python"
+        shown, kind = sys.executable, TargetKind.PYTHON
     else:
         raise InputError(f"unknown target kind {spec.kind!r}.")
     return _installed(kind, dirs, shown, spec, repo_paths, repo_files)
 
 
-def _installed(kind: str, dirs: Sequence[str], shown: str, spec: TargetSpec, repo_paths: Sequence[str],
+def _installed(kind: TargetKind, dirs: Sequence[str], shown: str, spec: TargetSpec, repo_paths: Sequence[str],
                repo_files: Sequence[str]) -> InstalledDistribution:
     found = find_distributions(dirs)
     choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,

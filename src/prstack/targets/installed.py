@@ -8,7 +8,7 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
-from prstack.models import TargetInfo
+from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact, normalise
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import Unreadable, confined_distributions, read_confined, size_confined
@@ -113,7 +113,7 @@ class InstalledDistribution:
     """A distribution installed in a site directory, read through its RECORD; an editable
     install is read from the source directory its finder, .pth or .egg-link points at."""
 
-    def __init__(self, kind: str, shown_path: str, dist: metadata.Distribution, meta: DistFiles,
+    def __init__(self, kind: TargetKind, shown_path: str, dist: metadata.Distribution, meta: DistFiles,
                  choice: Choice | None = None, others: frozenset[str] = frozenset()) -> None:
         self._dist = dist
         self.root = Path(str(dist.locate_file("")))

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from prstack.errors import InputError
-from prstack.models import TargetInfo
+from prstack.models import TargetInfo, TargetKind
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
@@ -50,7 +50,7 @@ class WheelTarget:
         version = self._meta.get("Version")
         direct = parse_direct_url(self._text("direct_url.json"))
         self._info = TargetInfo(
-            kind="wheel",
+            kind=TargetKind.WHEEL,
             path=str(path),
             distribution=self._meta.get("Name"),
             version=version,

@@ -9,11 +9,11 @@ from functools import partial
 
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Owners, replay
-from prstack.models import Commit, Hunk, PullRequest
+from prstack.models import Commit, Hunk, PRState, PullRequest
 from prstack.sources.git.batch import PendingDiffs
 from prstack.sources.git.detect import PRMetadata, fork_point, read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import PRState, Stack
+from prstack.stack.graph import Stack
 
 __all__ = ["StackChanges", "StackLoad", "fork_point", "load_stack", "read_graph", "start_stack"]
 
@@ -117,7 +117,7 @@ class StackLoad:
             base_sha=r.start,
             title=m.title if m else None,
             body=m.body if m else None,
-            state=stack.states[number].value,  # open, merged or stale (built on an old parent)
+            state=stack.states[number],  # open, merged or stale (built on an old parent)
             head_ref=stack.facts[number].ref,
             base_ref=m.base_ref if m else None,
             depends_on=stack.parents[number],

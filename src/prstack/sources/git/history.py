@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from prstack.models import Commit
 
-if TYPE_CHECKING:
-    from prstack.sources.git.repo import GitSource
+
+class Clone(Protocol):
+    """What the history asks git for when memory cannot answer (`GitSource` is one)."""
+
+    def pipe(self, args: Sequence[str], data: str | bytes) -> bytes: ...
+    def merge_base(self, a: str, b: str) -> str | None: ...
+    def merge_bases(self, a: str, b: str) -> list[str]: ...
+    def merge_base_octopus(self, commits: Sequence[str]) -> str | None: ...
+    def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]: ...
+    def commits(self, base: str, head: str) -> tuple[Commit, ...]: ...
+    def commits_touching(self, base: str, head: str, paths: Sequence[str]) -> list[str]: ...
+    def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]: ...
+    def pick_pr_refs(self, rows: Iterable[tuple[str, str]]) -> dict[int, str]: ...
+    def prs_containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]: ...
 
 SEP = "\x1e"
 LOG_FORMAT = f"%H%x00%P%x00%an%x00%ct%x00%s%x00%B{SEP}"
@@ -39,7 +51,7 @@ class History:
     branch at one commit, and its commits since then when they form one line. Whatever it cannot
     answer exactly (merge commits, ancestry among default-branch commits) goes to git."""
 
-    def __init__(self, src: GitSource, default: str) -> None:
+    def __init__(self, src: Clone, default: str) -> None:
         self.src = src
         self.default = default
         self._outside: dict[str, Commit] = {}

@@ -14,10 +14,10 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from prstack.errors import SourceError
+from prstack.models import MergeOutcome
 from prstack.sources.git.repo import GitSource
 
 PLAN_IDENTITY = {
@@ -28,18 +28,6 @@ PLAN_IDENTITY = {
     "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+00:00",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+00:00",
 }
-
-
-@dataclass(frozen=True)
-class MergeOutcome:
-    """The result of picking one change onto a tree."""
-
-    tree: str
-    """The merged tree (with conflict markers in conflicted text files)."""
-    conflicted: tuple[str, ...]
-    """Paths git could not merge; empty when the pick is clean."""
-    messages: tuple[str, ...] = ()
-    """git's own 'CONFLICT (...)' lines."""
 
 
 class PlanGit:

@@ -11,7 +11,8 @@ from prstack.build import join_build
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
 from prstack.match.text import LEVELS, LOOSEST, decode, trivial
-from prstack.models import AuditReport, Commit, Hunk, HunkResult, HunkStatus, PullRequest
+from prstack.models import Commit, Hunk, HunkResult, HunkStatus, PullRequest
+from prstack.report import AuditReport
 from prstack.sources.patch.compose import compose_steps
 from prstack.sources.patch.files import Patch
 from prstack.targets.base import Target, TargetSpec, open_target
