@@ -11,9 +11,9 @@ import pytest
 
 from ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
+from prstack.forge import RepoId
 from prstack.sources.github.api import Backoff, GitHub, find_token
 from prstack.sources.github.cache import Cache
-from prstack.sources.github.repo_id import RepoId
 
 REPO = RepoId("acme", "widget")
 FAST = Backoff(retries=2, factor=0)

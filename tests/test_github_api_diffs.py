@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from ghserver import GitHubServer
+from prstack.forge import RepoId
 from prstack.hunks import parse_diff
 from prstack.sources.github.api import Backoff, GitHub
 from prstack.sources.github.cache import Cache
-from prstack.sources.github.repo_id import RepoId
 
 
 def client(server: GitHubServer, tmp_path: Path, offline: bool = False) -> GitHub:

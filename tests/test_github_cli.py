@@ -217,11 +217,13 @@ def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Pat
     from prstack.sources.github.cache import Cache
     from prstack.sources.open import open_source
     from prstack.targets import TargetSpec
+    from prstack.targets.repos import repo_candidates
 
     server, repo = gh
     tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
     spec = TargetSpec("tree", str(tree))
-    source = open_source([2], repo="acme/widget", api_url=server.base_url, spec=spec, cache=Cache(tmp_path / "c"))
+    source = open_source([2], repo="acme/widget", api_url=server.base_url, named=lambda: repo_candidates(spec),
+                         cache=Cache(tmp_path / "c"))
     assert source.titles() == {1: "Fix the offsets", 2: "Scale [bold]and[/] extra"}
     report = audit_stack(source.git, [2], spec, metadata=source.meta)
     assert [(r.pr.title, r.pr.base_ref, r.pr.state) for r in report.prs] == [

@@ -9,14 +9,9 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.sources.github.repo_id import (
-    RepoId,
-    infer_repo,
-    parse_repo,
-    repo_from_git,
-    repo_from_url,
-    repos_from_metadata,
-)
+from prstack.forge import RepoId, parse_repo, repo_from_url
+from prstack.sources.github.repo_id import infer_repo, repo_from_git
+from prstack.targets.repos import repos_from_metadata
 
 
 @pytest.mark.parametrize(

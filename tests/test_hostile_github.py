@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from ghserver import GitHubServer, serve_stack
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
+from prstack.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.api import Backoff, GitHub
 from prstack.sources.github.cache import Cache
-from prstack.sources.github.repo_id import RepoId
 from prstack.sources.github.urls import api_root, clone_url_problem, scrub
 
 FAST = Backoff(retries=1, factor=0)

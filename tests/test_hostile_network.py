@@ -12,10 +12,10 @@ import pytest
 
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
+from prstack.forge import RepoId
 from prstack.sources.github.api import GitHub
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.fetch import CacheRepo, auth_env, with_stall_limit
-from prstack.sources.github.repo_id import RepoId
 
 STATUS = b"HTTP/1.1 200 OK\r\n"
 BODY_HEAD = b"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"

@@ -434,7 +434,7 @@ def test_site_packages_with_fifos_and_links_out_through_the_cli(stack_tree: tupl
     assert done.returncode in (0, 1, 2), done.stderr
     if done.returncode == 2:  # RECORD unreadable: no file list, so one clear line saying what is wrong
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
-    from prstack.sources.github.repo_id import installed_repos
+    from prstack.targets.repos import installed_repos
 
     assert [name for name, _ in installed_repos([str(site)])] == ["widget"]
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from prstack.forge import repo_slug
 from prstack.targets.metadata import (
     VersionInfo,
     commit_from_direct_url,
@@ -13,7 +14,6 @@ from prstack.targets.metadata import (
     core_metadata,
     parse_direct_url,
     parse_version,
-    repo_slug,
     top_level_names,
 )
 from prstack.targets.record import RecordEntry, check_entries, parse_record, record_digest

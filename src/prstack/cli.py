@@ -112,6 +112,7 @@ def audit(
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     from prstack.audit import audit_stack
     from prstack.sources.open import open_source
+    from prstack.targets.repos import repo_candidates
 
     if patch:
         from prstack.patch_cli import audit_patch_files
@@ -125,7 +126,8 @@ def audit(
     numbers, repo = parse_prs(prs, repo)
     spec = target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline, spec=spec)
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+                             named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
@@ -224,6 +226,7 @@ def plan(
     from prstack.plan.run import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.open import open_source
+    from prstack.targets.repos import repo_candidates
 
     numbers, repo = parse_prs(prs, repo)
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
@@ -236,7 +239,8 @@ def plan(
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, offline=offline, spec=spec).git
+        source = open_source(numbers, git=git, repo=repo, offline=offline,
+                             named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:
         _write(emit_script, plan_script(result).encode())

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prstack.errors import PrstackError, SourceError
-from prstack.models import TargetKind
+from prstack.forge import RepoId
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.fetch import CacheRepo
-from prstack.sources.github.repo_id import (
-    RepoId,
-    infer_repo,
-    installed_repos,
-    repo_from_git,
-    wheel_repos,
-)
-from prstack.targets.base import TargetSpec
+from prstack.sources.github.repo_id import infer_repo, repo_from_git
 
 if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
     from prstack.sources.github.api import Backoff, GitHub, PRMeta
@@ -44,28 +35,6 @@ class PRSource:
         return {n: m.title for n, m in self.meta.items()}
 
 
-def repo_candidates(spec: TargetSpec | None) -> list[tuple[str, frozenset[RepoId]]]:
-    """(distribution, GitHub repositories its metadata names) for the target's distributions."""
-    if spec is None:
-        return []
-    if spec.kind is TargetKind.WHEEL and spec.path:
-        return wheel_repos(Path(spec.path))
-    if spec.kind is TargetKind.TREE and spec.path:
-        found = repo_from_git(Path(spec.path))
-        return [(spec.path, frozenset({found}))] if found else []
-    if spec.kind is TargetKind.SITE_PACKAGES and spec.path:
-        dirs = [spec.path]
-    elif spec.kind is TargetKind.INSTALLED:
-        dirs = [p for p in sys.path if p and os.path.isdir(p)]
-    elif spec.kind is TargetKind.PYTHON and spec.path:
-        from prstack.targets.base import _site_dirs_of
-
-        dirs = _site_dirs_of(spec.path)
-    else:
-        return []
-    return installed_repos(dirs, spec.dist)
-
-
 def open_source(
     numbers: Sequence[int],
     *,
@@ -73,7 +42,7 @@ def open_source(
     repo: str | None = None,
     api_url: str | None = None,
     offline: bool = False,
-    spec: TargetSpec | None = None,
+    named: Callable[[], Sequence[tuple[str, frozenset[RepoId]]]] | None = None,
     cache: Cache | None = None,
     token: str | None = None,
     backoff: Backoff | None = None,
@@ -85,7 +54,8 @@ def open_source(
     repository (--repo, or inferred) is asked for the stack's metadata, and the PR heads are fetched
     into the managed cache repository unless it already holds them. `offline` never touches the
     network: the cache must already hold everything. `token` defaults to GITHUB_TOKEN, GH_TOKEN or
-    `gh auth token`.
+    `gh auth token`. `named`: the repositories the target's distributions name (asked only when
+    the repository must be inferred).
     """
     cache = cache if cache is not None else Cache()
     if git is not None:
@@ -102,7 +72,7 @@ def open_source(
             return PRSource(source, gh.stack(numbers), gh.repo)
         except PrstackError:
             return PRSource(source)  # the clone answers everything else
-    repo_id = infer_repo(explicit=repo, dists=repo_candidates(spec))
+    repo_id = infer_repo(explicit=repo, dists=named() if named is not None and repo is None else ())
     gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
     metas = gh.stack(numbers)
     first = metas[numbers[0]]

@@ -114,7 +114,7 @@ class TreeTarget:
         return BuildEvidence(checkout_commit=self._info.vcs_commit)
 
 
-def _site_dirs_of(python: str) -> list[str]:
+def site_dirs_of(python: str) -> list[str]:
     """The import path of another interpreter, asked without importing anything of the audit's.
 
     `-S` and a no-op `site.addpackage` keep the environment's .pth files (an editable finder's
@@ -173,7 +173,7 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
             raise InputError(f"--site-packages {site}: not a directory; give a site-packages path.")
         dirs, shown, kind = [str(site)], str(site), TargetKind.SITE_PACKAGES
     elif spec.kind is TargetKind.PYTHON:
-        dirs, shown, kind = _site_dirs_of(spec.path or ""), spec.path or "", TargetKind.PYTHON
+        dirs, shown, kind = site_dirs_of(spec.path or ""), spec.path or "", TargetKind.PYTHON
     elif spec.kind is TargetKind.INSTALLED:
         dirs = [p for p in sys.path if p and os.path.isdir(p)]
         shown, kind = sys.executable, TargetKind.PYTHON

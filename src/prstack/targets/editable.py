@@ -189,6 +189,37 @@ def git_head(root: Path) -> str | None:
     return None
 
 
+def git_remote_urls(root: Path) -> dict[str, str]:
+    """Remote name -> URL of a checkout's remotes, read from its git config (git is not run)."""
+    git = root / ".git"
+    try:
+        if git.is_file():  # a worktree or submodule: its config is in the common git folder
+            text = (_read(git) or "").strip()
+            if not text.startswith("gitdir: "):
+                return {}
+            git = (root / text.removeprefix("gitdir: ")).resolve()
+            common = git / "commondir"
+            if common.is_file():
+                git = (git / (_read(common) or "").strip()).resolve()
+        config = text_confined(str(git), "config", _SMALL) or ""
+    except (OSError, ValueError):
+        return {}
+    urls: dict[str, str] = {}
+    remote = None
+    for line in config.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            m = _REMOTE.fullmatch(line)
+            remote = m.group(1) if m else None
+        elif remote is not None and (m := _URL_LINE.fullmatch(line)):
+            urls.setdefault(remote, m.group(1).strip().strip('"'))
+    return urls
+
+
+_REMOTE = re.compile(r'\[remote\s+"([^"]+)"\]')
+_URL_LINE = re.compile(r"url\s*=\s*(.+)", re.I)
+
+
 def enclosing_checkout(directory: Path, depth: int = 6) -> tuple[Path, str] | None:
     """The git checkout holding `directory` (it or a parent up to `depth` levels) and its HEAD."""
     here = directory.resolve()

@@ -8,6 +8,7 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
+from prstack.forge import repo_slug
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact, normalise
 from prstack.placement.paths import BINARY_SUFFIXES
@@ -24,7 +25,6 @@ from prstack.targets.metadata import (
     core_metadata,
     parse_direct_url,
     parse_version,
-    repo_slug,
     top_level_names,
 )
 from prstack.targets.record import check_installed, matches, parse_record, read_under

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from prstack.forge import repo_slug
+
 _LOCAL_COMMIT = re.compile(r"^(?:g|git)?([0-9a-f]{7,40})$")
 _LOCAL_DATE = re.compile(r"^d(\d{8})(\d{6})?$")
 _DISTANCE = re.compile(r"\.(dev|post)(\d+)(?:\+|$)")
@@ -138,24 +140,6 @@ def commit_from_direct_url(text: str | None) -> str | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def repo_slug(url: str | None) -> str | None:
-    """'owner/name' of a forge URL (https, ssh, git+https, scp-like git@host:owner/name.git)."""
-    if not url:
-        return None
-    url = re.sub(r"^[a-z]+\+", "", url.strip())
-    if m := re.match(r"^[\w.-]+@([\w.-]+):(.+)$", url):
-        path = m.group(2)
-    else:
-        parts = urlsplit(url)
-        if not parts.hostname or parts.scheme == "file":
-            return None
-        path = parts.path
-    segs = [s for s in path.split("@", 1)[0].strip("/").split("/") if s]
-    if len(segs) < 2:
-        return None
-    return f"{segs[0]}/{segs[1].removesuffix('.git')}".lower()
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from urllib3.util.retry import Retry
 
 from prstack import progress
 from prstack.errors import InputError, SourceError
+from prstack.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.errors import Asking
 from prstack.sources.github.http import RestApi
-from prstack.sources.github.repo_id import RepoId
 from prstack.sources.github.urls import api_root
 from prstack.stack import markers
 

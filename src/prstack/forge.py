@@ -1,0 +1,65 @@
+"""Forge URLs, pure: which repository a --repo value, a git remote or a project URL names (the one parser)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from prstack.errors import InputError
+
+_NAME = r"[A-Za-z0-9_.-]+"
+_PLAIN = re.compile(rf"^({_NAME})/({_NAME}?)(?:\.git)?/?$")
+_URL = re.compile(
+    rf"^(?:git\+)?(?:(?:https?|ssh|git)://(?:[^@/]+@)?([^/:]+)(?::\d+)?/|[^@/]+@([^:/]+):/?)"
+    rf"({_NAME})/({_NAME}?)(?:\.git)?(?:[/#?@].*)?$"
+)
+
+
+@dataclass(frozen=True, order=True)
+class RepoId:
+    """A GitHub repository, e.g. RepoId("vllm-project", "vllm")."""
+
+    owner: str
+    name: str
+    host: str = "github.com"
+    """Where it was seen (github.com, or an Enterprise host from a remote URL)."""
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    def __str__(self) -> str:
+        return self.full_name
+
+
+def parse_repo(text: str) -> RepoId:
+    """OWNER/NAME or a GitHub URL -> RepoId; InputError otherwise."""
+    text = text.strip()
+    m = _PLAIN.match(text)
+    if m and m.group(2) and not text.startswith("."):
+        return RepoId(m.group(1), m.group(2))
+    found = repo_from_url(text, any_host=True)
+    if found is None:
+        raise InputError(
+            f"--repo {text!r}: give the repository as OWNER/NAME, e.g. --repo pypa/pip."
+        )
+    return found
+
+
+def repo_from_url(url: str, *, any_host: bool = False) -> RepoId | None:
+    """The repository a git remote or project URL points at (github.com only unless any_host)."""
+    m = _URL.match(url.strip())
+    if not m:
+        return None
+    host = (m.group(1) or m.group(2) or "").lower()
+    if not any_host and host not in ("github.com", "www.github.com"):
+        return None
+    if not m.group(4):
+        return None
+    return RepoId(m.group(3), m.group(4), host.removeprefix("www."))
+
+
+def repo_slug(url: str | None) -> str | None:
+    """'owner/name' (lower case) of a forge URL on any host: https, ssh, git+https, scp-like git@host:owner/name.git."""
+    found = repo_from_url(url, any_host=True) if url else None
+    return found.full_name.lower() if found else None
