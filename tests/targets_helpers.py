@@ -19,9 +19,10 @@ from installer.destinations import SchemeDictionaryDestination
 from installer.sources import WheelFile
 
 from conftest import GitRepo
-from prstack.audit import audit
 from prstack.build import join_build
+from prstack.match.stack import judge_stack
 from prstack.report import AuditReport
+from prstack.report import report as audit_report
 from prstack.sources.git.changes import load_stack
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import Target, TargetSpec, open_target
@@ -148,7 +149,8 @@ def audit_with_build(project: Project, spec: TargetSpec, numbers: tuple[int, ...
     changes = load_stack(source, numbers)
     repo_files = source.tree_paths(changes.top_sha)
     target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at)
+    report = audit_report(target.info, changes.prs,
+                          judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at))
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
                        report.results, source.contains if clone else None,
                        source.patch_contains if clone else None)

@@ -11,9 +11,10 @@ from types import ModuleType
 import pytest
 
 from conftest import GitRepo
-from prstack.audit import audit, audit_stack
+from prstack.audit import audit_stack
 from prstack.hunks import parse_diff
 from prstack.match.jobs import FileJob, run_jobs
+from prstack.match.stack import judge_stack
 from prstack.models import Hunk, HunkResult
 from prstack.sources.git.changes import load_stack, start_stack
 from prstack.sources.git.repo import GitSource
@@ -45,19 +46,19 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
     spec = TargetSpec("tree", path=case.tree)
     finished = load_stack(source, case.numbers)
     target = open_target(spec, (), ())
-    alone = audit(finished.prs, finished.hunks, target, source.tree_paths(finished.top_sha), source.file_at)
+    alone = judge_stack(finished.prs, finished.hunks, target, source.tree_paths(finished.top_sha), source.file_at)
     source = GitSource(case.repo)
     loading = start_stack(source, case.numbers)
     assert not loading.complete  # the huge file's hunks come later
     ready = loading.ready
-    shared = audit(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha),
-                   source.file_at, source.prefetch_files, None, later=loading)
+    shared = judge_stack(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha),
+                         source.file_at, source.prefetch_files, None, later=loading)
     huge = {h.path for h in loading.finish().hunks} - {h.path for h in ready.hunks}
     assert huge
-    assert verdicts(shared.results) == verdicts(alone.results)
-    assert [r.hunk for r in shared.results] == list(loading.finish().hunks)
-    assert verdicts(audit_stack(GitSource(case.repo), case.numbers, spec).results) == verdicts(alone.results)
-    on_huge = [r for r in shared.results if r.hunk.path in huge]
+    assert verdicts(shared) == verdicts(alone)
+    assert [r.hunk for r in shared] == list(loading.finish().hunks)
+    assert verdicts(audit_stack(GitSource(case.repo), case.numbers, spec).results) == verdicts(alone)
+    on_huge = [r for r in shared if r.hunk.path in huge]
     assert on_huge
     for r in on_huge:
         assert r.status is case.truth[(r.hunk.pr, r.hunk.path, r.hunk.old_start, r.hunk.new_start)].status

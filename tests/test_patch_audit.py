@@ -14,9 +14,9 @@ from conftest import GitRepo
 from matcher_helpers import INIT, OTHER, PATH, TABLE
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
+from prstack.match.alone import TARGET_ALONE
 from prstack.models import HunkStatus
 from prstack.schemas import schema
-from prstack.sources.patch.source import TARGET_ALONE
 from targets_helpers import install_into, make_project, make_wheel
 
 SO = "kvs/_C.cpython-311-x86_64-linux-gnu.so"

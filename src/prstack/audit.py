@@ -1,281 +1,67 @@
-"""The audit: every hunk of a stack judged against a target. Connects the parts; no I/O of its own."""
+"""The audit: a PR source's stack judged against a target. Orchestration only: the source reads the
+PRs, the target its files, `prstack.match.stack` judges, `prstack.build` adds what the build says."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import re
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import TypeGuard
 
-from prstack import progress
-from prstack.build import flag_results, join_build
-from prstack.match.atbase import PackageAtBase
-from prstack.match.explain import BaseText
-from prstack.match.file import Explainer, PackageIndex
-from prstack.match.jobs import (
-    TEXT_SUFFIXES,
-    FileAt,
-    FileJob,
-    FileKey,
-    package_index,
-    run_jobs,
-)
-from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest
-from prstack.placement.paths import PathMap, Placement
-from prstack.report import AuditReport
-from prstack.sources.git.changes import StackLoad, start_stack
+from prstack.build import join_build
+from prstack.match.alone import noted_without_base
+from prstack.match.jobs import package_index
+from prstack.match.stack import base_packages, judge_stack
+from prstack.placement.paths import PathMap
+from prstack.report import AuditReport, report
+from prstack.sources.base import PRSource
 from prstack.sources.git.detect import PRMetadata
+from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
-from prstack.sources.github.repo_id import repo_from_git
-from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
+from prstack.targets.base import TargetSpec, needs_pr_paths, open_target
 
-__all__ = ["FileAt", "audit", "audit_stack", "package_index", "pr_status", "status_counts"]
-
-_LOCATION_STATUS = {
-    Placement.NOT_SHIPPED: HunkStatus.NOT_SHIPPED,
-    Placement.UNVERIFIABLE: HunkStatus.UNVERIFIABLE,
-}
+__all__ = ["audit", "audit_stack"]
 
 
-def pr_status(results: Iterable[HunkResult]) -> PRStatus:
-    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing)."""
-    shipped = [r.status for r in results if r.status.shipped]
-    if not shipped:
-        return PRStatus.NOT_SHIPPED
-    if all(s.present for s in shipped):
-        return PRStatus.APPLIED
-    if all(s in (HunkStatus.MISSING, HunkStatus.FILE_MISSING) for s in shipped):
-        return PRStatus.MISSING
-    return PRStatus.PARTIAL
+def audit(source: PRSource, spec: TargetSpec) -> AuditReport:
+    """Every hunk of `source`'s stack judged against the target `spec` names.
 
-
-def status_counts(results: Iterable[HunkResult]) -> dict[str, int]:
-    counts = {status.value: 0 for status in HunkStatus}
-    for r in results:
-        counts[r.status.value] += 1
-    return counts
-
-
-def audit(
-    prs: Sequence[PullRequest],
-    hunks: Sequence[Hunk],
-    target: Target,
-    repo_files: Iterable[str],
-    file_at: FileAt,
-    prefetch: Callable[[Sequence[FileKey]], None] | None = None,
-    package: PackageIndex | None = None,
-    later: StackLoad | None = None,
-    base_package: Callable[[int], BaseText | None] | None = None,
-    pathmap: PathMap | None = None,
-) -> AuditReport:
-    """Judge every hunk of `prs` (bottom-first) against `target`. `prefetch`, when given, is told
-    ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
-    `package` is the target's package index, when one is already made (see `package_index`).
-    `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
-    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
-    `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
-    file is no move when it was there (nor when another audited hunk put it there). `pathmap`:
-    the target's, when one is already made."""
-    pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
-    by_pr = {pr.number: pr for pr in prs}
-    groups = _grouped(hunks)
-    results: dict[tuple[int, str], list[HunkResult]] = {}
-    job_keys: list[tuple[int, str]] = []
-    hunks_at: dict[str, list[Hunk]] = {}
-    explain = Explainer(hunks_at, base_package)
-
-    def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
-        """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
-        jobs = []
-        for (number, path), file_hunks in todo.items():
-            location = pathmap.locate(path)
-            if location.placement in _LOCATION_STATUS:
-                status = _LOCATION_STATUS[location.placement]
-                results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
-                continue
-            assert location.installed_path is not None
-            hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
-            base_key, head_key = _sides(by_pr[number], file_hunks[0])
-            jobs.append(FileJob(tuple(file_hunks), location.installed_path,
-                                location.placement is Placement.SHIPPED, base_key, head_key))
-            job_keys.append((number, path))
-        return jobs
-
-    def late_jobs() -> list[FileJob]:
-        nonlocal groups
-        assert later is not None
-        every = _grouped(later.finish().hunks)
-        added = {key: group for key, group in every.items() if groups.get(key) != group}
-        groups = every
-        return plan(added)
-
-    late = None
-    if later is not None:
-        loading = later
-        late = _Late(lambda: loading.can_finish, late_jobs)
-    judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
-    results.update(zip(job_keys, judged, strict=True))
-    ordered = list(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
-    of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
-    for r in ordered:
-        of_pr[r.hunk.pr].append(r)
-    reports = [PRReport(pr, pr_status(of_pr[pr.number]), status_counts(of_pr[pr.number])) for pr in prs]
-    return AuditReport(target.info, tuple(reports), tuple(ordered))
-
-
-def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
-    """Hunks by (PR, path), in the order they first occur."""
-    groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
-    for hunk in hunks:
-        groups[(hunk.pr, hunk.path)].append(hunk)
-    return dict(groups)
-
-
-def _judge(
-    jobs: Sequence[FileJob],
-    target: Target,
-    file_at: FileAt,
-    prefetch: Callable[[Sequence[FileKey]], None] | None,
-    package: PackageIndex | None,
-    late: _Late | None = None,
-    explain: Explainer | None = None,
-) -> list[list[HunkResult]]:
-    """Every job's verdicts, in order, then those of the `late` jobs."""
-
-    def judged_here(todo: Sequence[FileJob], index: PackageIndex) -> list[list[HunkResult]]:
-        if prefetch is not None:
-            prefetch([key for job in todo for key in job.ahead if key is not None])
-        return list(_counted(run_jobs(todo, target, file_at, index, explain), len(todo)))
-
-    index = package or package_index(target)
-    alone = judged_here(jobs, index)
-    return alone + (judged_here(late.jobs(), index) if late is not None else [])
-
-
-class _Late:
-    """Jobs that come late (the files of huge files, diffed meanwhile): `ready` says whether
-    `jobs` would answer at once."""
-
-    def __init__(self, ready: Callable[[], bool], jobs: Callable[[], list[FileJob]]) -> None:
-        self.ready, self.jobs = ready, jobs
-
-
-def _sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
-    """The files a hunk group is judged with: the base's (if any), the head's. By the blob ids
-    the diff names where it names them whole (git reads a blob by its id without walking the
-    commit's trees), else as (commit, path)."""
-    base = None
-    if hunk.old_path:
-        base = (hunk.old_blob, "") if _whole_id(hunk.old_blob) else (pr.base_sha, hunk.old_path)
-    return base, ((hunk.new_blob, "") if _whole_id(hunk.new_blob) else (pr.head_sha, hunk.path))
-
-
-def _whole_id(blob: str | None) -> TypeGuard[str]:
-    """A whole SHA-1 or SHA-256 object id (an abbreviated one could be ambiguous)."""
-    return blob is not None and _WHOLE_ID.fullmatch(blob) is not None
-
-
-_WHOLE_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-
-
-
-def audit_stack(
-    source: GitSource,
-    numbers: Sequence[int],
-    spec: TargetSpec,
-    base: str | None = None,
-    metadata: Mapping[int, PRMetadata] | None = None,
-) -> AuditReport:
-    """Load the stack under `numbers` from `source` (with GitHub's PR metadata where known), open
-    the target, and audit every hunk.
-
-    A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first.
+    A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first;
+    the others once the PRs' paths are known (they choose the distribution). Huge files are judged
+    after the rest, whose matching starts while they are being diffed.
 
     Python's cycle collector is paused meanwhile: an audit makes hundreds of thousands of small
     objects that all live to its end, and the collector would walk them again and again."""
     with _collector_paused():
-        return _audit_stack(source, numbers, spec, base, metadata)
+        if needs_pr_paths(spec) and spec.repo is None:
+            hint = source.hint
+            spec = replace(spec, repo=hint.repo, names=(*spec.names, *hint.names))
+        early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
+        loading = source.load()
+        changes = loading.ready if early is not None else loading.finish()
+        if early is not None:
+            target = early
+        else:
+            paths = sorted({h.path for h in changes.hunks})
+            target = open_target(spec, paths, source.repo_files(changes, ()))
+        repo_files = source.repo_files(changes, target.files())
+        package, pathmap = package_index(target), PathMap(target.files(), repo_files)
+        at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
+                                 pathmap) if source.with_files else None)
+        results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,
+                              package, None if loading.complete else loading, at_base, pathmap)
+        if not source.with_files:
+            results = noted_without_base(results, target)
+        done = report(target.info, changes.prs, results)
+        build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
+                           source.contains, source.patch_contains)
+        return replace(done, build=build)
 
 
-def _audit_stack(source: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None,
-                 metadata: Mapping[int, PRMetadata] | None) -> AuditReport:
-    if needs_pr_paths(spec) and spec.repo is None:
-        spec = _named_by_clone(spec, source.path)
-    early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
-    progress.step("reading the stack and diffing its PRs")
-    loading = start_stack(source, numbers, base, metadata)
-    changes = loading.ready if early is not None else loading.finish()
-    repo_files = source.tree_paths(changes.top_sha)
-    target = early if early is not None else open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-    # huge files are judged after the rest, whose matching starts while they are being diffed
-    later = None if loading.complete else loading
-    package, pathmap = package_index(target), PathMap(target.files(), repo_files)
-    report = audit(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files, package,
-                   later, _base_packages(source, changes.prs, package, pathmap), pathmap)
-    build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
-                       report.results, source.contains, source.patch_contains)
-    return replace(report, build=build)
-
-
-def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[HunkResult]]:
-    """The verdicts of `total` files, reporting progress as each file is done (prstack.progress)."""
-    for done, verdict in enumerate(verdicts, 1):
-        progress.step("matching files", done, total)
-        yield verdict
-
-
-def _base_packages(source: GitSource, prs: Sequence[PullRequest], package: PackageIndex, pathmap: PathMap
-                   ) -> Callable[[int], BaseText | None]:
-    """PR -> the package at the base of its stack (a stacked PR's base is its parent's head,
-    whose change is audited too: the stack's own base is what was there before it), asked only
-    whether it holds a block (see PackageAtBase: only the files the target does not hold as they
-    were there are read)."""
-    by_head = {pr.head_sha: pr for pr in prs}
-    by_number = {pr.number: pr for pr in prs}
-    made: dict[str, PackageAtBase] = {}
-
-    def root(pr: PullRequest) -> str:
-        seen = {pr.number}
-        while (under := by_head.get(pr.base_sha)) is not None and under.number not in seen:
-            seen.add(under.number)
-            pr = under
-        return pr.base_sha
-
-    def installed_of(path: str) -> str | None:
-        location = pathmap.locate(path)
-        return location.installed_path if location.placement is Placement.SHIPPED else None
-
-    def read(blobs: Sequence[str]) -> dict[str, bytes]:
-        source.prefetch_files([(blob, "") for blob in blobs])
-        return {blob: data for blob in blobs if (data := source.file_at(blob, "")) is not None}
-
-    def of(number: int) -> BaseText | None:
-        pr = by_number.get(number)
-        if pr is None:
-            return None
-        rev = root(pr)
-        if rev not in made:
-            def files(rev: str = rev) -> list[tuple[str, str, int]]:
-                return [(path, blob, size) for path, blob, size in source.tree_blobs(rev)
-                        if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
-            made[rev] = PackageAtBase(files, read, package, installed_of)
-        return made[rev]
-
-    return of
-
-
-def _named_by_clone(spec: TargetSpec, path: Path) -> TargetSpec:
-    """What the clone says the repository is (its remote's OWNER/NAME, its folder's name): which
-    distribution is the project's when none ships the PRs' files (a PR of tests or docs)."""
-    found = repo_from_git(path)
-    folder = path.name.removesuffix(".git")
-    names = (folder, path.parent.name.rpartition("+")[2]) if "+" in path.parent.name else (folder,)
-    return replace(spec, repo=found.full_name if found else None, names=(*spec.names, *names))
+def audit_stack(git: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,
+                metadata: Mapping[int, PRMetadata] | None = None) -> AuditReport:
+    """The audit of the stack under `numbers` in the clone `git` (see `ClonePRs`)."""
+    return audit(ClonePRs(git, numbers, base, metadata), spec)
 
 
 @contextlib.contextmanager

@@ -15,8 +15,9 @@ def audit_patch_files(files: Sequence[str], spec: TargetSpec, *, prs: Sequence[s
                       repo: str | None, base: str | None, api_url: str | None) -> AuditReport:
     """The audit of the patch files `files` ('-': standard input) against `spec`; PR numbers and
     the options that name a PR source (--git, --repo, --base, --api-url) do not go with them."""
+    from prstack.audit import audit
     from prstack.sources.patch.files import read_patch_files, split_patch
-    from prstack.sources.patch.source import audit_patches
+    from prstack.sources.patch.source import PatchPRs
 
     others = [name for name, given in (("PR numbers", bool(prs)), ("--git", git is not None),
                                        ("--repo", repo is not None), ("--base", base is not None),
@@ -27,4 +28,4 @@ def audit_patch_files(files: Sequence[str], spec: TargetSpec, *, prs: Sequence[s
     if list(files).count("-") > 1:
         raise InputError("--patch - is given twice; standard input can be read once.")
     patches = [split_patch(f) for f in read_patch_files(files, sys.stdin.buffer)]
-    return audit_patches(patches, spec)
+    return audit(PatchPRs(patches), spec)

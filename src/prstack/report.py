@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from prstack.build import BuildReport
-from prstack.models import HunkResult, PRReport, TargetInfo
+from prstack.models import HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 
 
 @dataclass(frozen=True)
@@ -23,3 +25,32 @@ class AuditReport:
     def all_present(self) -> bool:
         """True when every shipped hunk is applied or relocated (exit 0)."""
         return all(r.status.present for r in self.results if r.status.shipped)
+
+
+def report(target: TargetInfo, prs: Sequence[PullRequest], results: Sequence[HunkResult],
+           build: BuildReport | None = None) -> AuditReport:
+    """The audit of `results` (in stack order), each PR's verdicts rolled up."""
+    of_pr: defaultdict[int, list[HunkResult]] = defaultdict(list)
+    for r in results:
+        of_pr[r.hunk.pr].append(r)
+    reports = [PRReport(pr, pr_status(of_pr[pr.number]), status_counts(of_pr[pr.number])) for pr in prs]
+    return AuditReport(target, tuple(reports), tuple(results), build)
+
+
+def pr_status(results: Iterable[HunkResult]) -> PRStatus:
+    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing)."""
+    shipped = [r.status for r in results if r.status.shipped]
+    if not shipped:
+        return PRStatus.NOT_SHIPPED
+    if all(s.present for s in shipped):
+        return PRStatus.APPLIED
+    if all(s in (HunkStatus.MISSING, HunkStatus.FILE_MISSING) for s in shipped):
+        return PRStatus.MISSING
+    return PRStatus.PARTIAL
+
+
+def status_counts(results: Iterable[HunkResult]) -> dict[str, int]:
+    counts = {status.value: 0 for status in HunkStatus}
+    for r in results:
+        counts[r.status.value] += 1
+    return counts

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prstack.audit import audit
 from prstack.errors import InputError
+from prstack.match.stack import judge_stack
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
+from prstack.report import report as audit_report
 from prstack.sources.git.changes import StackChanges, load_stack
 from prstack.sources.git.plan import PlanGit
 from prstack.sources.git.repo import GitSource
@@ -47,7 +48,7 @@ def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, orde
                    | {h.old_path for h in changes.hunks if h.old_path})
     tgt = open_target(spec, paths, repo_files)
     info = tgt.info
-    report = audit(changes.prs, changes.hunks, tgt, repo_files, source.file_at)
+    report = audit_report(info, changes.prs, judge_stack(changes.prs, changes.hunks, tgt, repo_files, source.file_at))
     present = {
         r.pr.number: "every shipped hunk is applied in the target"
         for r in report.prs if r.status is PRStatus.APPLIED

@@ -1,4 +1,4 @@
-"""The audit's PR source: a --git clone, or GitHub metadata plus the managed cache repository."""
+"""Opening the clone an audit reads: a --git clone, or the cache repository fed GitHub's PRs, with their metadata."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is aske
 
 
 @dataclass(frozen=True)
-class PRSource:
+class OpenedClone:
     """Where the audit reads PRs from, and what GitHub said about them."""
 
     git: GitSource
@@ -47,7 +47,7 @@ def open_source(
     token: str | None = None,
     backoff: Backoff | None = None,
     timeout: float = 15.0,
-) -> PRSource:
+) -> OpenedClone:
     """A git-backed source holding the PRs `numbers` and the PRs they stack on.
 
     With `git`: that clone (plus GitHub's metadata when `repo` is given). Otherwise the GitHub
@@ -62,16 +62,16 @@ def open_source(
         source = GitSource(git)
         known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
         if known is None or (repo is None and api_url is None and known.host != "github.com"):
-            return PRSource(source)
+            return OpenedClone(source)
         gh = _github(known, cache, api_url, token, offline, backoff, timeout)
         if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
-            return PRSource(source, _cached_metas(gh, numbers), gh.repo)
+            return OpenedClone(source, _cached_metas(gh, numbers), gh.repo)
         if repo is not None:
-            return PRSource(source, gh.stack(numbers), gh.repo)
+            return OpenedClone(source, gh.stack(numbers), gh.repo)
         try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
-            return PRSource(source, gh.stack(numbers), gh.repo)
+            return OpenedClone(source, gh.stack(numbers), gh.repo)
         except PrstackError:
-            return PRSource(source)  # the clone answers everything else
+            return OpenedClone(source)  # the clone answers everything else
     repo_id = infer_repo(explicit=repo, dists=named() if named is not None and repo is None else ())
     gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
     metas = gh.stack(numbers)
@@ -98,7 +98,7 @@ def open_source(
         if not bounded:
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
-    return PRSource(store.source(gh.token, offline), metas, repo_id, tuple(stale))
+    return OpenedClone(store.source(gh.token, offline), metas, repo_id, tuple(stale))
 
 
 def _cached_metas(gh: GitHub, numbers: Sequence[int]) -> dict[int, PRMeta]:

@@ -1,28 +1,19 @@
-"""The audit of patch files: each patch one PR of a stack, its hunks judged against a target with no clone."""
+"""Patch files as a PR source: each patch one PR of a stack, its hunks from its mails, no clone."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from prstack.audit import audit
-from prstack.build import join_build
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
-from prstack.match.text import LEVELS, LOOSEST, decode, trivial
-from prstack.models import Commit, Hunk, HunkResult, HunkStatus, PullRequest
-from prstack.report import AuditReport
+from prstack.models import Commit, Hunk, PullRequest
+from prstack.sources.base import Changes, Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps
 from prstack.sources.patch.files import Patch
-from prstack.targets.base import Target, TargetSpec, open_target
-from prstack.targets.confined import Unreadable
 
-__all__ = ["TARGET_ALONE", "audit_patches", "like_repo", "patch_stack"]
-
-TARGET_ALONE = ("judged from the target alone: a patch gives no file before it, so whether the block was "
-                "already in the package is not known")
-"""The note of a relocated hunk of a patch (a clone tells a block there all along; a patch cannot)."""
+__all__ = ["PatchPRs", "like_repo", "patch_stack"]
 
 
 def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]]:
@@ -67,18 +58,43 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
     return prs, hunks
 
 
-def audit_patches(patches: Sequence[Patch], spec: TargetSpec) -> AuditReport:
-    """Open the target and judge every hunk of the patches: the same matcher as for PRs, with
-    no file before or after each patch (no clone): a hunk's place is found from the target alone."""
-    prs, hunks = patch_stack(patches)
-    paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
-    target = open_target(spec, sorted({h.path for h in hunks}), paths)
-    repo_files = like_repo(paths, target.files())
-    report = audit(prs, hunks, target, repo_files, lambda rev, path: None)
-    results = _noted(report.results, target)
-    report = replace(report, results=results)
-    build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs, results)
-    return replace(report, build=build)
+class PatchPRs:
+    """Patch files as a PR source: each patch one PR, stacked on the one before it (see
+    `patch_stack`); no file before or after a patch, so each hunk's place is found from the
+    target alone, and no build commit to hold them."""
+
+    with_files = False
+    hint = RepoHint()
+    contains = None
+    patch_contains = None
+
+    def __init__(self, patches: Sequence[Patch]) -> None:
+        prs, hunks = patch_stack(patches)
+        self.changes = Stack(tuple(prs), tuple(hunks))
+
+    def load(self) -> Loaded:
+        return Loaded(self.changes)
+
+    def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
+        paths = sorted({p for h in changes.hunks for p in (h.path, h.old_path) if p})
+        return like_repo(paths, target_files)
+
+    def file_at(self, rev: str, path: str) -> bytes | None:
+        return None
+
+    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
+        pass
+
+    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        return []
+
+
+@dataclass(frozen=True)
+class Stack:
+    """The patches' PRs and hunks."""
+
+    prs: tuple[PullRequest, ...]
+    hunks: tuple[Hunk, ...]
 
 
 def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
@@ -98,47 +114,3 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
             for name in by_dir.get(folder[cut:], ()):
                 out.add("/".join((*folder, name)))
     return sorted(out)
-
-
-def _noted(results: Sequence[HunkResult], target: Target) -> tuple[HunkResult, ...]:
-    """`results` with a note where a clone would have told more: a relocated block may have been
-    in the package all along; an applied pure addition of a line the target's file holds more
-    often than the patches add it may have found lines that were there before (a clone counts
-    them in the file at the PR's base; a patch has no such file)."""
-    adds: Counter[tuple[str, str]] = Counter()
-    for r in results:
-        for t in r.hunk.added:
-            adds[(r.hunk.path, _loose(t))] += 1
-    counts: dict[str, Counter[str]] = {}
-
-    def in_target(path: str) -> Counter[str]:
-        if path not in counts:
-            try:
-                data = target.read(path)
-            except Unreadable:
-                data = None
-            counts[path] = Counter(map(_loose, decode(data))) if data is not None else Counter()
-        return counts[path]
-
-    out = []
-    for r in results:
-        note = None
-        if r.status is HunkStatus.RELOCATED:
-            note = TARGET_ALONE
-        elif r.status is HunkStatus.APPLIED and r.hunk.added and not r.hunk.removed and r.installed_path:
-            for t in r.hunk.added:
-                if trivial(t):
-                    continue
-                now, added = in_target(r.installed_path)[_loose(t)], adds[(r.hunk.path, _loose(t))]
-                if now > added:
-                    note = (f"judged from the target alone: the added line {t.strip()!r} is in the file {now} "
-                            f"times, the patches add it {added}; whether it was there before is not known")
-                    break
-        if note is not None:
-            note = f"{r.evidence.note}; {note}" if r.evidence.note else note
-            r = replace(r, evidence=replace(r.evidence, note=note))
-        out.append(r)
-    return tuple(out)
-
-
-_loose = LEVELS[LOOSEST][1]

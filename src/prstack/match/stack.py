@@ -1,0 +1,192 @@
+"""Judging a whole stack against a target: a job per PR and file, the huge files' jobs as they come,
+each block found elsewhere weighed against the package at the stack's base. No I/O of its own:
+files at revisions come through `file_at`, target files through the Target interface."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeGuard
+
+from prstack import progress
+from prstack.build import flag_results
+from prstack.match.atbase import PackageAtBase
+from prstack.match.explain import BaseText
+from prstack.match.file import Explainer, PackageIndex
+from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
+from prstack.match.package import INDEX_MAX_BYTES
+from prstack.models import Hunk, HunkResult, HunkStatus, PullRequest
+from prstack.placement.paths import PathMap, Placement
+from prstack.sources.base import Loading
+from prstack.targets.base import Target
+
+_LOCATION_STATUS = {
+    Placement.NOT_SHIPPED: HunkStatus.NOT_SHIPPED,
+    Placement.UNVERIFIABLE: HunkStatus.UNVERIFIABLE,
+}
+
+
+def judge_stack(
+    prs: Sequence[PullRequest],
+    hunks: Sequence[Hunk],
+    target: Target,
+    repo_files: Iterable[str],
+    file_at: FileAt,
+    prefetch: Callable[[Sequence[FileKey]], None] | None = None,
+    package: PackageIndex | None = None,
+    later: Loading | None = None,
+    base_package: Callable[[int], BaseText | None] | None = None,
+    pathmap: PathMap | None = None,
+) -> tuple[HunkResult, ...]:
+    """Every hunk of `prs` (bottom-first) judged against `target`, in stack order. `prefetch`, when given, is told
+    ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
+    `package` is the target's package index, when one is already made (see `package_index`).
+    `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
+    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
+    `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
+    file is no move when it was there (nor when another audited hunk put it there). `pathmap`:
+    the target's, when one is already made."""
+    pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
+    by_pr = {pr.number: pr for pr in prs}
+    groups = _grouped(hunks)
+    results: dict[tuple[int, str], list[HunkResult]] = {}
+    job_keys: list[tuple[int, str]] = []
+    hunks_at: dict[str, list[Hunk]] = {}
+    explain = Explainer(hunks_at, base_package)
+
+    def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
+        """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
+        jobs = []
+        for (number, path), file_hunks in todo.items():
+            location = pathmap.locate(path)
+            if location.placement in _LOCATION_STATUS:
+                status = _LOCATION_STATUS[location.placement]
+                results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
+                continue
+            assert location.installed_path is not None
+            hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
+            base_key, head_key = _sides(by_pr[number], file_hunks[0])
+            jobs.append(FileJob(tuple(file_hunks), location.installed_path,
+                                location.placement is Placement.SHIPPED, base_key, head_key))
+            job_keys.append((number, path))
+        return jobs
+
+    def late_jobs() -> list[FileJob]:
+        nonlocal groups
+        assert later is not None
+        every = _grouped(later.finish().hunks)
+        added = {key: group for key, group in every.items() if groups.get(key) != group}
+        groups = every
+        return plan(added)
+
+    late = None
+    if later is not None:
+        loading = later
+        late = _Late(lambda: loading.can_finish, late_jobs)
+    judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
+    results.update(zip(job_keys, judged, strict=True))
+    return tuple(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
+
+
+def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
+    """Hunks by (PR, path), in the order they first occur."""
+    groups: defaultdict[tuple[int, str], list[Hunk]] = defaultdict(list)
+    for hunk in hunks:
+        groups[(hunk.pr, hunk.path)].append(hunk)
+    return dict(groups)
+
+
+def _judge(
+    jobs: Sequence[FileJob],
+    target: Target,
+    file_at: FileAt,
+    prefetch: Callable[[Sequence[FileKey]], None] | None,
+    package: PackageIndex | None,
+    late: _Late | None = None,
+    explain: Explainer | None = None,
+) -> list[list[HunkResult]]:
+    """Every job's verdicts, in order, then those of the `late` jobs."""
+
+    def judged_here(todo: Sequence[FileJob], index: PackageIndex) -> list[list[HunkResult]]:
+        if prefetch is not None:
+            prefetch([key for job in todo for key in job.ahead if key is not None])
+        return list(_counted(run_jobs(todo, target, file_at, index, explain), len(todo)))
+
+    index = package or package_index(target)
+    alone = judged_here(jobs, index)
+    return alone + (judged_here(late.jobs(), index) if late is not None else [])
+
+
+class _Late:
+    """Jobs that come late (the files of huge files, diffed meanwhile): `ready` says whether
+    `jobs` would answer at once."""
+
+    def __init__(self, ready: Callable[[], bool], jobs: Callable[[], list[FileJob]]) -> None:
+        self.ready, self.jobs = ready, jobs
+
+
+def _sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
+    """The files a hunk group is judged with: the base's (if any), the head's. By the blob ids
+    the diff names where it names them whole (git reads a blob by its id without walking the
+    commit's trees), else as (commit, path)."""
+    base = None
+    if hunk.old_path:
+        base = (hunk.old_blob, "") if _whole_id(hunk.old_blob) else (pr.base_sha, hunk.old_path)
+    return base, ((hunk.new_blob, "") if _whole_id(hunk.new_blob) else (pr.head_sha, hunk.path))
+
+
+def _whole_id(blob: str | None) -> TypeGuard[str]:
+    """A whole SHA-1 or SHA-256 object id (an abbreviated one could be ambiguous)."""
+    return blob is not None and _WHOLE_ID.fullmatch(blob) is not None
+
+
+_WHOLE_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[HunkResult]]:
+    """The verdicts of `total` files, reporting progress as each file is done (prstack.progress)."""
+    for done, verdict in enumerate(verdicts, 1):
+        progress.step("matching files", done, total)
+        yield verdict
+
+
+def base_packages(prs: Sequence[PullRequest], tree_blobs: Callable[[str], list[tuple[str, str, int]]],
+                  file_at: FileAt, prefetch: Callable[[Sequence[FileKey]], None], package: PackageIndex,
+                  pathmap: PathMap) -> Callable[[int], BaseText | None]:
+    """PR -> the package at the base of its stack (a stacked PR's base is its parent's head,
+    whose change is audited too: the stack's own base is what was there before it), asked only
+    whether it holds a block (see PackageAtBase: only the files the target does not hold as they
+    were there are read)."""
+    by_head = {pr.head_sha: pr for pr in prs}
+    by_number = {pr.number: pr for pr in prs}
+    made: dict[str, PackageAtBase] = {}
+
+    def root(pr: PullRequest) -> str:
+        seen = {pr.number}
+        while (under := by_head.get(pr.base_sha)) is not None and under.number not in seen:
+            seen.add(under.number)
+            pr = under
+        return pr.base_sha
+
+    def installed_of(path: str) -> str | None:
+        location = pathmap.locate(path)
+        return location.installed_path if location.placement is Placement.SHIPPED else None
+
+    def read(blobs: Sequence[str]) -> dict[str, bytes]:
+        prefetch([(blob, "") for blob in blobs])
+        return {blob: data for blob in blobs if (data := file_at(blob, "")) is not None}
+
+    def of(number: int) -> BaseText | None:
+        pr = by_number.get(number)
+        if pr is None:
+            return None
+        rev = root(pr)
+        if rev not in made:
+            def files(rev: str = rev) -> list[tuple[str, str, int]]:
+                return [(path, blob, size) for path, blob, size in tree_blobs(rev)
+                        if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
+            made[rev] = PackageAtBase(files, read, package, installed_of)
+        return made[rev]
+
+    return of

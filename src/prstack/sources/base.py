@@ -1,0 +1,100 @@
+"""The PR source interface: what an audit asks of wherever its PRs come from (a clone, GitHub's
+PRs in the cache repository, patch files). `prstack.audit` connects one to a target."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from prstack.models import Hunk, PullRequest
+
+Contains = Callable[[str, str], bool | None]
+"""(build commit, PR head or commit) -> whether the build commit holds it; None when unknown."""
+
+
+class Changes(Protocol):
+    """A stack's PRs, bottom first, and each PR's own net hunks."""
+
+    @property
+    def prs(self) -> Sequence[PullRequest]: ...
+    @property
+    def hunks(self) -> Sequence[Hunk]: ...
+
+
+class Loading(Protocol):
+    """A stack being read: `ready` holds every hunk but those of huge files, still being diffed;
+    `finish` (at once when `can_finish`) the whole stack."""
+
+    @property
+    def ready(self) -> Changes: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def can_finish(self) -> bool: ...
+    def finish(self) -> Changes: ...
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A stack read whole at once (`Loading` with nothing left to wait for)."""
+
+    changes: Changes
+    complete: bool = True
+    can_finish: bool = True
+
+    @property
+    def ready(self) -> Changes:
+        return self.changes
+
+    def finish(self) -> Changes:
+        return self.changes
+
+
+@dataclass(frozen=True)
+class RepoHint:
+    """What a source says about the repository: which distribution is the project's when none
+    ships the PRs' files (a PR of tests or docs)."""
+
+    repo: str | None = None
+    """OWNER/NAME, when known."""
+    names: tuple[str, ...] = ()
+    """Other names it goes by (a clone's folder)."""
+
+
+class PRSource(Protocol):
+    """Where an audit's PRs come from."""
+
+    @property
+    def with_files(self) -> bool:
+        """Whether `file_at` knows each file before and after each PR (a patch gives neither)."""
+        ...
+
+    @property
+    def hint(self) -> RepoHint: ...
+
+    def load(self) -> Loading:
+        """Start reading the stack."""
+        ...
+
+    def repo_files(self, changes: Changes, target_files: Iterable[str]) -> Sequence[str]:
+        """The repository's files at the top of the stack (where its paths map into a
+        distribution); a source with no tree tells them from the PRs' paths and `target_files`."""
+        ...
+
+    def file_at(self, rev: str, path: str) -> bytes | None:
+        """A file at a revision ((blob id, "") names a blob); None where unknown."""
+        ...
+
+    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Files `file_at` will be asked for, to read them in one go."""
+        ...
+
+    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        """(path, blob id, size) of every file at `rev` (the package at a PR's base)."""
+        ...
+
+    @property
+    def contains(self) -> Contains | None: ...
+    @property
+    def patch_contains(self) -> Contains | None: ...

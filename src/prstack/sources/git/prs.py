@@ -1,0 +1,63 @@
+"""A clone's PRs (the user's, or the cache repository GitHub's PRs are fetched into) as an audit's PR source."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+
+from prstack import progress
+from prstack.sources.base import Changes, Contains, RepoHint
+from prstack.sources.git.changes import StackChanges, StackLoad, start_stack
+from prstack.sources.git.detect import PRMetadata
+from prstack.sources.git.repo import GitSource
+from prstack.sources.github.repo_id import repo_from_git
+
+
+class ClonePRs:
+    """The stack under `numbers` in the clone `git` (with GitHub's metadata where known; `base`:
+    where PRs whose fork point cannot be found start)."""
+
+    with_files = True
+
+    def __init__(self, git: GitSource, numbers: Sequence[int], base: str | None = None,
+                 metadata: Mapping[int, PRMetadata] | None = None) -> None:
+        self.git, self.numbers, self.base, self.metadata = git, numbers, base, metadata
+        self._paths: dict[str, list[str]] = {}
+
+    @cached_property
+    def hint(self) -> RepoHint:
+        """The clone's remote's OWNER/NAME and its folder's name (a cache repository's folder,
+        `owner+name`, names the repository too)."""
+        path = self.git.path
+        found = repo_from_git(path)
+        folder = path.name.removesuffix(".git")
+        names = (folder, path.parent.name.rpartition("+")[2]) if "+" in path.parent.name else (folder,)
+        return RepoHint(found.full_name if found else None, names)
+
+    def load(self) -> StackLoad:
+        progress.step("reading the stack and diffing its PRs")
+        return start_stack(self.git, self.numbers, self.base, self.metadata)
+
+    def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
+        assert isinstance(changes, StackChanges)
+        if changes.top_sha not in self._paths:
+            self._paths[changes.top_sha] = self.git.tree_paths(changes.top_sha)
+        return self._paths[changes.top_sha]
+
+    def file_at(self, rev: str, path: str) -> bytes | None:
+        return self.git.file_at(rev, path)
+
+    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
+        self.git.prefetch_files(keys)
+
+    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        return self.git.tree_blobs(rev)
+
+    @property
+    def contains(self) -> Contains:
+        return self.git.contains
+
+    @property
+    def patch_contains(self) -> Contains:
+        return self.git.patch_contains
+
