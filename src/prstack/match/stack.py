@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TypeGuard
+from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.build import flag_results
@@ -18,8 +18,21 @@ from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.models import Hunk, HunkResult, HunkStatus, PullRequest
 from prstack.placement.paths import PathMap, Placement
-from prstack.sources.base import Loading
 from prstack.targets.base import Target
+
+
+class Hunks(Protocol):
+    @property
+    def hunks(self) -> Sequence[Hunk]: ...
+
+
+class Later(Protocol):
+    """A stack still loading (a PR source's `Loading`): its huge files' hunks come with `finish`."""
+
+    @property
+    def can_finish(self) -> bool: ...
+    def finish(self) -> Hunks: ...
+
 
 _LOCATION_STATUS = {
     Placement.NOT_SHIPPED: HunkStatus.NOT_SHIPPED,
@@ -35,7 +48,7 @@ def judge_stack(
     file_at: FileAt,
     prefetch: Callable[[Sequence[FileKey]], None] | None = None,
     package: PackageIndex | None = None,
-    later: Loading | None = None,
+    later: Later | None = None,
     base_package: Callable[[int], BaseText | None] | None = None,
     pathmap: PathMap | None = None,
 ) -> tuple[HunkResult, ...]:
