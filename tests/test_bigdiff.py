@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import GitRepo
 from prstack.hunks import parse_diff
-from prstack.sources.git.batch import BIG_FILE, _big_changes, diff_many, diff_texts
 from prstack.sources.git.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
 from prstack.sources.git.changes import load_stack
+from prstack.sources.git.diffs import BIG_FILE, _big_changes, diff_many, diff_texts
 from prstack.sources.git.repo import GitSource
 
 _FUNC = re.compile(rb"^(@@ [^@]* @@).*$", re.MULTILINE)

@@ -9,7 +9,8 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import SourceError
-from prstack.sources.git.batch import BlobReader, PendingDiffs, diff_many
+from prstack.sources.git.blobs import BlobReader
+from prstack.sources.git.diffs import PendingDiffs, diff_many
 
 
 def test_diffs_come_back_in_order_with_empty_and_repeated_pairs(git_repo: GitRepo) -> None:

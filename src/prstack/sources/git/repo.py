@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 
 import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
-from prstack.sources.git.batch import BlobReader, PendingDiffs, diff_many, run_git
+from prstack.sources.git.blobs import BlobReader
+from prstack.sources.git.diffs import PendingDiffs, diff_many
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
 from prstack.sources.git.patchids import Patches
+from prstack.sources.git.prrefs import PRRefs
+from prstack.sources.git.runner import run_git
 
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
 """A commit named by its id (or its parent): what it stands for never changes."""
-_PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 _VIRTUAL_IDENTITY = {
     "GIT_AUTHOR_NAME": "prstack", "GIT_AUTHOR_EMAIL": "prstack@invalid", "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+00:00",
     "GIT_COMMITTER_NAME": "prstack", "GIT_COMMITTER_EMAIL": "prstack@invalid",
@@ -36,16 +38,7 @@ DEFAULT_BRANCH_CANDIDATES = (
 )
 
 
-@cache  # asked for every PR ref, several times a run, among thousands of refs
-def pr_number_of_ref(refname: str) -> int | None:
-    """The PR number a ref name stands for (refs/pull/N/head, refs/remotes/R/pr/N), else None."""
-    m = _PR_REF_RE.match(refname)
-    if not m:
-        return None
-    return int(next(g for g in m.groups() if g))
-
-
-class GitSource:
+class GitSource(PRRefs):
     """Reads everything prstack needs from one local repository; the only GitPython user."""
 
     def __init__(self, path: Path | str) -> None:
@@ -358,97 +351,14 @@ class GitSource:
                         "--", *paths)
         return out.split()
 
-    def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
-        """(ref name, head sha) of every PR ref in for-each-ref's order, filtered by for-each-ref
-        options (unfiltered: read once)."""
-        return self._read_pr_ref_rows(*filters) if filters else self._all_pr_ref_rows
-
-    @cached_property
-    def _all_pr_ref_rows(self) -> list[tuple[str, str]]:
-        return self._read_pr_ref_rows()
-
-    def _read_pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
-        out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
-                        "refs/pull/", "refs/remotes/")
-        rows = (line.partition(" ") for line in out.splitlines())
-        return [(ref, sha) for ref, _, sha in rows if pr_number_of_ref(ref) is not None]
-
-    @staticmethod
-    def pick_pr_refs(rows: Iterable[tuple[str, str]]) -> dict[int, str]:
-        """PR number -> head sha of PR ref rows; where a PR has several refs, refs/pull/N/head wins."""
-        return {n: sha for n, (_, sha) in _pick(rows).items()}
-
-    def _pr_ref_rows(self, *filters: str) -> dict[int, tuple[str, str]]:
-        """PR refs (filtered by for-each-ref options): number -> (ref name, head sha); where a PR
-        has several refs, refs/pull/N/head wins."""
-        return _pick(self.pr_ref_rows(*filters))
-
-    def _pr_refs(self, *filters: str) -> dict[int, str]:
-        return {n: sha for n, (_, sha) in self._pr_ref_rows(*filters).items()}
-
-    @cached_property
-    def _pr_ref_table(self) -> dict[int, tuple[str, str]]:
-        """Every PR ref of the clone, read once."""
-        return self._pr_ref_rows()
-
-    @cached_property
-    def pr_refs(self) -> dict[int, str]:
-        """Every PR ref of the clone: number -> head sha (read once)."""
-        return {n: sha for n, (_, sha) in self._pr_ref_table.items()}
-
-    def prs_pointing_at(self, sha: str) -> dict[int, str]:
-        """PRs whose head is exactly `sha`."""
-        return {n: head for n, head in self.pr_refs.items() if head == sha}
-
-    def prs_containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]:
-        """PRs whose head has `sha` in its history (and not `not_containing`): number -> head."""
-        extra = (f"--no-contains={not_containing}",) if not_containing else ()
-        return self._pr_refs(f"--contains={sha}", *extra)
-
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
         """PRs whose head is one of `head`'s commits not in `default` (from the history of the PR
         heads outside `default`, loaded once for all of them): number -> sha."""
         return self.history(default).heads_in_range(head, self.pr_refs)
 
-    def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-        """Of every PR ref's head commit, in one git call: subject -> PRs, and commit-id /
-        Change-Id trailer value -> PRs (spr and Gerrit-style stacks keep these across rebases)."""
-        out = self._run(
-            "for-each-ref",
-            "--format=%(refname)%00%(subject)%00"
-            "%(trailers:key=commit-id,key=Change-Id,valueonly,separator=%x2C)",
-            "refs/pull/", "refs/remotes/",
-        )
-        subjects: dict[str, list[int]] = {}
-        ids: dict[str, list[int]] = {}
-        for line in out.splitlines():
-            ref, _, rest = line.partition("\0")
-            subject, _, trailers = rest.partition("\0")
-            number = pr_number_of_ref(ref)
-            if number is None:
-                continue
-            keys = [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]
-            for index, key in keys:
-                if key and number not in index.get(key, []):
-                    index.setdefault(key, []).append(number)
-        return subjects, ids
-
     def commit_paths(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
         """Commit sha -> the paths it changes against its first parent (merges: none)."""
         return self.patches.paths(shas)
-
-    def pr_commit_subjects(self, default: str) -> dict[str, list[int]]:
-        """Subject of every commit of every PR ref not in `default` -> PRs that reach it (one git
-        call; each commit is named under the first PR ref that reached it)."""
-        out = self._run("log", "--source", "--format=%S%x00%s", "--glob=refs/pull/*",
-                        "--glob=refs/remotes/*/pr/*", "--not", default)
-        index: dict[str, list[int]] = {}
-        for line in out.splitlines():
-            ref, _, subject = line.partition("\0")
-            number = pr_number_of_ref(ref)
-            if number is not None and number not in index.get(subject, []):
-                index.setdefault(subject, []).append(number)
-        return index
 
     def merged_tree(self, a: str, b: str) -> str | None:
         """The tree of merging `a` and `b` (git merge-tree --write-tree), None on conflict."""
@@ -485,13 +395,3 @@ class GitSource:
 def _is_git_dir(path: Path) -> bool:
     """Whether `path` is itself a repository's git folder (a bare repository), config or not."""
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
-
-
-def _pick(rows: Iterable[tuple[str, str]]) -> dict[int, tuple[str, str]]:
-    """PR number -> (ref name, head sha); where a PR has several refs, refs/pull/N/head wins."""
-    found: dict[int, tuple[str, str]] = {}
-    for ref, sha in rows:
-        number = pr_number_of_ref(ref)
-        if number is not None and (number not in found or ref.startswith("refs/pull/")):
-            found[number] = (ref, sha)
-    return found

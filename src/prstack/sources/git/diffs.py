@@ -1,54 +1,25 @@
-"""Git in bulk: many diffs from one `git diff-tree --stdin`, many files from one `git cat-file
---batch`. A process per diff or per file costs more than the work."""
+"""Many diffs from one `git diff-tree --stdin` (a process per diff costs more than the work); a
+huge file's diff on the parts that differ (`bigdiff`)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from prstack.errors import SourceError
 from prstack.sources.git.bigdiff import shifted_hunks, trimmed_diff
+from prstack.sources.git.runner import READ_BUFFER, Env, environ, run_git
 
 _HEADER = re.compile(rb"^[0-9a-f]{40,64} [0-9a-f]{40,64}\n?$")
 DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
                 "--src-prefix=a/", "--dst-prefix=b/")
 """The patch form every PR diff has (rename detection, full blob ids), as `git diff` gives it."""
-
-
-READ_BUFFER = 1 << 20
-"""Bytes read from a long-lived git at a time (and its pipe's size, where the system allows)."""
-
-Env = Mapping[str, str] | None
-"""Variables set for git on top of the process environment (auth, offline guards)."""
-
-
-def _environ(env: Env) -> dict[str, str] | None:
-    return {**os.environ, **env} if env else None
-
-
-def _spawn(repo: Path, args: Sequence[str], env: Env) -> subprocess.Popen[bytes]:
-    """A git process fed on stdin, answering on stdout (cat-file reports missing objects there)."""
-    return subprocess.Popen(["git", "-C", str(repo), *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_environ(env),
-                            bufsize=READ_BUFFER, pipesize=READ_BUFFER)
-
-
-def run_git(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:
-    """git's stdout for `args` run in `repo` with `stdin` fed; a failure is a SourceError."""
-    done = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
-                          env=_environ(env))
-    if done.returncode != 0:
-        stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-        command = " ".join(a for a in args[:4] if not a.startswith(("-c", "core.")))
-        raise SourceError(f"git {command} failed in {repo}: {stderr}")
-    return done.stdout
 
 
 def diff_many(repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
@@ -96,7 +67,7 @@ class PendingDiffs:
         self._proc = subprocess.Popen(
             ["git", "-C", str(repo), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
              *DIFF_OPTIONS, *pathspec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=_environ(env),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=environ(env),
             bufsize=0, pipesize=READ_BUFFER)
         assert self._proc.stdin is not None
         with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
@@ -276,7 +247,7 @@ class _BlobsRead:
         self._out = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115 (closed by texts)
         self._errors = tempfile.TemporaryFile(prefix="prstack-blob-errors-")  # noqa: SIM115
         self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                      stdout=self._out, stderr=self._errors, env=_environ(env))
+                                      stdout=self._out, stderr=self._errors, env=environ(env))
         assert self._proc.stdin is not None
         with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
             self._proc.stdin.write("".join(f"{sha}\n" for sha in self._wanted).encode())
@@ -333,7 +304,7 @@ def diff_texts(env: Env, old: bytes, new: bytes) -> bytes:
         done = subprocess.run(
             ["git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "-U3",
              "--diff-algorithm=myers", "--indent-heuristic", "--", str(a), str(b)],
-            capture_output=True, env=_environ(env), cwd=tmp)
+            capture_output=True, env=environ(env), cwd=tmp)
     if done.returncode not in (0, 1):
         stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
         raise SourceError(f"git diff --no-index failed: {stderr}")
@@ -349,130 +320,3 @@ def _insert_file(diff: bytes, path: str, file_diff: bytes) -> bytes:
     return diff + file_diff
 
 
-class _Died:
-    """git stopped answering."""
-
-
-DIED = _Died()
-
-
-class BlobReader:
-    """Files at revisions from `git cat-file --batch`: `prefetch` reads a list of them at once
-    from one git (a round trip per file costs more than the reading), `read` returns a
-    prefetched answer or asks a long-lived git directly. (Reader threads that read ahead while
-    matching went: on the main-path bench they saved 6%, see bench/README.md.)"""
-
-    def __init__(self, repo: Path, env: Env = None) -> None:
-        self._repo = repo
-        self._env = env
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._uses: dict[tuple[str, str], int] = {}
-        """Reads still expected of each prefetched file (its bytes are dropped after the last)."""
-        self._data: dict[tuple[str, str], bytes | None] = {}
-
-    def _process(self) -> subprocess.Popen[bytes]:
-        if self._proc is None:
-            self._proc = _spawn(self._repo, ["cat-file", "--batch"], self._env)
-        return self._proc
-
-    def read_object(self, sha: str) -> bytes | None:
-        """A blob's bytes by its id, or None."""
-        return self._ask(sha)
-
-    def read(self, rev: str, path: str) -> bytes | None:
-        """The file's bytes at `rev`, or None when it is not a file there."""
-        key = (rev, path)
-        uses = self._uses.get(key, 0)
-        if uses > 0:
-            if uses == 1:
-                del self._uses[key]
-                return self._data.pop(key)
-            self._uses[key] = uses - 1
-            return self._data[key]
-        return None if "\n" in path else self._ask(_object_name(rev, path))
-
-    def _ask(self, name: str) -> bytes | None:
-        proc = self._process()
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):  # git died: _answer says so
-            proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
-            proc.stdin.flush()
-        got = _answer(proc)
-        if isinstance(got, _Died):
-            self._proc = None
-            _end(proc)
-            return None
-        return got
-
-    def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Read these files now, from one git; each is kept until `read` has been asked for it as
-        many times as it is listed. A git that fails (a partial clone that may not fetch) leaves
-        them to `read`, which asks for each."""
-        counts: dict[tuple[str, str], int] = {}
-        for key in keys:
-            if "\n" not in key[1]:
-                counts[key] = counts.get(key, 0) + 1
-        wanted = [key for key in counts if key not in self._uses]
-        if wanted:
-            names = "".join(f"{_object_name(rev, path)}\n" for rev, path in wanted)
-            try:
-                out = run_git(self._repo, ["cat-file", "--batch"], self._env, names.encode("utf-8", "surrogateescape"))
-                found = _answers(out, len(wanted))
-            except SourceError:
-                return
-            self._data.update(zip(wanted, found, strict=True))
-        for key, count in counts.items():
-            self._uses[key] = self._uses.get(key, 0) + count
-
-    def close(self) -> None:
-        """Stop the long-lived git."""
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            _end(proc)
-
-
-def _answers(out: bytes, count: int) -> list[bytes | None]:
-    """The `count` answers of one `git cat-file --batch` run: a blob's bytes, else None."""
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in range(count):
-        end = out.find(b"\n", pos)
-        if end < 0:
-            raise SourceError("git cat-file --batch answered short")
-        parts = out[pos:end].split(b" ")
-        pos = end + 1
-        if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():
-            size = int(parts[2])  # "<id> <type> <size>", then the content and a newline
-            found.append(out[pos : pos + size] if parts[1] == b"blob" else None)
-            pos += size + 1
-        else:
-            found.append(None)  # "<name> missing" / "ambiguous"
-    return found
-
-
-_OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-
-
-def _object_name(rev: str, path: str) -> str:
-    """git's name of the file at (rev, path); (blob id, "") names the blob itself."""
-    return f"{rev}:{path}" if path else rev
-
-
-def _answer(proc: subprocess.Popen[bytes]) -> bytes | _Died | None:
-    """The next answer of a `git cat-file --batch`; `DIED` when git stopped."""
-    assert proc.stdout is not None
-    header = proc.stdout.readline()
-    if not header:
-        return DIED
-    parts = header.split()
-    if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():  # then content, newline
-        body = proc.stdout.read(int(parts[2]) + 1)[:-1]
-        return body if parts[1] == b"blob" else None
-    return None  # "<name> missing" / "ambiguous"
-
-
-def _end(proc: subprocess.Popen[bytes]) -> None:
-    if proc.stdin is not None:
-        with contextlib.suppress(OSError):
-            proc.stdin.close()
-    proc.wait()
