@@ -8,7 +8,8 @@ from conftest import GitRepo
 from prstack.models import PRState, PullRequest
 from prstack.sources.git.changes import StackChanges, load_stack, read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import Evidence, Stack
+from prstack.stack.facts import Evidence
+from prstack.stack.graph import Stack
 
 
 def lines(n: int, tag: str = "") -> str:

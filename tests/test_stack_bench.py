@@ -8,7 +8,7 @@ from pathlib import Path
 
 from prstack.sources.git.changes import load_stack, read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import Evidence
+from prstack.stack.facts import Evidence
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_stack.py"
 

@@ -15,7 +15,8 @@ from prstack.errors import InputError, SourceError
 from prstack.models import PRState
 from prstack.sources.git.changes import read_graph
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import Evidence, Stack
+from prstack.stack.facts import Evidence
+from prstack.stack.graph import Stack
 
 A0 = "".join(f"line {i}\n" for i in range(60))
 

@@ -8,19 +8,9 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from prstack.models import Commit
-from prstack.stack.graph import (
-    Evidence,
-    MatchKind,
-    PRFacts,
-    PRState,
-    StackEdge,
-    Unconfirmed,
-    build_stack,
-    copy_candidates,
-    match_copies,
-    may_hold_copies,
-    relate,
-)
+from prstack.stack.copies import copy_candidates, match_copies, may_hold_copies
+from prstack.stack.facts import Evidence, MatchKind, PRFacts, StackEdge, Unconfirmed
+from prstack.stack.graph import PRState, build_stack, relate
 
 
 def c(sha: str, subject: str, message: str = "") -> Commit:

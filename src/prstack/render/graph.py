@@ -14,7 +14,8 @@ from rich.tree import Tree
 from prstack.models import PRState
 from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
-from prstack.stack.graph import MatchKind, Stack, StackEdge
+from prstack.stack.facts import MatchKind, StackEdge
+from prstack.stack.graph import Stack
 
 SCHEMA = "prstack.graph/1"
 _MATCH_WORD = {

@@ -8,16 +8,8 @@ from dataclasses import dataclass, field
 
 from prstack.sources.git.reader import PRMetadata, Reader, fork_point
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import (
-    Evidence,
-    MissingParent,
-    PRFacts,
-    Stack,
-    StackEdge,
-    Unconfirmed,
-    build_stack,
-    relate,
-)
+from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
+from prstack.stack.graph import Stack, build_stack, relate
 from prstack.stack.markers import Marker
 
 __all__ = ["PRMetadata", "fetch_command", "fork_point", "read_graph"]

@@ -12,7 +12,8 @@ from prstack.errors import InputError
 from prstack.models import Commit
 from prstack.sources.git.history import History
 from prstack.sources.git.repo import GitSource
-from prstack.stack.graph import PRFacts, copy_candidates, may_hold_copies
+from prstack.stack.copies import copy_candidates, may_hold_copies
+from prstack.stack.facts import PRFacts
 from prstack.stack.markers import Marker, commit_id, named_prs
 
 MAX_PATCH_IDS = 500
