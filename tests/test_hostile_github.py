@@ -222,24 +222,6 @@ def test_pages_on_to_another_host_or_without_end(srv: GitHubServer, tmp_path: Pa
     assert len(srv.api_requests()) == 10  # bounded, not endless
 
 
-@pytest.mark.parametrize(("where", "body", "said"), [
-    ("/files$", {"files": []}, "is not a list of changed files: the answer is an object"),
-    ("/files$", [{"filename": 3, "status": "modified"}], "entry 0: filename is a number"),
-    ("/files$", [{"filename": "a.py", "status": "exploded"}], "entry 0: status is 'exploded', not one of"),
-    ("/commits$", [{"sha": None}], "is not a list of commits: entry 0: sha is null, not a commit sha"),
-])
-def test_files_and_commits_of_the_wrong_shape(srv: GitHubServer, tmp_path: Path, where: str, body: Any,
-                                              said: str) -> None:
-    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"), api_url=srv.base_url, backoff=FAST)
-    meta = gh.pull(2)
-    srv.diff_file_limit = 0  # the pull's .diff: 406, so the files API is asked
-    srv.omit_patch = {"src/widget/extra.py"}  # and then the commits
-    srv.fail(where, 200, body=body)
-    with pytest.raises(SourceError, match="check --api-url") as err:
-        gh.api_diff(meta)
-    assert said in str(err.value)
-
-
 # -- rate limits of every shape ------------------------------------------------------------------------------
 
 RATE_LIMITS = {

@@ -28,8 +28,6 @@ from prstack.stack import markers
 
 T = TypeVar("T")
 DEFAULT_API_URL = "https://api.github.com"
-FILES_API_LIMIT = 3000
-COMMITS_API_LIMIT = 250
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 _SHA = re.compile(r"[0-9a-f]{40}")
 DEADLINE_ENV = "PRSTACK_HTTP_DEADLINE"
@@ -128,19 +126,6 @@ def api_host(api_url: str) -> str:
     (InputError, one line, for a URL that cannot be GitHub's API)."""
     host = urlsplit(api_root(api_url)).netloc.lower()
     return "github.com" if host == "api.github.com" else host
-
-
-@dataclass(frozen=True)
-class ApiDiff:
-    """A PR's changes as the REST API gave them."""
-
-    number: int
-    text: str | None
-    """Unified diff text; None when the API could not give a complete one."""
-    via: str
-    """'pull diff', 'files API', 'per-commit diffs', or 'none'."""
-    reason: str | None
-    """Why the first choice was not used (or why nothing was complete)."""
 
 
 @dataclass(frozen=True)
@@ -329,63 +314,6 @@ class GitHub:
             self.cache.put(f"{self._ns}/forks", key, cached)
         return (str(cached[0]), str(cached[1])) if isinstance(cached, list) and len(cached) == 2 else None
 
-    # -- diffs through the API -----------------------------------------------
-
-    def _diff_text(self, url: str, what: str) -> str | None:
-        """A .diff media-type answer; None when GitHub refuses it as too large (406)."""
-        _, _, body = self._get(url, what, headers={"Accept": "application/vnd.github.v3.diff"}, ok=(406,))
-        return body if isinstance(body, str) else None
-
-    def api_diff(self, meta: PRMeta) -> ApiDiff:
-        """The PR's diff from the REST API, as complete as GitHub gives it: the pull's .diff, else
-        the files API's patches, else per-commit diffs; `text` is None when none is complete
-        (then the git transport has to fetch the commits). Cached by head and base sha."""
-        key = f"{meta.head_sha}-{meta.base_sha}"
-        cached = self.cache.get(f"{self._ns}/diffs", key)
-        if cached is not None:
-            return ApiDiff(meta.number, cached["text"], cached["via"], cached["reason"])
-        if self.offline:
-            return ApiDiff(meta.number, None, "none", "not in the cache (offline)")
-        found = self._api_diff(meta)
-        self.cache.put(f"{self._ns}/diffs", key, asdict(found) | {"number": meta.number})
-        return found
-
-    def _api_diff(self, meta: PRMeta) -> ApiDiff:
-        n = meta.number
-        url = f"/repos/{self.repo.full_name}/pulls/{n}"
-        text = self._diff_text(url, f"the diff of PR #{n}")
-        if text is not None:
-            return ApiDiff(n, text, "pull diff", None)
-        files = self._pages(
-            f"{url}/files", f"the files of PR #{n}", {}, (payload.FILES, payload.changed_file),
-            FILES_API_LIMIT // 100 + 1,
-        )
-        omitted = [name for name, old, _, patch in files if patch is None or _quoted(name) or _quoted(old or "")]
-        if not omitted and len(files) < FILES_API_LIMIT:
-            parts = [_file_diff(*f) for f in files]
-            return ApiDiff(n, "".join(parts), "files API", "the pull's .diff is too large (406)")
-        reason = (
-            f"the files API omits the patch of {omitted[0]}"  # (or names it as git would have to quote)
-            if omitted
-            else f"the files API stops at {FILES_API_LIMIT} files"
-        )
-        shas = self._pages(
-            f"{url}/commits", f"the commits of PR #{n}", {}, ("a list of commits", payload.commit_sha),
-            COMMITS_API_LIMIT // 100 + 1,
-        )
-        if len(shas) >= COMMITS_API_LIMIT:
-            return ApiDiff(n, None, "none", f"{reason}; the commits API stops at {COMMITS_API_LIMIT} commits")
-        diffs = []
-        for sha in shas:
-            one = self._diff_text(
-                f"/repos/{self.repo.full_name}/commits/{sha}",
-                f"the diff of commit {sha[:12]}",
-            )
-            if one is None:
-                return ApiDiff(n, None, "none", f"{reason}; commit {sha[:12]} is too large")
-            diffs.append(one)
-        return ApiDiff(n, "".join(diffs), "per-commit diffs", reason)
-
     # -- requests and errors -------------------------------------------------
 
     def _get(self, url: str, what: str, **kw: Any) -> tuple[int, dict[str, Any], str | None]:
@@ -419,11 +347,6 @@ def _conditional(entry: Mapping[str, Any] | None) -> dict[str, str]:
     return {k: v for k, v in asked.items() if isinstance(v, str) and payload.header({k: v}, k)}
 
 
-def _quoted(name: str) -> bool:
-    """True when git would quote `name` in a diff header (controls, quotes, backslashes)."""
-    return any(ch < " " or ch in '"\\\x7f' for ch in name)
-
-
 def _deadline() -> float:
     """PRSTACK_HTTP_DEADLINE (seconds) when set, else DEFAULT_DEADLINE."""
     value = os.environ.get(DEADLINE_ENV, "").strip()
@@ -436,14 +359,6 @@ def _deadline() -> float:
     if not 0 < seconds < 86400:
         raise InputError(f"{DEADLINE_ENV}={value!r} is not a number of seconds; unset it or give e.g. 60.")
     return seconds
-
-
-def _file_diff(name: str, previous: str | None, status: str, patch: str | None) -> str:
-    """One file's entry of the files API as a unified diff."""
-    old = previous or name
-    before = "/dev/null" if status == "added" else f"a/{old}"
-    after = "/dev/null" if status == "removed" else f"b/{name}"
-    return f"diff --git a/{old} b/{name}\n--- {before}\n+++ {after}\n{patch}\n"
 
 
 def meta_as_dict(meta: PRMeta) -> dict[str, Any]:

@@ -13,7 +13,6 @@ from prstack.sources.github.urls import clone_url_problem
 T = TypeVar("T")
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _STATES = ("open", "closed")
-_FILE_STATUSES = frozenset({"added", "removed", "modified", "renamed", "copied", "changed", "unchanged"})
 _NEXT = re.compile(r'<([^<>\s]+)>\s*;\s*rel="?next"?')
 _HEADER_VALUE = re.compile(r"[\x20-\x7e]{1,512}")
 MISSING: Any = object()
@@ -197,24 +196,6 @@ def listed_pull(item: Any) -> tuple[int, str]:
     """(number, state) of one entry of the pull list."""
     pr = _object(item, "a list of pull requests", "it")
     return _number(pr, "number", "a list of pull requests"), _state(pr, "a list of pull requests")
-
-
-FILES = "a list of changed files"
-
-
-def changed_file(item: Any) -> tuple[str, str | None, str, str | None]:
-    """(filename, previous_filename, status, patch) of one entry of a PR's files."""
-    entry = _object(item, FILES, "it")
-    status = _str(entry, "status", FILES)
-    if status not in _FILE_STATUSES:
-        raise BadPayload(FILES, f"status is {status[:30]!r}, not one of {', '.join(sorted(_FILE_STATUSES))}")
-    return (_str(entry, "filename", FILES), _str(entry, "previous_filename", FILES, null=True), status,
-            _str(entry, "patch", FILES, null=True, empty=True))
-
-
-def commit_sha(item: Any) -> str:
-    """The sha of one entry of a PR's commits."""
-    return str(_sha(_object(item, "a list of commits", "it"), "sha", "a list of commits"))
 
 
 def page(data: Any, expected: str, item: Callable[[Any], T]) -> list[T]:
