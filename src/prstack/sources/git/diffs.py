@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prstack.errors import SourceError
 from prstack.sources.git.bigdiff import shifted_hunks, trimmed_diff
-from prstack.sources.git.runner import READ_BUFFER, Env, environ, run_git
+from prstack.sources.git.runner import READ_BUFFER, Env, environ, run_git, spawn
 
 _HEADER = re.compile(rb"^[0-9a-f]{40,64} [0-9a-f]{40,64}\n?$")
 DIFF_OPTIONS = ("-p", "-r", "-M", "--full-index", "--no-color", "--no-ext-diff",
@@ -64,11 +64,8 @@ class PendingDiffs:
         # huge blobs inflate on other cores while git diffs the rest
         self._texts = [_BlobsRead(repo, shas, env) for change in self._big for shas in change.reads]
         self._errors = tempfile.TemporaryFile(prefix="prstack-diff-")  # noqa: SIM115 (closed by sections)
-        self._proc = subprocess.Popen(
-            ["git", "-C", str(repo), "-c", "core.quotepath=off", "diff-tree", "--stdin", "--always",
-             *DIFF_OPTIONS, *pathspec],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors, env=environ(env),
-            bufsize=0, pipesize=READ_BUFFER)
+        self._proc = spawn(repo, ["-c", "core.quotepath=off", "diff-tree", "--stdin", "--always", *DIFF_OPTIONS,
+                                  *pathspec], env, stderr=self._errors, bufsize=0)
         assert self._proc.stdin is not None
         with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
             self._proc.stdin.write(stdin)  # one line a pair: fits the pipe, git reads it at once
@@ -246,8 +243,7 @@ class _BlobsRead:
         self._wanted = list(dict.fromkeys(shas))
         self._out = tempfile.TemporaryFile(prefix="prstack-blob-")  # noqa: SIM115 (closed by texts)
         self._errors = tempfile.TemporaryFile(prefix="prstack-blob-errors-")  # noqa: SIM115
-        self._proc = subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
-                                      stdout=self._out, stderr=self._errors, env=environ(env))
+        self._proc = spawn(repo, ["cat-file", "--batch"], env, stdout=self._out, stderr=self._errors, bufsize=-1)
         assert self._proc.stdin is not None
         with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
             self._proc.stdin.write("".join(f"{sha}\n" for sha in self._wanted).encode())

@@ -9,7 +9,6 @@ is unreferenced objects in the object database, which `git gc` prunes.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ from pathlib import Path
 from prstack.errors import SourceError
 from prstack.models import MergeOutcome
 from prstack.sources.git.repo import GitSource
+from prstack.sources.git.runner import failed, run
 
 PLAN_IDENTITY = {
     "GIT_AUTHOR_NAME": "prstack plan",
@@ -39,13 +39,9 @@ class PlanGit:
 
     def _git(self, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
              ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[bytes]:
-        full_env = {**os.environ, **PLAN_IDENTITY, **(env or {})}
-        done = subprocess.run(
-            ["git", "-C", str(self.path), *args], input=stdin, env=full_env, capture_output=True
-        )
+        done = run(self.path, args, {**PLAN_IDENTITY, **(env or {})}, stdin)
         if done.returncode not in ok:
-            stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-            raise SourceError(f"git {' '.join(args[:3])} failed in {self.path}: {stderr}")
+            raise failed(args, f"in {self.path}", done.stderr)
         return done
 
     def _out(self, *args: str, stdin: bytes | None = None,

@@ -16,7 +16,7 @@ from prstack.sources.git.diffs import PendingDiffs, diff_many
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
-from prstack.sources.git.runner import run_git
+from prstack.sources.git.runner import run, run_git
 
 _SHA_RE = re.compile(r"[0-9a-f]{40}")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
@@ -67,20 +67,11 @@ class GitSource(PRRefs):
         self._all_bases: dict[tuple[str, str], list[str]] = {}
 
     def _run(self, *args: str) -> str:
-        try:
-            return str(self.git.execute(["git", *args], stdout_as_string=True))
-        except git.GitCommandError as exc:
-            stderr = (exc.stderr or "").strip().replace("\n", " ")
-            raise SourceError(f"git {' '.join(args[:3])} failed in {self.path}: {stderr}") from None
+        """git's stdout as text (its last newline off); a failure is a SourceError."""
+        return self._run_bytes(*args).decode("utf-8", "surrogateescape").removesuffix("\n")
 
     def _run_bytes(self, *args: str) -> bytes:
-        try:
-            out = self.git.execute(["git", *args], stdout_as_string=False, strip_newline_in_stdout=False)
-        except git.GitCommandError as exc:
-            stderr = (exc.stderr or "").strip().replace("\n", " ")
-            raise SourceError(f"git {' '.join(args[:3])} failed in {self.path}: {stderr}") from None
-        assert isinstance(out, bytes)
-        return out
+        return run_git(self.path, args, self.git.environment())
 
     # -- refs -----------------------------------------------------------------
 
@@ -131,11 +122,8 @@ class GitSource(PRRefs):
                 return known
         key = (ancestor, descendant)
         if key not in self._ancestry:
-            try:
-                self.git.execute(["git", "merge-base", "--is-ancestor", ancestor, descendant])
-                answer = True
-            except git.GitCommandError:
-                answer = False
+            args = ["merge-base", "--is-ancestor", ancestor, descendant]
+            answer = run(self.path, args, self.git.environment()).returncode == 0
             if not all(map(_FIXED_RE.fullmatch, key)):
                 return answer
             self._ancestry[key] = answer

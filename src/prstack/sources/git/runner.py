@@ -7,6 +7,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 from prstack.errors import SourceError
 
@@ -21,19 +22,32 @@ def environ(env: Env) -> dict[str, str] | None:
     return {**os.environ, **env} if env else None
 
 
-def spawn(repo: Path, args: Sequence[str], env: Env) -> subprocess.Popen[bytes]:
-    """A git process fed on stdin, answering on stdout (cat-file reports missing objects there)."""
-    return subprocess.Popen(["git", "-C", str(repo), *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environ(env),
-                            bufsize=READ_BUFFER, pipesize=READ_BUFFER)
+def spawn(repo: Path, args: Sequence[str], env: Env, stdout: int | IO[bytes] = subprocess.PIPE,
+          stderr: int | IO[bytes] = subprocess.DEVNULL, bufsize: int = READ_BUFFER) -> subprocess.Popen[bytes]:
+    """A git process fed on stdin, answering on `stdout` (a pipe by default: cat-file reports
+    missing objects there), its complaints to `stderr` (dropped by default)."""
+    return subprocess.Popen(["git", "-C", str(repo), *args], stdin=subprocess.PIPE, stdout=stdout, stderr=stderr,
+                            env=environ(env), bufsize=bufsize, pipesize=READ_BUFFER)
+
+
+def run(repo: Path, args: Sequence[str], env: Env = None, stdin: bytes | None = None,
+        timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+    """git run in `repo` with `stdin` fed, to its end (or `timeout`: subprocess.TimeoutExpired);
+    the caller reads its exit code."""
+    return subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True, env=environ(env),
+                          timeout=timeout, check=False)
 
 
 def run_git(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = None) -> bytes:
     """git's stdout for `args` run in `repo` with `stdin` fed; a failure is a SourceError."""
-    done = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
-                          env=environ(env))
+    done = run(repo, args, env, stdin)
     if done.returncode != 0:
-        stderr = done.stderr.decode("utf-8", "replace").strip().replace("\n", " ")
-        command = " ".join(a for a in args[:4] if not a.startswith(("-c", "core.")))
-        raise SourceError(f"git {command} failed in {repo}: {stderr}")
+        raise failed(args, f"in {repo}", done.stderr)
     return done.stdout
+
+
+def failed(args: Sequence[str], where: str, stderr: bytes | str) -> SourceError:
+    """The one line a failed git command stands for: the command, where, git's own words."""
+    said = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    command = " ".join(a for a in args[:4] if not a.startswith(("-c", "core.")))
+    return SourceError(f"git {command} failed {where}: {said.strip()}".replace("\n", " "))

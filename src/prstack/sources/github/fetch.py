@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from prstack import progress
 from prstack.errors import InputError, SourceError
 from prstack.sources.git.repo import GitSource
+from prstack.sources.git.runner import run
 from prstack.sources.github.urls import scrub
 
 _NO_NETWORK = (
@@ -81,20 +82,15 @@ class CacheRepo:
         full_env = with_stall_limit({**os.environ, "GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never", **env},
                                     self.stall)
         try:
-            return subprocess.run(
-                ["git", "-C", str(self.path), *args],
-                input=stdin,
-                capture_output=True,
-                text=True,
-                env=full_env,
-                timeout=self.timeout,
-                check=False,
-            )
+            data = stdin.encode("utf-8", "surrogateescape") if stdin is not None else None
+            done = run(self.path, args, full_env, data, timeout=self.timeout)
         except subprocess.TimeoutExpired:
             raise SourceError(
                 f"{doing} from {self.shown} took longer than {self.timeout:g} s; try again, "
                 "or give a local clone with --git PATH."
             ) from None
+        return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "surrogateescape"),
+                                           done.stderr.decode("utf-8", "replace"))
 
     def _git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
         done = self._spawn(args, env or {}, f"git {args[0]}")

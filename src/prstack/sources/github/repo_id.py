@@ -10,6 +10,7 @@ from pathlib import Path
 
 from prstack.errors import InputError
 from prstack.forge import RepoId, parse_repo, repo_from_url
+from prstack.sources.git.runner import run
 
 REPO_ENV = "PRSTACK_REPO"
 
@@ -17,13 +18,7 @@ REPO_ENV = "PRSTACK_REPO"
 def repo_from_git(path: Path) -> RepoId | None:
     """The repository of a clone's upstream remote, else origin, else its only remote."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "config", "--get-regexp", r"^remote\..*\.url$"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout
+        out = run(path, ["config", "--get-regexp", r"^remote\..*\.url$"], timeout=30).stdout.decode("utf-8", "replace")
     except (OSError, subprocess.TimeoutExpired):
         return None
     urls = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
