@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from prstack.report import AuditReport
+    from prstack.sources.open import OpenedClone
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
 NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
@@ -146,11 +148,9 @@ def graph(
     """The stack: which PR builds on which, why, and which parents are merged or stale."""
     from prstack.render.graph import render_graph
     from prstack.sources.git.changes import read_graph
-    from prstack.sources.open import open_source
 
-    numbers, repo = parse_prs(prs, repo)
+    numbers, source = _opened(prs, git, repo, api_url, offline)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
         stack = read_graph(source.git, numbers, source.meta)
     show(render_graph(stack, fmt))
     troubled = stack.missing or stack.cycles or any(e.stale for e in stack.edges)
@@ -169,14 +169,22 @@ def hunks(
     """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
     from prstack.render.hunks import render_hunks
     from prstack.sources.git.changes import load_stack
+
+    numbers, source = _opened(prs, git, repo, api_url, offline)
+    with progress_shown():
+        changes = load_stack(source.git, numbers, base, source.meta)
+    show(render_hunks(changes.prs, changes.hunks, fmt))
+    raise typer.Exit(0)
+
+
+def _opened(prs: Sequence[str], git: Path | None, repo: str | None, api_url: str | None,
+            offline: bool) -> tuple[list[int], OpenedClone]:
+    """The PR numbers given and the clone that holds them (no target to name the repository)."""
     from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
-        changes = load_stack(source.git, numbers, base, source.meta)
-    show(render_hunks(changes.prs, changes.hunks, fmt))
-    raise typer.Exit(0)
+        return numbers, open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
 
 
 @app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")

@@ -65,7 +65,7 @@ def open_source(
             return OpenedClone(source)
         gh = _github(known, cache, api_url, token, offline, backoff, timeout)
         if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
-            return OpenedClone(source, _cached_metas(gh, numbers), gh.repo)
+            return OpenedClone(source, gh.stack(numbers, known_only=True), gh.repo)
         if repo is not None:
             return OpenedClone(source, gh.stack(numbers), gh.repo)
         try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
@@ -99,23 +99,6 @@ def open_source(
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return OpenedClone(store.source(gh.token, offline), metas, repo_id, tuple(stale))
-
-
-def _cached_metas(gh: GitHub, numbers: Sequence[int]) -> dict[int, PRMeta]:
-    """The metadata the cache holds for `numbers` and the PRs they stack on, as far as the cache
-    knows them (an offline GitHub answers from it or refuses)."""
-    metas: dict[int, PRMeta] = {}
-    todo = list(numbers)
-    while todo:
-        number = todo.pop(0)
-        if number in metas:
-            continue
-        try:
-            metas[number] = gh.pull(number)
-            todo += gh.parents(metas[number])
-        except PrstackError:
-            continue
-    return metas
 
 
 def _github(

@@ -17,7 +17,7 @@ from github import Auth, Github
 from urllib3.util.retry import Retry
 
 from prstack import progress
-from prstack.errors import InputError, SourceError
+from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.cache import Cache
@@ -270,8 +270,9 @@ class GitHub:
                 found.append(parent)
         return found + [n for n in meta.named_parents() if n not in found]
 
-    def stack(self, numbers: Sequence[int]) -> dict[int, PRMeta]:
-        """The PRs asked for and every PR they build on (by base branch or by name)."""
+    def stack(self, numbers: Sequence[int], known_only: bool = False) -> dict[int, PRMeta]:
+        """The PRs asked for and every PR they build on (by base branch or by name); with
+        `known_only`, as far as GitHub (or, offline, the cache) answers, nothing refused."""
         metas: dict[int, PRMeta] = {}
         asked = set(numbers)
         todo = list(dict.fromkeys(numbers))
@@ -281,10 +282,10 @@ class GitHub:
                 continue
             try:
                 metas[number] = self.pull(number)
-            except InputError:
-                if number in asked:
+            except PrstackError as exc:
+                if not known_only and (number in asked or not isinstance(exc, InputError)):
                     raise
-                continue  # a "depends on #N" that is an issue, not a PR
+                continue  # a "depends on #N" that is an issue, not a PR (or, known_only, not known)
             todo += [n for n in self.parents(metas[number]) if n not in metas]
         return metas
 
