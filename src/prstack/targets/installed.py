@@ -22,7 +22,7 @@ from prstack.targets.editable import (
 )
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.metadata import (
-    core_metadata,
+    metadata_of,
     parse_direct_url,
     parse_version,
     top_level_names,
@@ -61,7 +61,7 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
     recorded = frozenset() if editable and editable.mechanism == "egg-link" else _recorded(dist)
     editable = editable or _editable_of(dist, root, recorded)
     meta = dist.metadata
-    core = core_metadata(meta["Name"], dist.version, meta.get_all("Project-URL") or [], meta["Home-page"])
+    core = metadata_of(meta, dist.version)
     direct_text = _text(dist, "direct_url.json")
     direct = parse_direct_url(direct_text)
     repos = set(core.repos)
@@ -171,7 +171,7 @@ class InstalledDistribution:
         installer = (_text(dist, "INSTALLER") or "").strip() or None
         files = self.meta.files
         meta = dist.metadata
-        core = core_metadata(meta["Name"], dist.version, meta.get_all("Project-URL") or [], meta["Home-page"])
+        core = metadata_of(meta, dist.version)
         editable = self.meta.editable
         checkout = enclosing_checkout(Path(editable.source_dirs[0])) if editable and editable.source_dirs else None
         return BuildEvidence(

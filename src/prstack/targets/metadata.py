@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from prstack.forge import repo_slug
@@ -150,6 +151,7 @@ class CoreMetadata:
     version: str | None
     project_urls: tuple[tuple[str, str], ...] = ()
     """(label, url) of each Project-URL, and Home-page as ('Homepage', url)."""
+    download_url: str | None = None
 
     @property
     def repos(self) -> frozenset[str]:
@@ -169,6 +171,26 @@ def core_metadata(
     if home_page and home_page.strip() not in ("", "UNKNOWN"):
         urls.append(("Homepage", home_page.strip()))
     return CoreMetadata(name, version, tuple(urls))
+
+
+class Headers(Protocol):
+    """METADATA's fields as a parser gives them (importlib.metadata's, or email's HeaderParser)."""
+
+    def get_all(self, name: str, failobj: None = None) -> list[Any] | None: ...
+
+
+def metadata_of(headers: Headers, version: str | None = None) -> CoreMetadata:
+    """The fields prstack uses of a METADATA (the one place they are read), `version` when the
+    caller knows it better (importlib's normalised one)."""
+
+    def first(name: str) -> str | None:
+        values = headers.get_all(name) or []
+        return str(values[0]) if values else None
+
+    core = core_metadata(first("Name"), version or first("Version"), headers.get_all("Project-URL") or [],
+                         first("Home-page"))
+    download = first("Download-URL")
+    return replace(core, download_url=download.strip() if download and download.strip() != "UNKNOWN" else None)
 
 
 def top_level_names(text: str | None, files: Iterable[str]) -> tuple[str, ...]:

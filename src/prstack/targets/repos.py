@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -16,6 +15,7 @@ from prstack.models import TargetKind
 from prstack.targets.base import TargetSpec, site_dirs_of
 from prstack.targets.confined import confined_distributions
 from prstack.targets.editable import git_remote_urls
+from prstack.targets.metadata import CoreMetadata, DirectUrl, metadata_of, parse_direct_url
 
 Named = list[tuple[str, frozenset[RepoId]]]
 """(distribution, the GitHub repositories its metadata names), per distribution."""
@@ -50,18 +50,14 @@ def repo_of_checkout(root: Path) -> RepoId | None:
 
 
 def repos_from_metadata(metadata_text: str, direct_url: str | None = None) -> frozenset[RepoId]:
-    """GitHub repositories named by a distribution's METADATA (Project-URL, Home-page, Download-URL)
-    and its PEP 610 direct_url.json."""
-    headers = HeaderParser().parsestr(metadata_text)
-    urls = [headers.get("Home-page") or "", headers.get("Download-URL") or ""]
-    urls += [value.split(",", 1)[-1].strip() for value in headers.get_all("Project-URL") or []]
-    if direct_url:
-        try:
-            data = json.loads(direct_url)
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("url"), str):
-            urls.append(data["url"])
+    """GitHub repositories named by a distribution's METADATA text and its direct_url.json."""
+    return repos_named(metadata_of(HeaderParser().parsestr(metadata_text)), parse_direct_url(direct_url))
+
+
+def repos_named(core: CoreMetadata, direct: DirectUrl | None) -> frozenset[RepoId]:
+    """GitHub repositories named by METADATA's Project-URLs, Home-page and Download-URL, and by
+    PEP 610 direct_url.json's URL."""
+    urls = [url for _, url in core.project_urls] + [core.download_url or "", direct.url if direct else ""]
     return frozenset(r for u in urls if u and (r := repo_from_url(u)))
 
 
@@ -99,6 +95,6 @@ def installed_repos(
         name = d.metadata["Name"]
         if not name or norm(name) in found or (dist and norm(name) != norm(dist)):
             continue
-        text = d.read_text("METADATA") or d.read_text("PKG-INFO") or ""
-        found[norm(name)] = (name, repos_from_metadata(text, d.read_text("direct_url.json")))
+        direct = parse_direct_url(d.read_text("direct_url.json"))
+        found[norm(name)] = (name, repos_named(metadata_of(d.metadata), direct))
     return list(found.values())

@@ -14,7 +14,7 @@ from prstack.models import TargetInfo, TargetKind
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
-from prstack.targets.metadata import core_metadata, parse_direct_url, parse_version, top_level_names
+from prstack.targets.metadata import metadata_of, parse_direct_url, parse_version, top_level_names
 from prstack.targets.record import RecordIntegrity, check_entries, confined_path, parse_record
 
 _DATA_LIB = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/")
@@ -115,8 +115,7 @@ class WheelTarget:
     def evidence(self) -> BuildEvidence:
         """The wheel's metadata, and its RECORD checked against the zip's members."""
         meta = self._meta
-        core = core_metadata(meta.get("Name"), meta.get("Version"), meta.get_all("Project-URL") or [],
-                             meta.get("Home-page"))
+        core = metadata_of(meta)
         files = self.files()
         version = meta.get("Version")
         return BuildEvidence(
