@@ -41,8 +41,8 @@ class Explainer:
         self._hunks_at = hunks_at
         self._base = base
         self._runs: dict[int, bytes] = {}
+        self._block_runs: dict[tuple[str, ...], bytes] = {}
         self._at_base: dict[tuple[int, tuple[str, ...]], bool] = {}
-        self._by_line: tuple[int, dict[bytes, set[str]]] | None = None
 
     def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
         """Whether `block` was in the package at the base of the hunk's PR."""
@@ -57,7 +57,11 @@ class Explainer:
 
     def by_hunk(self, hunk: Hunk, block: Sequence[str], path: str) -> Hunk | None:
         """Another audited hunk of `path` whose post-image holds `block` (first in audit order)."""
-        return self._holder(hunk, _run(block), path)
+        memo = tuple(block)
+        want = self._block_runs.get(memo)
+        if want is None:
+            want = self._block_runs[memo] = _run(block)
+        return self._holder(hunk, want, path)
 
     def _holder(self, hunk: Hunk, want: bytes, path: str) -> Hunk | None:
         me = _ident(hunk)
@@ -70,33 +74,6 @@ class Explainer:
             if want in run:
                 return other
         return None
-
-    def paths_holding(self, hunk: Hunk, blocks: Sequence[Sequence[str]]) -> list[str]:
-        """The files where another audited hunk's post-image holds one of `blocks` (every
-        place there is explained by that hunk)."""
-        by_line = self._paths_by_line()
-        out: list[str] = []
-        for block in blocks:
-            want = _run(block)
-            lines = want[1:-1].split(b"\n")
-            candidates = set.intersection(*(by_line.get(k, set()) for k in lines)) if lines else set()
-            out += [path for path in sorted(candidates)
-                    if path not in out and self._holder(hunk, want, path) is not None]
-        return out
-
-    def _paths_by_line(self) -> dict[bytes, set[str]]:
-        """Each non-trivial post-image line (as the index keys it) -> the files whose audited
-        hunks hold it (rebuilt when hunks were added since)."""
-        size = sum(map(len, self._hunks_at.values()))
-        if self._by_line is None or self._by_line[0] != size:
-            table: dict[bytes, set[str]] = {}
-            for path, hunks in self._hunks_at.items():
-                for h in hunks:
-                    for line in h.new_image:
-                        if not trivial(line):
-                            table.setdefault(key(line), set()).add(path)
-            self._by_line = (size, table)
-        return self._by_line[1]
 
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.

@@ -24,12 +24,12 @@ from prstack.match.anchors import Anchors
 from prstack.match.explain import Explainer
 from prstack.match.index import FileIndex
 from prstack.match.judge import Verdict, judge
-from prstack.match.package import PackageIndex
+from prstack.match.package import PackageIndex, key, loose_keys
 from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["Explainer", "Found", "PackageIndex", "decode", "match_file", "relocated",
+__all__ = ["Explainer", "PackageIndex", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
@@ -118,12 +118,12 @@ def _more_than_base(result: HunkResult, hunks: Sequence[Hunk], idx: FileIndex, h
     if not repeated:
         return result  # (the cheap, common case: no added line occurs twice in the head at all)
     loose = LEVELS[LOOSEST][1]
-    head_count = Counter(map(loose, decode(head)))
+    head_count = Counter(loose_keys(head).split(b"\n"))  # (by `key`: as `loose` on the decoded lines, faster)
     adds = Counter(loose(t) for other in hunks for t in other.added)
     target = idx.positions(LOOSEST)
     for t in repeated:
         k = loose(t)
-        before = head_count[k] - adds[k]
+        before = head_count[key(t)] - adds[k]
         now = target.count(k)
         if before > 0 and now <= before:
             note = (f"the added line {t.strip()!r} was in the file {before} times before the PR; "
@@ -263,8 +263,6 @@ def _rewritten(result: HunkResult) -> bool:
 
 _loose = LEVELS[LOOSEST][1]
 
-Found = tuple[str, int, str | None]
-"""Where a block was found in another file: (installed path, 1-based line, normalisation)."""
 MOVED_MAX = 8
 """At most this many places of one block elsewhere are weighed (each may be explained otherwise)."""
 
@@ -279,16 +277,10 @@ def relocated(result: HunkResult, path: str, line: int, normalisation: str | Non
 
 
 def moved_places(package: PackageIndex, blocks: Sequence[Sequence[str]],
-                 exclude: str | Sequence[str] | None) -> list[Iterator[Found]]:
-    """For each of `blocks`, the places it occurs in files other than `exclude` (one or several), with
-    the normalisation that equates it with the target's lines there, found as they are asked for
-    (`settle` often needs one)."""
-
-    def places(block: Sequence[str]) -> Iterator[Found]:
-        for path, line in islice(package.find_all(block, exclude=exclude), MOVED_MAX):
-            yield path, line, _block_level(block, package.lines(path), line - 1)
-
-    return [places(block) for block in blocks]
+                 exclude: str | Sequence[str] | None) -> list[Iterator[tuple[str, int]]]:
+    """For each of `blocks`, the places (installed path, 1-based line) it occurs in files other than
+    `exclude` (one or several), at most MOVED_MAX, found as they are asked for (`settle` often needs one)."""
+    return [islice(package.find_all(block, exclude=exclude), MOVED_MAX) for block in blocks]
 
 
 def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | None:
@@ -309,19 +301,21 @@ def _block_level(block: Sequence[str], lines: Sequence[str], at: int) -> str | N
     return LEVELS[LOOSEST][0]
 
 
-def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Iterable[Found]],
-           explain: Explainer | None) -> HunkResult:
-    """`result` given where its `blocks` were `found` elsewhere: relocated to the first place
-    not explained otherwise (see Explainer); else as it is, its note naming an explained place."""
+def settle(result: HunkResult, blocks: Sequence[Sequence[str]], found: Sequence[Iterable[tuple[str, int]]],
+           explain: Explainer | None, package: PackageIndex) -> HunkResult:
+    """`result` given where its `blocks` were `found` elsewhere (in `package`): relocated to the
+    first place not explained otherwise (see Explainer), with the normalisation that equates the
+    block with the lines there (worked out for that place only); else as it is, its note naming
+    an explained place."""
     seen: tuple[str, int, str] | None = None
     for block, places in zip(blocks, found, strict=True):
         base: bool | None = None
-        for path, line, normalisation in places:
+        for path, line in places:
             if base is None:  # (asked only of a block found elsewhere: it may read the base)
                 base = explain is not None and explain.by_base(result.hunk, block)
             why = explain.why(result.hunk, block, path, base) if explain is not None else None
             if why is None:
-                return relocated(result, path, line, normalisation)
+                return relocated(result, path, line, _block_level(block, package.lines(path), line - 1))
             seen = seen or (path, line, why)
             if base:
                 break  # (every other place is explained by the base too)
@@ -339,4 +333,4 @@ def _relocated(result: HunkResult, package: PackageIndex, installed_path: str,
     blocks = relocation_blocks(result)
     if not blocks:
         return result
-    return settle(result, blocks, moved_places(package, blocks, installed_path), explain)
+    return settle(result, blocks, moved_places(package, blocks, installed_path), explain, package)

@@ -72,6 +72,8 @@ class PackageIndex:
         """Key -> its place in that order."""
         self._known: list[int] = []
         """Per file: how many distinct keys occur in it or a file before it."""
+        self._places: dict[tuple[bytes, ...], tuple[list[tuple[str, int]], Iterator[tuple[str, int]]]] = {}
+        """A block's keys -> the places found so far (no file left out), and the scan that finds more."""
 
     @property
     def data(self) -> Mapping[str, bytes]:
@@ -146,30 +148,56 @@ class PackageIndex:
         self, block: Sequence[str], *, exclude: str | Collection[str] | None = None
     ) -> Iterator[tuple[str, int]]:
         """Every place `find_block` could answer, in path order then line order (`exclude`:
-        a file, or files, to leave out)."""
+        a file, or files, to leave out). The places of a block are found once per run, as far as
+        they are asked for: the same block is often asked again (boilerplate that many hunks add,
+        each leaving out its own file)."""
         if isinstance(exclude, str):
             exclude = (exclude,)
-        wanted = [key(line) for line in block if not trivial(line)]
+        wanted = tuple(key(line) for line in block if not trivial(line))
         if not wanted:
             return iter(())
         count = self._index()
         if any(k not in count for k in wanted):
             return iter(())
+        places = self._places.get(wanted)
+        if places is None:
+            places = self._places[wanted] = ([], self._find_all(list(wanted)))
+        return self._replay(places, exclude)
+
+    @staticmethod
+    def _replay(places: tuple[list[tuple[str, int]], Iterator[tuple[str, int]]],
+                exclude: Collection[str] | None) -> Iterator[tuple[str, int]]:
+        """The places of one block, those already found first, then found on as they are asked for."""
+        found, more = places
+        i = 0
+        while True:
+            if i == len(found):
+                got = next(more, None)
+                if got is None:
+                    return
+                found.append(got)
+            path, line = found[i]
+            i += 1
+            if not exclude or path not in exclude:
+                yield path, line
+
+    def _find_all(self, wanted: list[bytes]) -> Iterator[tuple[str, int]]:
+        assert self._count is not None
+        count = self._count
         if any(_trivial(k) for k in wanted):
             # A line trivial only once normalised can stand between others: walk from the
             # rarest line, through the whole package.
             probe = min(range(len(wanted)), key=lambda i: count[wanted[i]])
-            return self._scan(wanted, probe, 0, exclude)
+            return self._scan(wanted, probe, 0)
         # Otherwise the block is the run of non-trivial lines around any of its lines, and lies in
         # a file that holds all of them: look from the last of their first files, where the line
         # that first occurs there occurs each time.
         firsts = [self._first_file(k) for k in wanted]
         frm = max(firsts)
         probe = min((i for i, f in enumerate(firsts) if f == frm), key=lambda i: count[wanted[i]])
-        return self._scan(wanted, probe, frm, exclude)
+        return self._scan(wanted, probe, frm)
 
-    def _scan(self, wanted: list[bytes], probe: int, frm: int, exclude: Collection[str] | None
-              ) -> Iterator[tuple[str, int]]:
+    def _scan(self, wanted: list[bytes], probe: int, frm: int) -> Iterator[tuple[str, int]]:
         """Walk from each occurrence of wanted[probe] in files `frm` on (all of its occurrences)."""
         assert self._count is not None
         text, starts = self._text, self._starts
@@ -177,21 +205,18 @@ class PackageIndex:
         left = self._count[wanted[probe]]
         at = text.find(needle, starts[frm] - 1)
         f = -1
-        skip = False
         last: tuple[str, int] | None = None
         while left and at >= 0:
             left -= 1
             if f < 0 or not starts[f] <= at + 1 < starts[f + 1]:
                 f = bisect.bisect_right(starts, at + 1) - 1
-                skip = bool(exclude) and self._paths[f] in exclude  # type: ignore[operator]
-            if not skip:
-                lo = starts[f]
-                start = _walk(text, lo, starts[f + 1] - 1, at + 1, wanted, probe)
-                if start is not None:
-                    found = (self._paths[f], text.count(b"\n", lo, start) + 1)
-                    if found != last:
-                        last = found
-                        yield found
+            lo = starts[f]
+            start = _walk(text, lo, starts[f + 1] - 1, at + 1, wanted, probe)
+            if start is not None:
+                found = (self._paths[f], text.count(b"\n", lo, start) + 1)
+                if found != last:
+                    last = found
+                    yield found
             at = text.find(needle, at + 1) if left else -1
 
 

@@ -1,0 +1,30 @@
+"""The package index finds a block's places once and answers later asks (other files left out,
+asked further or less far) exactly as a fresh index would."""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from prstack.match.package import PackageIndex
+
+BLOCK = ("log.info('start')", "metrics.count('calls')", "state.touch()")
+
+
+def _files() -> dict[str, bytes]:
+    body = "\n".join(BLOCK) + "\n"
+    return {
+        f"pkg/m{i}.py": (f"def f{i}():\n" + body + ("\n" if i % 2 else "") + "    return 1\n" + body).encode()
+        for i in range(6)
+    } | {"pkg/other.py": b"log.info('start')\nsomething_else()\nstate.touch()\n"}
+
+
+def test_places_asked_again_match_a_fresh_index() -> None:
+    shared = PackageIndex(_files)
+    first = list(islice(shared.find_all(BLOCK, exclude="pkg/m0.py"), 3))
+    assert first == [("pkg/m1.py", 2), ("pkg/m1.py", 7), ("pkg/m2.py", 2)]
+    for exclude in (None, "pkg/m1.py", ("pkg/m0.py", "pkg/m3.py"), "pkg/other.py"):
+        fresh = list(PackageIndex(_files).find_all(BLOCK, exclude=exclude))
+        assert list(shared.find_all(BLOCK, exclude=exclude)) == fresh
+    assert len(list(shared.find_all(BLOCK))) == 12
+    assert shared.find_block(BLOCK, exclude="pkg/m0.py") == ("pkg/m1.py", 2)
+    assert list(shared.find_all(("log.info('start')", "state.touch()"))) == []
