@@ -44,7 +44,10 @@ class Location:
 def _parts(path: str) -> tuple[str, ...]:
     """A relative POSIX path's parts (as PurePosixPath.parts, at a fraction of the cost). Cached:
     choosing a distribution maps the same repository paths against every candidate."""
-    return tuple(part for part in path.split("/") if part and part != ".")
+    parts = path.split("/")
+    if "" in parts or "." in parts:
+        return tuple(part for part in parts if part and part != ".")
+    return tuple(parts)
 
 
 def _metadata_path(parts: tuple[str, ...]) -> bool:
