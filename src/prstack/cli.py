@@ -89,7 +89,7 @@ DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Whi
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _emit(out: Console, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
+def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
     from prstack.render import render_audit
 
     show(render_audit(report, fmt, verbose=verbose), out)
@@ -122,7 +122,7 @@ def audit(
         spec = target_spec(installed, python, site_packages, wheel, tree, dist)
         with progress_shown():
             report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
-        raise typer.Exit(_emit(console(), report, fmt, verbose))
+        raise typer.Exit(_emit(None, report, fmt, verbose))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     numbers, repo = parse_prs(prs, repo)
@@ -133,7 +133,7 @@ def audit(
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
-    raise typer.Exit(_emit(console(), report, fmt, verbose))
+    raise typer.Exit(_emit(None, report, fmt, verbose))  # a Console only for a table
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",

@@ -44,7 +44,10 @@ class Location:
 def _parts(path: str) -> tuple[str, ...]:
     """A relative POSIX path's parts (as PurePosixPath.parts, at a fraction of the cost). Cached:
     choosing a distribution maps the same repository paths against every candidate."""
-    return tuple(part for part in path.split("/") if part and part != ".")
+    parts = path.split("/")
+    if "" in parts or "." in parts:
+        return tuple(part for part in parts if part and part != ".")
+    return tuple(parts)
 
 
 def _metadata_path(parts: tuple[str, ...]) -> bool:
@@ -126,15 +129,22 @@ class PathMap:
         else:
             self.prefixes = voted
         self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
-        self.shipped_suffixes = frozenset(_suffix(p) for p in self.installed)
-        self.ships_binaries = any(_suffix(p) in BINARY_SUFFIXES for p in self.installed)
+
+    # lazy: only a path the target lacks asks, and choosing a distribution maps every candidate
+    @functools.cached_property
+    def shipped_suffixes(self) -> frozenset[str]:
+        return frozenset(_suffix(p) for p in self.installed)
+
+    @functools.cached_property
+    def ships_binaries(self) -> bool:
+        return not BINARY_SUFFIXES.isdisjoint(self.shipped_suffixes)
 
     def _candidate(self, repo_path: str) -> str | None:
         rparts = _parts(repo_path)
         for cut in range(len(rparts) - 1, -1, -1):
             installed_prefix = self.prefixes.get(rparts[:cut])
             if installed_prefix is not None:
-                return str(PurePosixPath(*installed_prefix, *rparts[cut:]))
+                return "/".join((*installed_prefix, *rparts[cut:]))  # parts are clean: as PurePosixPath
         return None
 
     def locate(self, repo_path: str) -> Location:

@@ -27,7 +27,7 @@ from prstack.targets.metadata import (
     parse_version,
     top_level_names,
 )
-from prstack.targets.record import check_installed, matches, parse_record, read_under
+from prstack.targets.record import check_installed, matches, parse_record, read_under, recorded_paths
 
 
 def _text(dist: metadata.Distribution, name: str) -> str | None:
@@ -39,7 +39,7 @@ def _text(dist: metadata.Distribution, name: str) -> str | None:
 
 def _recorded(dist: metadata.Distribution) -> frozenset[str]:
     """RECORD's paths that stay inside the site directory (parsed by us: a garbage RECORD has no rows)."""
-    return frozenset(e.path for e in parse_record(_text(dist, "RECORD") or ""))
+    return recorded_paths(_text(dist, "RECORD") or "")
 
 
 def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:

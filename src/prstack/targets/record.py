@@ -61,6 +61,30 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
     return tuple(entries)
 
 
+def recorded_paths(text: str) -> frozenset[str]:
+    """The paths of parse_record(text), read without the csv module when RECORD is plain (no quote,
+    no carriage return, no NUL, no field over csv's size limit): one split per line, normpath only
+    for a path that needs it. Distribution choice reads every RECORD of the environment."""
+    lines = text.split("\n")
+    if '"' in text or "\r" in text or "\0" in text or max(map(len, lines), default=0) >= csv.field_size_limit():
+        return frozenset(e.path for e in parse_record(text))
+    out = set()
+    for line in lines:
+        name = line.partition(",")[0]
+        if not name:
+            continue
+        if "/." in name or "//" in name or name.startswith(".") or name.endswith("/"):
+            path = confined_path(name)
+        elif "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":" and name[0].isascii()
+                                                         and name[0].isalpha()):
+            path = None
+        else:
+            path = name
+        if path is not None:
+            out.add(path)
+    return frozenset(out)
+
+
 def record_digest(data: bytes, algorithm: str = "sha256") -> str | None:
     """The digest RECORD would hold for `data`, or None for an algorithm hashlib lacks."""
     try:
