@@ -57,15 +57,20 @@ MAXRSS_PER_MB = 1024 * 1024 if sys.platform == "darwin" else 1024
 
 def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     """Run prstack's library audit in this (fresh) process; write verdicts, time, peak memory."""
-    import prstack.match.jobs
     from prstack.audit import audit_stack
-
-    assert Path(prstack.match.jobs.__file__).is_relative_to(SRC.resolve()), prstack.match.jobs.__file__
-    from prstack.sources.git.repo import GitSource
     from prstack.targets.base import TargetSpec
+    try:
+        import prstack.match.jobs as jobs
+        from prstack.sources.git.repo import GitSource
+    except ModuleNotFoundError:  # --ab of a tree from before the layout of folders (match/, sources/git/)
+        import prstack.matchjobs as jobs  # type: ignore[no-redef]
+
+        from prstack.sources.git import GitSource  # type: ignore[no-redef]
+
+    assert Path(jobs.__file__).is_relative_to(SRC.resolve()), jobs.__file__
 
     matching = 0.0
-    real_match_file = prstack.match.jobs.match_file
+    real_match_file = jobs.match_file
 
     # The pure matcher's share of this process's wall.
     def match_file(*args: Any, **kwargs: Any) -> Any:
@@ -76,7 +81,7 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
         finally:
             matching += time.perf_counter() - started
 
-    prstack.match.jobs.match_file = match_file  # type: ignore[assignment]
+    jobs.match_file = match_file  # type: ignore[assignment]
     started = time.perf_counter()
     report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
