@@ -159,10 +159,12 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) 
         # given): its own change is measured against that start + the default branch, so the
         # merged-in commits are not its own
         diff_base = src.merged_tree(start, fork_tree or f.fork_point) or start
-        mine = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
-        commits = tuple(c for c in commits if c.sha in mine)
+        own = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
+        commits = tuple(c for c in commits if c.sha in own)
     elif outside and start != f.fork_point:
-        mine = set(src.rev_list(f"{start}..{head}", *(f"^{o}" for o in outside)))
+        # start..head ^default: of start..head, those the head reaches outside the default branch
+        # (the history detection loaded knows them; no git process per PR)
+        mine = history.ancestors(head)
         commits = tuple(c for c in commits if c.sha in mine)
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
 
