@@ -83,12 +83,16 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
             raise Unreadable(full, "not a regular file (a FIFO, socket or device)")
         if info.st_size > cap:
             raise Unreadable(full, f"{info.st_size} bytes, over the {cap}-byte read limit")
-        chunks, total = [], 0
-        while chunk := os.read(fd, min(1 << 20, cap + 1 - total)):
+        # a regular file comes whole in one read; asking a byte more shows its end without a second
+        first = os.read(fd, min(info.st_size, cap) + 1)
+        if len(first) == info.st_size:
+            return first
+        chunks, total = [first], len(first)  # (it changed since fstat, or the read came short)
+        while total <= cap and (chunk := os.read(fd, min(1 << 20, cap + 1 - total))):
             chunks.append(chunk)
             total += len(chunk)
-            if total > cap:
-                raise Unreadable(full, f"grew past the {cap}-byte read limit")
+        if total > cap:
+            raise Unreadable(full, f"grew past the {cap}-byte read limit")
         return b"".join(chunks)
     except OSError as exc:
         raise Unreadable(full, f"cannot be read ({exc.strerror})") from None
