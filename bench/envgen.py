@@ -135,6 +135,7 @@ def build_repo(repo: Path, prs: int = 50, commits: int = 4, modules: int = 120, 
         starts[n] = start
         numbers.append(n)
         start = heads[n]
+    git(repo, "repack", "-a", "-d", "-q")  # packed, as a clone or a fetch of the PRs leaves it
     top = {p.removeprefix("src/"): ("\n".join(lines) + "\n").encode() for p, lines in text.items()}
     return numbers, starts, heads, top
 
