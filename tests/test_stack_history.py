@@ -5,14 +5,17 @@ stack of eight PRs as for a stack of two."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import GitRepo
+from prstack.demo.fixture import GIT_ENV
 from prstack.errors import InputError, SourceError
 from prstack.models import PRState
+from prstack.sources.git import prrefs
 from prstack.sources.git.changes import read_graph
 from prstack.sources.git.repo import GitSource
 from prstack.stack.facts import Evidence
@@ -264,3 +267,50 @@ def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_
         read_graph(offline, [2])  # the copy of A needs patch-ids, so blobs
     stack = read_graph(GitSource(clone), [2])
     assert evidence_of(stack, 1, 2) == (Evidence.PATCH_ID,)
+
+
+def _commit_at(repo: GitRepo, parent: str, when: str, message: str, *, root: bool = False) -> str:
+    """A commit with `parent`'s tree (and `parent` as its parent unless `root`) and committer date
+    `when`, as a rebase or another machine's clock makes them."""
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    parents = [] if root else ["-p", parent]
+    done = subprocess.run(["git", "-C", str(repo.path), "commit-tree", *parents, "-m", message,
+                           f"{parent}^{{tree}}"], env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_pr_refs_holding_a_commit_as_git_contains_says(
+    git_repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The PR refs asked of --contains are pruned by their heads' dates; the answer stays git's own:
+    heads committed long before, after, and (clock skew) hours before the commit they hold."""
+    base = git_repo.commit("base", {"a.py": A0})
+    x = _commit_at(git_repo, base, "2026-06-01T12:00:00+00:00", "X")
+    y = _commit_at(git_repo, x, "2026-06-02T12:00:00+00:00", "Y")
+    heads = {
+        10: _commit_at(git_repo, base, "2020-01-01T00:00:00+00:00", "old history", root=True),
+        11: _commit_at(git_repo, x, "2026-06-01T12:00:10+00:00", "after X"),
+        12: _commit_at(git_repo, x, "2026-06-01T00:00:00+00:00", "skewed: twelve hours before X"),
+        13: _commit_at(git_repo, base, "2026-07-01T00:00:00+00:00", "recent, without X"),
+        14: y,
+        15: _commit_at(git_repo, y, "2026-06-01T18:00:00+00:00", "skewed: eighteen hours before Y"),
+    }
+    for number, sha in heads.items():
+        git_repo.git("update-ref", f"refs/pull/{number}/head", sha)
+    git_repo.git("update-ref", "refs/remotes/origin/pr/16", heads[11])
+    git_repo.git("update-ref", "refs/remotes/fork/pr/17", heads[10])
+    git_repo.git("tag", "-a", "-m", "tag", "t", heads[11])
+    git_repo.git("update-ref", "refs/pull/18/head", "refs/tags/t")  # a ref to a tag object: no date
+    monkeypatch.setattr(prrefs, "_REFS_PER_CALL", 2)  # several calls, as among thousands of refs
+
+    def dated(sha: str) -> int:
+        return int(git(git_repo.path, "show", "-s", "--format=%ct", sha))
+
+    for wanted in ([x], [y], [x, y], [base]):
+        src = GitSource(git_repo.path)
+        rows = src.pr_ref_rows_holding(wanted, min(dated(s) for s in wanted))
+        assert rows == src.pr_ref_rows(*(f"--contains={s}" for s in wanted)), wanted
+        assert rows == GitSource(git_repo.path).pr_ref_rows_holding(wanted, 0)
+    src = GitSource(git_repo.path)
+    held = src.pick_pr_refs(src.pr_ref_rows_holding([x], dated(x)))
+    assert set(held) == {11, 12, 14, 15, 16, 18}

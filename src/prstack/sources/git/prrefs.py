@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache, cached_property
 
+CLOCK_SKEW = 86400
+"""Seconds a commit's date may run ahead of its descendants' (git name-rev's slop)."""
+_REFS_PER_CALL = 1000
 _PR_REF_RE = re.compile(r"^refs/(?:pull/(\d+)/head|remotes/[^/]+/(?:pr/(\d+)|pull/(\d+)/head))$")
 
 
@@ -38,6 +41,50 @@ class PRRefs:
                         "refs/pull/", "refs/remotes/")
         rows = (line.partition(" ") for line in out.splitlines())
         return [(ref, sha) for ref, _, sha in rows if pr_number_of_ref(ref) is not None]
+
+    def pr_ref_rows_holding(self, shas: Sequence[str], oldest: int) -> list[tuple[str, str]]:
+        """(ref name, head sha) of the PR refs whose head holds one of `shas`, the oldest of which
+        was committed at `oldest` (unix seconds; 0 when unknown), in for-each-ref's order.
+
+        A head committed more than a day (git's own slop for clock skew) before a commit cannot
+        hold it, so git's --contains is asked only of the heads committed since: without a
+        commit-graph it walks from every ref it is given, and the old ones cost most (0.70 s among
+        fastapi's 6,474 PR refs for a recent PR's first commit; 0.10 s with the dates read first)."""
+        contains = [f"--contains={s}" for s in shas]
+        if oldest <= 0:
+            return self.pr_ref_rows(*contains)
+        since = oldest - CLOCK_SKEW
+        recent = [ref for ref, when in self._pr_ref_dates if when >= since or not when]  # (0: not a commit's date)
+        if len(recent) == len(self._pr_ref_dates):
+            return self.pr_ref_rows(*contains)
+        rows: list[tuple[str, str]] = []
+        for at in range(0, len(recent), _REFS_PER_CALL):  # git matches every ref to every name given
+            out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *contains,
+                            *recent[at : at + _REFS_PER_CALL])
+            rows += ((ref, sha) for ref, _, sha in (line.partition(" ") for line in out.splitlines()))
+        return [(ref, sha) for ref, sha in rows if pr_number_of_ref(ref) is not None]
+
+    @cached_property
+    def _pr_ref_dates(self) -> list[tuple[str, int]]:
+        """(ref name, its head's committer date; 0 when not a commit) of every PR ref."""
+        return [(ref, when) for ref, when, _, _ in self._pr_ref_heads]
+
+    @cached_property
+    def _pr_ref_heads(self) -> list[tuple[str, int, str, str]]:
+        """Of every PR ref's head commit, in one git call (it reads each head once): (ref name,
+        committer date, subject, commit-id and Change-Id trailer values joined by commas)."""
+        out = self._run(
+            "for-each-ref",
+            "--format=%(refname)%00%(committerdate:unix)%00%(subject)%00"
+            "%(trailers:key=commit-id,key=Change-Id,valueonly,separator=%x2C)",
+            "refs/pull/", "refs/remotes/",
+        )
+        heads = []
+        for line in out.splitlines():
+            ref, when, subject, trailers = (*line.split("\0", 3), "", "", "")[:4]
+            if pr_number_of_ref(ref) is not None:
+                heads.append((ref, int(when) if when.isdigit() else 0, subject, trailers))
+        return heads
 
     @staticmethod
     def pick_pr_refs(rows: Iterable[tuple[str, str]]) -> dict[int, str]:
@@ -72,25 +119,15 @@ class PRRefs:
         return self._pr_refs(f"--contains={sha}", *extra)
 
     def pr_head_hints(self) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
-        """Of every PR ref's head commit, in one git call: subject -> PRs, and commit-id /
-        Change-Id trailer value -> PRs (spr and Gerrit-style stacks keep these across rebases)."""
-        out = self._run(
-            "for-each-ref",
-            "--format=%(refname)%00%(subject)%00"
-            "%(trailers:key=commit-id,key=Change-Id,valueonly,separator=%x2C)",
-            "refs/pull/", "refs/remotes/",
-        )
+        """Of every PR ref's head commit: subject -> PRs, and commit-id / Change-Id trailer value
+        -> PRs (spr and Gerrit-style stacks keep these across rebases)."""
         subjects: dict[str, list[int]] = {}
         ids: dict[str, list[int]] = {}
-        for line in out.splitlines():
-            ref, _, rest = line.partition("\0")
-            subject, _, trailers = rest.partition("\0")
+        for ref, _, subject, trailers in self._pr_ref_heads:
             number = pr_number_of_ref(ref)
-            if number is None:
-                continue
             keys = [(subjects, subject)] + [(ids, t.strip()) for t in trailers.split(",")]
             for index, key in keys:
-                if key and number not in index.get(key, []):
+                if key and number is not None and number not in index.get(key, []):
                     index.setdefault(key, []).append(number)
         return subjects, ids
 
