@@ -9,6 +9,7 @@ bytes or non-ASCII whitespace would give a different answer.
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from matcher_helpers import judge, make_hunks
 from prstack.errors import PrstackError
 from prstack.match import index as index_module
+from prstack.match import jobs as jobs_module
 from prstack.match import text as text_module
 from prstack.match.anchors import Anchors
 from prstack.match.file import PackageIndex, match_file
@@ -32,6 +34,9 @@ from prstack.match.text import (
     wrap_pieces,
 )
 from prstack.models import HunkResult, HunkStatus
+from prstack.targets.base import Target, TreeTarget
+from prstack.targets.wheel import WheelTarget
+from targets_helpers import make_wheel
 
 A = HunkStatus.APPLIED
 M = HunkStatus.MISSING
@@ -119,6 +124,26 @@ def test_package_index_skips_huge_files_and_empty_ones() -> None:
             "c.py": line.encode() + b"\n"}
     assert PackageIndex(lambda: data).find_block([line]) == ("c.py", 1)
 
+
+
+@pytest.mark.parametrize("kind", ["tree", "wheel"])
+def test_package_index_of_a_target_leaves_out_files_over_its_limit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    monkeypatch.setattr(jobs_module, "INDEX_MAX_BYTES", 100)
+    line = b"moved_function_body(alpha, beta, gamma)\n"
+    files = {"pkg/small.py": line, "pkg/exact.py": line + b"#" * (99 - len(line)) + b"\n",
+             "pkg/big.py": b"# filler\n" * 12 + line, "pkg/data.bin": line}
+    target: Target
+    if kind == "tree":
+        for rel, data in files.items():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_bytes(data)
+        target = TreeTarget(tmp_path)
+    else:
+        target = WheelTarget(make_wheel(tmp_path, "pkg", "1.0", files))
+    index = jobs_module.package_index(target)
+    assert sorted(index.data) == ["pkg/exact.py", "pkg/small.py"]  # big.py: 108 bytes; data.bin: not text
+    assert list(index.find_all([line.decode().strip()])) == [("pkg/exact.py", 1), ("pkg/small.py", 1)]
 
 # --- big files ----------------------------------------------------------------------------------
 
@@ -291,25 +316,27 @@ def test_trivial_lines() -> None:
     assert text_module.has_markers(b"a\n<<<<<<< ours\n") and not text_module.has_markers(b"a < b\n")
 
 
-def test_package_index_warmed_ahead_is_built_once() -> None:
+def test_package_index_is_read_once_on_first_use() -> None:
     calls: list[int] = []
     line = "moved_function_body(alpha, beta, gamma)"
 
     def load() -> dict[str, bytes]:
         calls.append(1)
-        return {"a.py": f"{line}\n".encode()}
+        return {"a.py": f"{line}\n".encode(), "b.py": f"x = 1\n{line}\n".encode()}
 
     index = PackageIndex(load)
-    index.warm()
+    assert calls == []  # nothing read until a block is looked for
     assert index.find_block([line]) == ("a.py", 1)
+    assert index.find_block([line], exclude="a.py") == ("b.py", 2)
+    assert list(index.find_all([line])) == [("a.py", 1), ("b.py", 2)]
+    assert index.find_block(["not_in_the_package()"]) is None
     assert calls == [1]
 
 
-def test_package_index_warm_keeps_a_read_error_for_its_use() -> None:
+def test_package_index_read_error_raised_where_it_is_used() -> None:
     def load() -> dict[str, bytes]:
         raise PrstackError("cannot read the target: check its permissions")
 
     index = PackageIndex(load)
-    index.warm()  # (on another thread: nowhere to report)
-    with pytest.raises(PrstackError):
+    with pytest.raises(PrstackError, match="permissions"):
         index.find_block(["moved_function_body(alpha, beta, gamma)"])

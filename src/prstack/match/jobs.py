@@ -45,22 +45,21 @@ class FileJob:
 
 def package_index(target: Target) -> PackageIndex:
     """The index of every text file of the target, read and built on first use (or `warm`);
-    files too large to index (generated tables, vendored data) are not even read."""
+    files too large to index (generated tables, vendored data) are not even read (each file is
+    opened once: its size is checked on the open file, not asked first)."""
     return PackageIndex(
         lambda: {
             path: data
             for path in sorted(target.files())
-            if path.endswith(TEXT_SUFFIXES)
-            and (target.size(path) or 0) <= INDEX_MAX_BYTES
-            and (data := _read_or_none(target, path)) is not None
+            if path.endswith(TEXT_SUFFIXES) and (data := _read_or_none(target, path)) is not None
         }
     )
 
 
 def _read_or_none(target: Target, path: str) -> bytes | None:
     try:
-        return target.read(path)
-    except Unreadable:
+        return target.read(path, INDEX_MAX_BYTES)
+    except Unreadable:  # (over the index's limit among the reasons)
         return None
 
 

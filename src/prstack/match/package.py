@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import bisect
-import contextlib
-import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
-from prstack.errors import PrstackError
 from prstack.match.text import LEVELS, LOOSEST, decode, trivial
 
 _loose = LEVELS[LOOSEST][1]
@@ -57,7 +54,6 @@ class PackageIndex:
 
     def __init__(self, load: Callable[[], Mapping[str, bytes]]) -> None:
         self._load = load
-        self._lock = threading.Lock()
         self._data: Mapping[str, bytes] | None = None
         self._files: dict[str, list[str]] | None = None
         self._decoded: dict[str, list[str]] = {}
@@ -101,10 +97,6 @@ class PackageIndex:
         return self._files
 
     def _index(self) -> Counter[bytes]:
-        with self._lock:
-            return self._build()
-
-    def _build(self) -> Counter[bytes]:
         if self._count is None:
             count: Counter[bytes] = Counter()
             parts, known, paths, starts = [], [], [], []
@@ -126,12 +118,6 @@ class PackageIndex:
             self._rank = dict(zip(count, range(len(count)), strict=True))
             self._count = count  # (last: the index is complete once this is set)
         return self._count
-
-    def warm(self) -> None:
-        """Read and index everything now (e.g. on another thread while git works); an error
-        reading the target is raised again where the index is used."""
-        with contextlib.suppress(PrstackError):
-            self._index()
 
     def _first_file(self, k: bytes) -> int:
         return bisect.bisect_right(self._known, self._rank[k])

@@ -15,7 +15,7 @@ from typing import Protocol
 from prstack.errors import InputError
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import DistFiles, choose, normalise
-from prstack.targets.confined import read_confined, size_confined
+from prstack.targets.confined import READ_CAP, read_confined, size_confined
 from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.installed import (
@@ -38,8 +38,9 @@ class Target(Protocol):
         """Every file the target holds, as posix paths relative to its root."""
         ...
 
-    def read(self, path: str) -> bytes | None:
-        """A file's bytes, or None when the target lacks it."""
+    def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
+        """A file's bytes, or None when the target lacks it. Raises Unreadable when it is not
+        read (over `cap` bytes among the reasons: a larger file is not even opened for reading)."""
         ...
 
     def size(self, path: str) -> int | None:
@@ -98,10 +99,10 @@ class TreeTarget:
             self._files = frozenset(found)
         return self._files
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.files():
             return None
-        return read_confined(self._root, path)
+        return read_confined(self._root, path, cap)
 
     def size(self, path: str) -> int | None:
         if path not in self.files():

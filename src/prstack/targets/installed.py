@@ -12,7 +12,7 @@ from prstack.forge import repo_slug
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact, normalise
 from prstack.placement.paths import BINARY_SUFFIXES
-from prstack.targets.confined import Unreadable, confined_distributions, read_confined, size_confined
+from prstack.targets.confined import READ_CAP, Unreadable, confined_distributions, read_confined, size_confined
 from prstack.targets.editable import (
     EditableSource,
     enclosing_checkout,
@@ -137,10 +137,10 @@ class InstalledDistribution:
     def files(self) -> frozenset[str]:
         return self.meta.files
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.meta.files:
             return None
-        return read_confined(*self._where(path))
+        return read_confined(*self._where(path), cap)
 
     def _where(self, path: str) -> tuple[str, str]:
         """(root, relative path) a file is read from: the site directory, or the editable source

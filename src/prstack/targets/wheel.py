@@ -72,7 +72,7 @@ class WheelTarget:
     def files(self) -> frozenset[str]:
         return frozenset(self._members)
 
-    def read(self, path: str) -> bytes | None:
+    def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         member = self._members.get(path)
         if member is None:
             return None
@@ -80,16 +80,16 @@ class WheelTarget:
         shown = f"{self._path}!{member}"
         if info.flag_bits & 0x1:
             raise Unreadable(shown, "encrypted in the wheel")
-        if info.file_size > READ_CAP:
-            raise Unreadable(shown, f"{info.file_size} bytes, over the {READ_CAP}-byte read limit")
+        if info.file_size > cap:
+            raise Unreadable(shown, f"{info.file_size} bytes, over the {cap}-byte read limit")
         try:
             with self._zip.open(info) as f:
-                data = f.read(READ_CAP + 1)
+                data = f.read(cap + 1)
         except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, ValueError,
                 OSError, LookupError) as exc:
             raise Unreadable(shown, f"damaged or unsupported in the wheel ({exc})") from None
-        if len(data) > READ_CAP:
-            raise Unreadable(shown, f"over the {READ_CAP}-byte read limit")
+        if len(data) > cap:
+            raise Unreadable(shown, f"over the {cap}-byte read limit")
         return data
 
     def size(self, path: str) -> int | None:
