@@ -314,3 +314,29 @@ def test_pr_refs_holding_a_commit_as_git_contains_says(
     src = GitSource(git_repo.path)
     held = src.pick_pr_refs(src.pr_ref_rows_holding([x], dated(x)))
     assert set(held) == {11, 12, 14, 15, 16, 18}
+
+
+def test_pr_commit_subjects_walk_only_heads_that_can_hold_the_commit(git_repo: GitRepo) -> None:
+    """The subjects of PR commits outside main, from the PR refs whose heads were committed at
+    most a day before the author time asked about: as git log of each of those refs says."""
+    base = git_repo.commit("base", {"a.py": A0})
+    git_repo.branch("main", base)
+    heads: dict[int, str] = {}
+    for number, when in ((20, "2019-03-01"), (21, "2026-05-31T06:00:00"), (22, "2026-06-03"), (23, "2026-06-01")):
+        first = _commit_at(git_repo, base, f"{when}+00:00" if "T" in when else f"{when}T00:00:00+00:00",
+                           f"first of #{number}")
+        heads[number] = _commit_at(git_repo, first, f"{when}+00:00" if "T" in when else f"{when}T00:00:01+00:00",
+                                   f"second of #{number}")
+        git_repo.git("update-ref", f"refs/pull/{number}/head", heads[number])
+    git_repo.git("update-ref", "refs/pull/22/merge", heads[20])  # not a PR head: never walked
+    git_repo.git("update-ref", "refs/remotes/fork/pull/24/head", heads[23])  # a fork's name for #23's commits
+    authored = int(git(git_repo.path, "show", "-s", "--format=%at", heads[23]))  # 2026-06-01
+
+    def by_git(numbers: set[int]) -> dict[str, list[int]]:
+        return {subject: [n] for n in sorted(numbers)
+                for subject in git(git_repo.path, "log", "--format=%s", heads[n], "^main").splitlines()}
+
+    everything = GitSource(git_repo.path).pr_commit_subjects("main")
+    assert everything == by_git({20, 21, 22, 23})
+    recent = GitSource(git_repo.path).pr_commit_subjects("main", authored)
+    assert recent == by_git({21, 22, 23})  # #21: eighteen hours before, within the day; #20: years

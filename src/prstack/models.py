@@ -152,6 +152,8 @@ class Commit:
     """Full commit message (used for stack markers and trailers)."""
     committed: int = field(default=0, compare=False)
     """Committer time (Unix seconds; 0: unknown): tells an amended parent from a re-done copy."""
+    authored: int = field(default=0, compare=False)
+    """Author time (Unix seconds; 0: unknown): kept by a rebase, a cherry-pick and an amend."""
 
 
 @dataclass(frozen=True)

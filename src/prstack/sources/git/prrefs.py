@@ -27,6 +27,9 @@ class PRRefs:
     def _run(self, *args: str) -> str:
         raise NotImplementedError
 
+    def pipe(self, args: Sequence[str], data: str | bytes) -> bytes:
+        raise NotImplementedError
+
     def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
         """(ref name, head sha) of every PR ref in for-each-ref's order, filtered by for-each-ref
         options (unfiltered: read once)."""
@@ -131,11 +134,18 @@ class PRRefs:
                     index.setdefault(key, []).append(number)
         return subjects, ids
 
-    def pr_commit_subjects(self, default: str) -> dict[str, list[int]]:
-        """Subject of every commit of every PR ref not in `default` -> PRs that reach it (one git
-        call; each commit is named under the first PR ref that reached it)."""
-        out = self._run("log", "--source", "--format=%S%x00%s", "--glob=refs/pull/*",
-                        "--glob=refs/remotes/*/pr/*", "--not", default)
+    def pr_commit_subjects(self, default: str, authored: int = 0) -> dict[str, list[int]]:
+        """Subject of every commit not in `default` of the PR refs that can hold a commit
+        authored at `authored` (unix seconds; 0: every PR ref) -> PRs that reach it (one git call;
+        each commit is named under the first PR ref that reached it).
+
+        A head committed more than a day before `authored` cannot hold such a commit (a commit is
+        committed after it is authored, a descendant after its parent, within git's day of slop),
+        so the older heads are not walked: among fastapi's 6,474 PR refs that walk is most of it."""
+        since = authored - CLOCK_SKEW if authored > 0 else 0
+        refs = [ref for ref, when, _, _ in self._pr_ref_heads if not since or not when or when >= since]
+        out = self.pipe(["log", "--source", "--format=%S%x00%s", "--stdin"],
+                        "".join(f"{ref}\n" for ref in refs) + f"^{default}\n").decode("utf-8", "surrogateescape")
         index: dict[str, list[int]] = {}
         for line in out.splitlines():
             ref, _, subject = line.partition("\0")

@@ -73,7 +73,8 @@ class Reader:
     base: str | None = None
     """Fork point for PRs whose own cannot be found (fast-forward merged): the --base override."""
     _hints: tuple[dict[str, list[int]], dict[str, list[int]]] | None = None
-    _deep: dict[str, list[int]] | None = None
+    _deep: tuple[int, dict[str, list[int]]] | None = None
+    """(the author time the index covers back to, 0: all; PR commits' subject -> PRs)."""
     _placed: dict[int, tuple[str, str, tuple[Commit, ...]] | None] = field(default_factory=dict)
     _candidates: dict[int, Candidates] = field(default_factory=dict)
     _merged_at: dict[int, set[int]] = field(default_factory=dict)
@@ -317,11 +318,14 @@ class Reader:
 
     def deep_hints(self, child: PRFacts) -> set[int]:
         """PRs with a commit (anywhere in their range) of the subject of one of the child's."""
-        if self._deep is None:
-            self._deep = self.src.pr_commit_subjects(self.default)
+        dates = [c.authored for c in child.commits]
+        authored = min(dates) if all(dates) else 0  # (a parent's commit the child copies: authored then)
+        if self._deep is None or 0 < authored < self._deep[0] or (self._deep[0] and not authored):
+            self._deep = authored, self.src.pr_commit_subjects(self.default, authored)
+        subjects = self._deep[1]
         hints: set[int] = set()
         for c in child.commits:
-            prs = self._deep.get(c.subject, [])
+            prs = subjects.get(c.subject, [])
             if len(prs) <= SUBJECT_NOISE:
                 hints.update(prs)
         return hints
