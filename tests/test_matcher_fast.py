@@ -125,7 +125,6 @@ def test_package_index_skips_huge_files_and_empty_ones() -> None:
     assert PackageIndex(lambda: data).find_block([line]) == ("c.py", 1)
 
 
-
 @pytest.mark.parametrize("kind", ["tree", "wheel"])
 def test_package_index_of_a_target_leaves_out_files_over_its_limit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
@@ -144,6 +143,7 @@ def test_package_index_of_a_target_leaves_out_files_over_its_limit(
     index = jobs_module.package_index(target)
     assert sorted(index.data) == ["pkg/exact.py", "pkg/small.py"]  # big.py: 108 bytes; data.bin: not text
     assert list(index.find_all([line.decode().strip()])) == [("pkg/exact.py", 1), ("pkg/small.py", 1)]
+
 
 # --- big files ----------------------------------------------------------------------------------
 

@@ -322,11 +322,10 @@ def test_pr_commit_subjects_walk_only_heads_that_can_hold_the_commit(git_repo: G
     base = git_repo.commit("base", {"a.py": A0})
     git_repo.branch("main", base)
     heads: dict[int, str] = {}
-    for number, when in ((20, "2019-03-01"), (21, "2026-05-31T06:00:00"), (22, "2026-06-03"), (23, "2026-06-01")):
-        first = _commit_at(git_repo, base, f"{when}+00:00" if "T" in when else f"{when}T00:00:00+00:00",
-                           f"first of #{number}")
-        heads[number] = _commit_at(git_repo, first, f"{when}+00:00" if "T" in when else f"{when}T00:00:01+00:00",
-                                   f"second of #{number}")
+    for number, when in ((20, "2019-03-01T00:00"), (21, "2026-05-31T06:00"), (22, "2026-06-03T00:00"),
+                         (23, "2026-06-01T00:00")):
+        first = _commit_at(git_repo, base, f"{when}:00+00:00", f"first of #{number}")
+        heads[number] = _commit_at(git_repo, first, f"{when}:01+00:00", f"second of #{number}")
         git_repo.git("update-ref", f"refs/pull/{number}/head", heads[number])
     git_repo.git("update-ref", "refs/pull/22/merge", heads[20])  # not a PR head: never walked
     git_repo.git("update-ref", "refs/remotes/fork/pull/24/head", heads[23])  # a fork's name for #23's commits

@@ -44,7 +44,7 @@ class FileJob:
 
 
 def package_index(target: Target) -> PackageIndex:
-    """The index of every text file of the target, read and built on first use (or `warm`);
+    """The index of every text file of the target, read and built on first use;
     files too large to index (generated tables, vendored data) are not even read (each file is
     opened once: its size is checked on the open file, not asked first)."""
     return PackageIndex(

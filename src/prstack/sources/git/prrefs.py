@@ -54,11 +54,8 @@ class PRRefs:
         commit-graph it walks from every ref it is given, and the old ones cost most (0.70 s among
         fastapi's 6,474 PR refs for a recent PR's first commit; 0.10 s with the dates read first)."""
         contains = [f"--contains={s}" for s in shas]
-        if oldest <= 0:
-            return self.pr_ref_rows(*contains)
-        since = oldest - CLOCK_SKEW
-        recent = [ref for ref, when in self._pr_ref_dates if when >= since or not when]  # (0: not a commit's date)
-        if len(recent) == len(self._pr_ref_dates):
+        recent = self._heads_since(oldest)
+        if len(recent) == len(self._pr_ref_heads):
             return self.pr_ref_rows(*contains)
         rows: list[tuple[str, str]] = []
         for at in range(0, len(recent), _REFS_PER_CALL):  # git matches every ref to every name given
@@ -67,10 +64,11 @@ class PRRefs:
             rows += ((ref, sha) for ref, _, sha in (line.partition(" ") for line in out.splitlines()))
         return [(ref, sha) for ref, sha in rows if pr_number_of_ref(ref) is not None]
 
-    @cached_property
-    def _pr_ref_dates(self) -> list[tuple[str, int]]:
-        """(ref name, its head's committer date; 0 when not a commit) of every PR ref."""
-        return [(ref, when) for ref, when, _, _ in self._pr_ref_heads]
+    def _heads_since(self, oldest: int) -> list[str]:
+        """The PR refs whose head can hold a commit of time `oldest` (unix seconds; 0: every PR
+        ref): committed at most CLOCK_SKEW before it, or with no commit date (a tag object)."""
+        since = oldest - CLOCK_SKEW if oldest > 0 else 0
+        return [ref for ref, when, _, _ in self._pr_ref_heads if not since or not when or when >= since]
 
     @cached_property
     def _pr_ref_heads(self) -> list[tuple[str, int, str, str]]:
@@ -142,8 +140,7 @@ class PRRefs:
         A head committed more than a day before `authored` cannot hold such a commit (a commit is
         committed after it is authored, a descendant after its parent, within git's day of slop),
         so the older heads are not walked: among fastapi's 6,474 PR refs that walk is most of it."""
-        since = authored - CLOCK_SKEW if authored > 0 else 0
-        refs = [ref for ref, when, _, _ in self._pr_ref_heads if not since or not when or when >= since]
+        refs = self._heads_since(authored)
         out = self.pipe(["log", "--source", "--format=%S%x00%s", "--stdin"],
                         "".join(f"{ref}\n" for ref in refs) + f"^{default}\n").decode("utf-8", "surrogateescape")
         index: dict[str, list[int]] = {}

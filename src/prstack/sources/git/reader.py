@@ -317,7 +317,8 @@ class Reader:
         return hints
 
     def deep_hints(self, child: PRFacts) -> set[int]:
-        """PRs with a commit (anywhere in their range) of the subject of one of the child's."""
+        """PRs with a commit (anywhere in their range) of the subject of one of the child's, among
+        the PRs whose heads can hold a copy of the child's commits (see `pr_commit_subjects`)."""
         dates = [c.authored for c in child.commits]
         authored = min(dates) if all(dates) else 0  # (a parent's commit the child copies: authored then)
         if self._deep is None or 0 < authored < self._deep[0] or (self._deep[0] and not authored):
