@@ -11,6 +11,7 @@ from prstack.build import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
 from prstack.placement.choose import DistFiles, choose
+from prstack.placement.paths import PathMap
 from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
 from targets_helpers import (
@@ -183,6 +184,23 @@ def test_choose_is_pure_and_prefers_files_then_fit() -> None:
         choose([c], ["src/pkg/x.py"], ["src/pkg/x.py"], None, "here")
     with pytest.raises(InputError, match="--dist nope: not installed in here"):
         choose([a], ["src/pkg/x.py"], ["src/pkg/x.py"], "nope", "here")
+
+
+def test_the_project_beats_packages_sharing_only_common_names_with_its_old_layout() -> None:
+    """An old PR of a project that since made its modules private (api.py -> _api.py): only its
+    __init__.py is still where the PR has it, while other packages of the environment hold an
+    __init__.py and an exceptions.py side by side (a PathMap maps the repo's folder onto theirs)."""
+    repo = ["webclient/__init__.py", "webclient/api.py", "webclient/client.py", "webclient/exceptions.py",
+            "webclient/utils.py", "tests/test_api.py"]
+    pr_paths = ["webclient/__init__.py", "webclient/api.py", "webclient/client.py", "webclient/exceptions.py"]
+    project = DistFiles("webclient", "2", frozenset({"webclient/__init__.py", "webclient/_api.py",
+                                                     "webclient/_client.py", "webclient/_exceptions.py"}))
+    others = [DistFiles(name, "1", frozenset({f"{name}/__init__.py", f"{name}/exceptions.py", f"{name}/utils.py",
+                                              f"{name}/session.py", f"{name}/sub/deep.py"}))
+              for name in ("cloudsdk", "solver")]
+    assert PathMap(others[0].files, repo).locate("webclient/exceptions.py").installed_path == "cloudsdk/exceptions.py"
+    choice = choose([*others, project], pr_paths, repo, None, "here")
+    assert (choice.dist.name, choice.candidates) == ("webclient", ())
 
 
 def test_plain_tree_says_it_has_no_build_commit(tmp_path: Path) -> None:

@@ -3,8 +3,10 @@
     PRSTACK_REALWORLD_MIRRORS=/work/.mirror python bench/realworld/run.py            # every case
     python bench/realworld/run.py --limit 40 --repo encode/httpx --label merged       # a subset
     python bench/realworld/run.py --views      # audit config-less snapshots through a view with a config
-Needs `prepare.py` first. Prints PR-level accuracy, false "present", false "missing", cases answered
-and wall time per tool; writes every answer to $PRSTACK_REALWORLD_CACHE/results.tsv.
+    python bench/realworld/run.py --site-packages   # prstack audits a real environment (environment.py)
+Needs `prepare.py` first (and `environment.py` for --site-packages). Prints PR-level accuracy, false
+"present", false "missing", cases answered and wall time per tool; writes every answer to
+$PRSTACK_REALWORLD_CACHE/results.tsv.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from environment import census, site_for
 from prepare import cache_dir, load_cases, unpacked, wheel_path
 from projects import PROJECTS, Project
 
@@ -42,11 +45,12 @@ def view_of(p: Project) -> Path:
     return v
 
 
-def run_prstack(case: dict[str, str], repo: Path) -> tuple[str, float, str]:
-    w = wheel_path(case["wheel"])
+def run_prstack(case: dict[str, str], repo: Path, installed: bool) -> tuple[str, float, str]:
+    target = (["--site-packages", str(site_for(case["wheel"]))] if installed
+              else ["--wheel", str(wheel_path(case["wheel"]))])
     t0 = time.perf_counter()
-    r = subprocess.run([*PRSTACK, "audit", case["pr"], "--git", str(repo), "--wheel", str(w),
-                        "--format", "json"], capture_output=True, text=True)
+    r = subprocess.run([*PRSTACK, "audit", case["pr"], "--git", str(repo), *target, "--format", "json"],
+                       capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if r.returncode == 2 or not r.stdout.strip():
         return "exit-2", dt, (r.stderr.strip().splitlines() or [""])[-1][:200]
@@ -94,6 +98,8 @@ def main() -> int:
     ap.add_argument("--views", action="store_true", help="run prstack on a view with a config (item 8 aside)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--prstack-only", action="store_true")
+    ap.add_argument("--site-packages", action="store_true",
+                    help="prstack audits each case's real environment (environment.py) instead of its wheel")
     a = ap.parse_args()
     cases = [c for c in load_cases() if c["repo"].startswith(a.repo) and c["label"].startswith(a.label)]
     if a.limit and len(cases) > a.limit:
@@ -103,6 +109,12 @@ def main() -> int:
     if missing:
         print(f"run prepare.py first: no wheel for {missing[0]}")
         return 2
+    if a.site_packages:
+        if not all(site_for(c["wheel"]).is_dir() for c in cases):
+            print("run environment.py first: a case's environment is not built")
+            return 2
+        files, dists = census(site_for(cases[0]["wheel"]))
+        print(f"prstack audits --site-packages of real environments: ~{files:,} files in {dists} distributions")
     repos = {r: (view_of(PROJECTS[r]) if a.views else PROJECTS[r].mirror()) for r in {c["repo"] for c in cases}}
     tools = ["prstack"] + ([] if a.prstack_only else ["git-apply", "patch"])
     results: dict[str, list[tuple[str, float, str]]] = {}
@@ -110,7 +122,7 @@ def main() -> int:
     for tool in tools:
         def one(c: dict[str, str], tool: str = tool) -> tuple[str, float, str]:
             if tool == "prstack":
-                return run_prstack(c, repos[c["repo"]])
+                return run_prstack(c, repos[c["repo"]], a.site_packages)
             return run_peer(tool, c, PROJECTS[c["repo"]])
         t0 = time.perf_counter()
         with ThreadPoolExecutor(a.jobs) as ex:

@@ -80,6 +80,11 @@ class _Scored:
 
     dist: DistFiles
     shipped: Shipped
+    kept: int
+    """The shipped files whose installed path keeps the repository's folder and name (no folder
+    renamed on the way): a folder renamed on the evidence of common names alone (the repo's
+    httpx/ as boto3/, for their __init__.py and exceptions.py) loses to the distribution that
+    installs the repository's own package, even when the PRs' other files left that package."""
     fit: int
     """Path parts shared at the end with the repository's paths: ties on the file count go to
     `acme/kv/model.py` over `acme/other/model.py` for the repo's `src/acme/kv/model.py`
@@ -95,17 +100,18 @@ class _Scored:
     rich/console.py, nor other/core/utils.py of src/acme/core/utils.py; pip/_vendor/rich/console.py is)."""
 
     @property
-    def rank(self) -> tuple[int, int, int]:
-        return len(self.shipped), self.fit, -self.depth
+    def rank(self) -> tuple[int, int, int, int]:
+        return self.kept, len(self.shipped), self.fit, -self.depth
 
 
 def _score(dist: DistFiles, shipped: Shipped, packages: frozenset[str]) -> _Scored:
-    fit = depth = inside = 0
+    fit = depth = inside = kept = 0
     close = False
     for iparts, rparts in shipped:
         shared = _tail(iparts, rparts)
         head = len(iparts) - shared
         fit += shared
+        kept += shared >= min(2, len(iparts))
         depth += head
         # a copy inside another package: two folders in front (typer/_click/core.py for the repo's
         # src/click/core.py), or one in front of the repository's own package (vendor/click/core.py)
@@ -114,7 +120,7 @@ def _score(dist: DistFiles, shipped: Shipped, packages: frozenset[str]) -> _Scor
         inside += copy
         close = close or copy or (shared >= min(2, len(rparts)) and (
             not packages or any(part in packages for part in rparts[len(rparts) - shared : -1])))
-    return _Scored(dist, shipped, fit, depth, bool(shipped) and 2 * inside > len(shipped), close)
+    return _Scored(dist, shipped, kept, fit, depth, bool(shipped) and 2 * inside > len(shipped), close)
 
 
 def choose(
@@ -130,7 +136,8 @@ def choose(
 ) -> Choice:
     """The distribution that ships the PRs' files (or the one named with --dist).
 
-    Ranked by the number of the PRs' files shipped, then by how closely the installed paths
+    Ranked by the number of the PRs' files shipped under their own folder and name, then by the
+    number shipped at all (a renamed package folder counts there), then by how closely the installed paths
     follow the repository's (namespace siblings), then by fewer folders in front. Ties are broken
     by a Project-URL or direct_url.json naming `repo` (OWNER/NAME), then by a name like the
     repository's (`names`, or NAME of `repo`), then by which candidate's RECORD matches the files
