@@ -49,8 +49,17 @@ def _record_line(rel: str, data: bytes) -> str:
     return f"{rel},sha256={digest},{len(data)}"
 
 
+def _readme(name: str) -> str:
+    """A long description as real METADATA carries it: the project's README, a few hundred lines."""
+    sections = [f"## {topic}\n\n" + "\n".join(f"- {name} {topic.lower()} note {i}: see the docs." for i in range(20))
+                for topic in ("Install", "Usage", "Configuration", "API", "Changelog", "Contributing",
+                              "Security", "License")]
+    return f"# {name}\n\n" + "\n\n".join(sections) + "\n"
+
+
 def write_dist(site: Path, name: str, version: str, files: dict[str, bytes]) -> None:
-    """One installed distribution: its files, METADATA and RECORD (with hashes)."""
+    """One installed distribution as pip leaves it: its files, METADATA with the README as its body,
+    and RECORD (with hashes, CRLF line ends as pip's csv writer writes them)."""
     info = f"{name}-{version}.dist-info"
     rows = []
     for rel, data in files.items():
@@ -58,12 +67,13 @@ def write_dist(site: Path, name: str, version: str, files: dict[str, bytes]) -> 
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
         rows.append(_record_line(rel, data))
-    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    meta = (f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+            f"Description-Content-Type: text/markdown\n\n{_readme(name)}").encode()
     (site / info).mkdir(parents=True, exist_ok=True)
     (site / info / "METADATA").write_bytes(meta)
     (site / info / "top_level.txt").write_text(name.replace("-", "_") + "\n")
     rows += [_record_line(f"{info}/METADATA", meta), f"{info}/RECORD,,"]
-    (site / info / "RECORD").write_text("\n".join(rows) + "\n")
+    (site / info / "RECORD").write_bytes(("\r\n".join(rows) + "\r\n").encode())
 
 
 def build_env(site: Path, files: int, dists: int, seed: int = 7) -> int:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from importlib import metadata
+from pathlib import Path
 
 import pytest
 
 from prstack.forge import repo_slug
+from prstack.targets.confined import ConfinedDistribution
 from prstack.targets.metadata import (
     VersionInfo,
     commit_from_direct_url,
     commit_from_version,
     core_metadata,
+    metadata_of,
     parse_direct_url,
     parse_version,
     top_level_names,
@@ -121,3 +125,26 @@ def test_damaged_record_and_unreadable_files_do_not_crash() -> None:
 
     got = check_entries(parse_record("pkg/a.py,sha256=AAAA,3\n"), unreadable)
     assert (got.checked, got.edited, got.absent) == (0, (), ())
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n"])
+def test_installed_metadata_is_its_header_fields_read_once(tmp_path: Path, end: str) -> None:
+    """The fields prstack reads, as importlib gives them, without the body (a README that itself
+    holds 'Name:' lines and blank lines); asked again, the same parse."""
+    head = ["Metadata-Version: 2.1", "Name: kv-serve", "Version: 1.0", "Summary: A key-value",
+            "  server, folded", "Home-page: https://kv.example", "Project-URL: Source, https://github.com/acme/kvserve",
+            "Project-URL: Issues, https://github.com/acme/kvserve/issues"]
+    body = ["# kv-serve", "", "Name: not-this", "Version: 9.9", "", "Project-URL: X, https://evil.example/x/y"]
+    info = tmp_path / "kv_serve-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_bytes(end.join([*head, "", *body, ""]).encode())
+    ours = ConfinedDistribution(info).metadata
+    theirs = metadata.PathDistribution(info).metadata
+    fields = ("Name", "Version", "Home-page", "Download-URL")
+    assert [ours[k] for k in fields] == [theirs[k] for k in fields] == ["kv-serve", "1.0", "https://kv.example", None]
+    assert metadata_of(ours) == metadata_of(theirs)
+    assert ours.get_all("Project-URL") == theirs.get_all("Project-URL") == [
+        "Source, https://github.com/acme/kvserve", "Issues, https://github.com/acme/kvserve/issues"]
+    assert ConfinedDistribution(info).metadata is not ours
+    dist = ConfinedDistribution(info)
+    assert dist.metadata is dist.metadata

@@ -37,7 +37,9 @@ def test_a_json_audit_imports_no_rich_and_a_table_does(git_repo: GitRepo, tmp_pa
     "a/./b,x\n../x,\n/abs,\nC:/x,\nc:x\n\\\\a,\n.hidden/x,\n./a,\na//b,\na/b/,\n a ,\n,,\n\n",
     "pkg/a/../../../etc/passwd,,\npkg/a/../b.py,,\nz:\\\\x,,\n1:/x,,\n\u00e4:/x,,\n",
     '"pkg/with,comma.py",sha256=x,1\nplain.py,,\n',  # quoted: the csv reader's answer
-    "pkg/a.py,,\r\npkg/b.py,,\r\n",  # carriage returns: the csv reader's answer
+    "pkg/a.py,,\r\npkg/b.py,,\r\n",  # CRLF line ends, as pip writes RECORD
+    "pkg/a\r.py,,\r\npkg/b.py,,\r\n",  # a carriage return inside a path: the csv reader's answer
+    '"pkg/with,comma.py",sha256=x,1\r\nplain.py,,\r\n',  # quoted and CRLF
     "pkg/a\0.py,,\npkg/b.py,,\n",  # a NUL: the csv reader's answer
     "",
 ])

@@ -8,11 +8,14 @@ reads stop at a cap; every OS error becomes a TargetError that names the path.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
-from functools import lru_cache
+from email.parser import HeaderParser
+from functools import cached_property, lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 
 from prstack.errors import TargetError
 
@@ -134,6 +137,18 @@ class ConfinedDistribution(metadata.PathDistribution):
     def read_text(self, filename: str | os.PathLike[str]) -> str | None:
         return text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
 
+    @cached_property
+    def metadata(self) -> metadata.PackageMetadata:
+        """METADATA's header fields, parsed once by the parser a wheel's METADATA is read with. The
+        body (the long description, often the whole README) is cut off unread: importlib parses
+        all of it, line by line, at every ask."""
+        text = self.read_text("METADATA") or self.read_text("PKG-INFO") or ""
+        headers = _HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n")
+        return cast(metadata.PackageMetadata, HeaderParser().parsestr(headers))
+
+
+_HEADERS_END = re.compile(r"\r?\n\r?\n")
+"""The blank line that ends METADATA's header fields (RFC 822: continuation lines are never empty)."""
 
 METADATA_CAP = 16 << 20
 """The largest metadata file (METADATA, RECORD, top_level.txt...) read, in bytes."""

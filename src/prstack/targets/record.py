@@ -63,8 +63,11 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
 
 def recorded_paths(text: str) -> frozenset[str]:
     """The paths of parse_record(text), read without the csv module when RECORD is plain (no quote,
-    no carriage return, no NUL, no field over csv's size limit): one split per line, normpath only
-    for a path that needs it. Distribution choice reads every RECORD of the environment."""
+    no carriage return but the CRLF line ends pip writes, no NUL, no field over csv's size limit):
+    one split per line, normpath only for a path that needs it. Distribution choice reads every
+    RECORD of the environment."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if '"' in text or "\r" in text or "\0" in text or max(map(len, lines), default=0) >= csv.field_size_limit():
         return frozenset(e.path for e in parse_record(text))
