@@ -82,3 +82,16 @@ def test_stack_lists_in_bodies() -> None:
     assert parse_stack_list(SPR_BODY, 4) == []
     assert parse_stack_list("Changes:\n- fixes #12\n- see #13\n", 12) == []
     assert list(named_prs([SPR_BODY], 6)) == [5, 4]
+
+
+def test_markers_read_again_are_the_same_and_a_callers_list_is_its_own() -> None:
+    """Messages are parsed once and kept (a stacked PR's commits are its parents' too): what a
+    caller does to the list it got never reaches the next caller."""
+    message = "Fix the cache\n\nDepends on #12\nChange-Id: I0123456789abcdef\n"
+    first = parse_markers(message)
+    first.append(first[0])
+    first[0] = first[1]
+    again = parse_markers(message)
+    assert [m.kind for m in again] == [MarkerKind.DEPENDS_ON, MarkerKind.COMMIT_ID]
+    assert again[0].pr == 12 and commit_id(message) == "I0123456789abcdef"
+    assert named_prs([message, message], own=13) == {12: [again[0]]}

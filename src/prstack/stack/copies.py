@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 
 from prstack.models import Commit
-from prstack.stack.facts import CommitMatch, MatchKind, PRFacts, cached_commit_id
+from prstack.stack.facts import CommitMatch, MatchKind, PRFacts
+from prstack.stack.markers import commit_id
 
 
 def match_copies(
@@ -26,7 +27,7 @@ def match_copies(
     for c in child:
         if c.sha in need and (pid := patch_ids.get(c.sha)) is not None:
             by_patch.setdefault(pid, []).append(c.sha)
-        if (cid := cached_commit_id(c.message)) is not None:
+        if (cid := commit_id(c.message)) is not None:
             by_cid.setdefault(cid, []).append(c.sha)
         by_subject.setdefault((c.subject, c.author), []).append(c.sha)
     used: set[str] = set()
@@ -41,7 +42,7 @@ def match_copies(
             found = (p.sha, MatchKind.SHA)
         elif p.sha in need and (pid := patch_ids.get(p.sha)) and (s := take(by_patch.get(pid, ()))):
             found = (s, MatchKind.PATCH_ID)
-        elif (cid := cached_commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
+        elif (cid := commit_id(p.message)) and (s := take(by_cid.get(cid, ()))):
             found = (s, MatchKind.COMMIT_ID)
         else:
             same = by_subject.get((p.subject, p.author), ())

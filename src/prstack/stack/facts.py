@@ -10,9 +10,6 @@ from functools import cached_property, lru_cache
 from prstack.models import Commit
 from prstack.stack import markers
 
-cached_commit_id = lru_cache(maxsize=1 << 16)(markers.commit_id)
-"""`markers.commit_id`, kept per message: relating PRs asks it of every commit for every pair."""
-
 
 class Evidence(StrEnum):
     """Why prstack thinks one PR builds on another (the JSON strings of prstack.graph/1)."""
@@ -163,5 +160,5 @@ def _copy_keys(commits: Sequence[Commit], paths: Mapping[str, frozenset[str]]) -
 
 @lru_cache(maxsize=1 << 16)
 def commit_keys(c: Commit) -> tuple[object, ...]:
-    cid = cached_commit_id(c.message)
+    cid = markers.commit_id(c.message)
     return (c.sha, (c.subject, c.author)) + ((("commit-id", cid),) if cid is not None else ())

@@ -37,13 +37,14 @@ def read_graph(
     for n in requested:
         reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
     found = _Found()
-    todo, seen = list(requested), set()
+    todo = dict.fromkeys(requested)  # in visiting order; a PR is queued once (a stack's PRs name all below them)
+    seen: set[int] = set()
     while todo:
-        reader.prefetch((n for n in todo if n not in seen), requested)
-        number = todo.pop(0)
-        if number not in seen:
-            seen.add(number)
-            todo += _visit(reader, number, requested, found)
+        reader.prefetch(todo, requested)
+        number = next(iter(todo))
+        del todo[number]
+        seen.add(number)
+        todo |= dict.fromkeys(n for n in _visit(reader, number, requested, found) if n not in seen)
     facts = {n: f for n in seen if (f := reader.facts.get(n)) is not None}
     return build_stack(requested, facts, found.edges.values(), found.unconfirmed, found.missing.values())
 
