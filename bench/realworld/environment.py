@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -38,7 +39,7 @@ def _pip(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "pip", "-q", "--disable-pip-version-check", *args], check=True)
 
 
-def _complete(final: Path, build) -> Path:  # type: ignore[no-untyped-def]
+def _complete(final: Path, build: Callable[[Path], None]) -> Path:
     """`final`, built by `build(tmp)` in a temporary sibling and renamed when done."""
     if final.is_dir():
         return final
