@@ -117,7 +117,7 @@ def named_prs(texts: Iterable[str | None], own: int) -> dict[int, list[Marker]]:
     """PRs other than `own` that the texts name (as parent or as a commit's own PR) -> markers."""
     named: dict[int, list[Marker]] = {}
     for text in texts:
-        for marker in (*_markers_of(text), *parse_stack_list(text, own)) if text else ():
+        for marker in parse_markers(text) + parse_stack_list(text, own):
             if marker.pr is not None and marker.pr != own:
                 named.setdefault(marker.pr, [])
                 if marker not in named[marker.pr]:
@@ -127,7 +127,7 @@ def named_prs(texts: Iterable[str | None], own: int) -> dict[int, list[Marker]]:
 
 def commit_id(message: str) -> str | None:
     """The spr commit-id or Gerrit Change-Id of a commit message, if it has one."""
-    for marker in _markers_of(message) if message else ():
+    for marker in parse_markers(message):
         if marker.kind is MarkerKind.COMMIT_ID:
             return marker.value
     return None
