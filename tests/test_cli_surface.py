@@ -24,6 +24,14 @@ def run(*args: str, env: dict[str, str] | None = None, **kw: object) -> subproce
                           **kw)  # type: ignore[call-overload, no-any-return]
 
 
+def run_from_bash(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`run` with a bash as the parent process, as when a user types it: typer finds the shell
+    for completion from the process tree (shellingham), which a detached test run lacks."""
+    full = {**os.environ, "NO_COLOR": "1", **env}
+    return subprocess.run(["bash", "-c", '"$@"; exit $?', "bash", sys.executable, "-m", "prstack", *args],
+                          capture_output=True, text=True, env=full)
+
+
 def test_help_and_version_import_no_github_git_or_graph_library() -> None:
     probe = ("import sys\nfrom prstack.cli import main\nfor a in (['--help'], ['--version'], ['audit', '-h']):\n"
              "    main(a)\nprint(sorted(m for m in ('github', 'git', 'networkx', 'unidiff', 'requests') "
@@ -50,7 +58,7 @@ def test_every_help_shows_examples_clean_metavars(command: str) -> None:
 
 def test_completion_is_offered() -> None:
     assert "--install-completion" in run("--help").stdout
-    done = run("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    done = run_from_bash("--show-completion", env={"SHELL": "/bin/bash"})
     assert done.returncode == 0 and "prstack" in done.stdout
 
 
@@ -197,7 +205,7 @@ def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
 
 
 def test_completion_installs_with_typers_option(tmp_path: Path) -> None:
-    done = run("--install-completion", "bash", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    done = run_from_bash("--install-completion", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
     assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "prstack.sh"
     assert "_PRSTACK_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()

@@ -86,6 +86,18 @@ def test_a_hunk_whose_images_both_fit_its_place_reads_missing() -> None:
     assert [r.status for r in judge(old, new, new, with_sides=True)] == [HunkStatus.APPLIED]
 
 
+def test_an_addition_after_repeated_lines_reads_the_same_however_far_unrelated_lines_move_it() -> None:
+    """The draw hypothesis found: a line added after four equal lines, five unrelated lines
+    inserted above. The bare context then also fits one line above the applied image, nearer to
+    the place: that read "missing" (and "diverged" at four lines) where it read "applied" in place."""
+    old = "stmt_0(x)\n" * 4
+    new = old + "stmt_final(x)\n"
+    for above in range(0, 3 * WEAK + 10):
+        unrelated = "".join(f"unrelated_{j} = {j}\n" for j in range(above))
+        assert [r.status for r in judge(old, new, unrelated + new)] == [HunkStatus.APPLIED], above
+        assert [r.status for r in judge(old, new, unrelated + old)] == [HunkStatus.MISSING], above
+
+
 @SETTINGS
 @given(edited(), st.data())
 def test_random_subset_is_exactly_that_subset(case: tuple[str, str], data: st.DataObject) -> None:

@@ -68,11 +68,13 @@ def judge(
     if found is not None and off(found.start) <= WEAK:
         return found
     # Context intact at the place: what differs is the middle; judge it there, no fuzz needed.
-    # An image found farther away loses to the hunk's whole context found where it belongs.
+    # An image found farther away loses to the hunk's whole context found where it belongs,
+    # except a pure hunk's image a few lines off that context: repeated lines, the same place.
     span = _locate(idx, sh, expected, min_start, whole=True) if sh.lead or sh.trail else None
     at_place = span is not None and (window is None or off(span[0]) <= WEAK)
     if span is not None and at_place and (found is None or (
-            sh.lead > 0 and off(span[0]) <= WEAK and off(span[0]) < off(found.start))):
+            sh.lead > 0 and off(span[0]) <= WEAK and off(span[0]) < off(found.start)
+            and not (sh.pure and found.start is not None and abs(found.start - span[0]) <= WEAK))):
         return _classify(idx, sh, span)
     if found is not None:
         return found
@@ -107,13 +109,16 @@ def _search_images(
     """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
     place the longer image wins (a pure addition's old image is only its context, which the applied
     new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied.
-    For a pure addition or deletion the longer image wins within WEAK lines of the place: it holds
-    the changed lines, while the shorter one is bare context, which repeated lines can make
-    appear a line or two off the place."""
+    For a pure addition or deletion the longer image wins within WEAK lines of the place, or of
+    the shorter image's nearest match: it holds the changed lines, while the shorter one is bare
+    context, which repeated lines can make appear a line or two off the longer one wherever that
+    sits (unrelated lines inserted above move both of them off the place alike)."""
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
         best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
+        nearest: dict[int, tuple[tuple[bool, int, int, int, int, int], int, int, int]] = {}
+        """Per image kind, its best match (pure hunks: to weigh the longer image by the shorter)."""
         reach: list[int | None] = []
         for kind in (0, 1):
             flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
@@ -156,8 +161,14 @@ def _search_images(
                 key = (s < min_start, near, abs(s - expected), -len(img), kind, level)
                 if best is None or key < best[0]:
                     best = (key, s, kind, level)
+                if kind not in nearest or key < nearest[kind][0]:
+                    nearest[kind] = (key, s, kind, level)
             if level == 0 and best is not None and not best[0][0] and best[0][2] == 0:
                 break
+        if best is not None and sh.pure and len(nearest) == 2:
+            longer = nearest[0 if len(sh.old) > len(sh.new) else 1]
+            if (longer is not best and longer[0][0] <= best[0][0] and abs(longer[1] - best[1]) <= WEAK):
+                best = longer
         if best is not None:
             _, s, kind, level = best
             image = sh.new if kind else sh.old
