@@ -16,7 +16,7 @@ def _run(lines: Sequence[str]) -> bytes:
 
 
 def _ident(h: Hunk) -> tuple[int, str, int, int, int, int]:
-    """What tells two hunks apart (a hunk may come back from the helper process as a copy)."""
+    """What tells two hunks apart (an equal copy of a hunk is the same hunk)."""
     return h.pr, h.path, h.old_start, h.old_lines, h.new_start, h.new_lines
 
 
