@@ -167,7 +167,7 @@ def _search_images(
                 break
         if best is not None and sh.pure and len(nearest) == 2:
             longer = nearest[0 if len(sh.old) > len(sh.new) else 1]
-            if (longer is not best and longer[0][0] <= best[0][0] and abs(longer[1] - best[1]) <= WEAK):
+            if longer[2] != best[2] and longer[0][0] <= best[0][0] and abs(longer[1] - best[1]) <= WEAK:
                 best = longer
         if best is not None:
             _, s, kind, level = best
