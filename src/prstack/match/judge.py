@@ -118,7 +118,7 @@ def _search_images(
         fl, ft = min(f, sh.lead), min(f, sh.trail)
         best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
         nearest: dict[int, tuple[tuple[bool, int, int, int, int, int], int, int, int]] = {}
-        """Per image kind, its best match (pure hunks: to weigh the longer image by the shorter)."""
+        """Per image kind, its best match; `best` is the better of the two."""
         reach: list[int | None] = []
         for kind in (0, 1):
             flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
@@ -159,10 +159,9 @@ def _search_images(
                 s -= fl
                 near = -len(img) if sh.pure and abs(s - expected) <= WEAK else 0
                 key = (s < min_start, near, abs(s - expected), -len(img), kind, level)
-                if best is None or key < best[0]:
-                    best = (key, s, kind, level)
                 if kind not in nearest or key < nearest[kind][0]:
                     nearest[kind] = (key, s, kind, level)
+                    best = min(nearest.values())
             if level == 0 and best is not None and not best[0][0] and best[0][2] == 0:
                 break
         if best is not None and sh.pure and len(nearest) == 2:
