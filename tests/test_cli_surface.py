@@ -18,18 +18,16 @@ from prstack.demo.run import DemoBuild
 COMMANDS = ["audit", "graph", "hunks", "demo", "plan", "fetch", "cache", "cache info", "cache clear"]
 
 
-def run(*args: str, env: dict[str, str] | None = None, **kw: object) -> subprocess.CompletedProcess[str]:
+def run(*args: str, env: dict[str, str] | None = None, from_bash: bool = False,
+        **kw: object) -> subprocess.CompletedProcess[str]:
+    """prstack run as a process; `from_bash`: with a bash as its parent, as when a user types it
+    (typer finds the shell for completion from the process tree, which a detached test run lacks)."""
     full = {**os.environ, "NO_COLOR": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True, env=full,
+    command = [sys.executable, "-m", "prstack", *args]
+    if from_bash:
+        command = ["bash", "-c", '"$@"; exit $?', "bash", *command]
+    return subprocess.run(command, capture_output=True, text=True, env=full,
                           **kw)  # type: ignore[call-overload, no-any-return]
-
-
-def run_from_bash(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`run` with a bash as the parent process, as when a user types it: typer finds the shell
-    for completion from the process tree (shellingham), which a detached test run lacks."""
-    full = {**os.environ, "NO_COLOR": "1", **env}
-    return subprocess.run(["bash", "-c", '"$@"; exit $?', "bash", sys.executable, "-m", "prstack", *args],
-                          capture_output=True, text=True, env=full)
 
 
 def test_help_and_version_import_no_github_git_or_graph_library() -> None:
@@ -58,7 +56,7 @@ def test_every_help_shows_examples_clean_metavars(command: str) -> None:
 
 def test_completion_is_offered() -> None:
     assert "--install-completion" in run("--help").stdout
-    done = run_from_bash("--show-completion", env={"SHELL": "/bin/bash"})
+    done = run("--show-completion", env={"SHELL": "/bin/bash"}, from_bash=True)
     assert done.returncode == 0 and "prstack" in done.stdout
 
 
@@ -205,7 +203,7 @@ def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
 
 
 def test_completion_installs_with_typers_option(tmp_path: Path) -> None:
-    done = run_from_bash("--install-completion", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"})
+    done = run("--install-completion", env={"HOME": str(tmp_path), "SHELL": "/bin/bash"}, from_bash=True)
     assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "prstack.sh"
     assert "_PRSTACK_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()
