@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, assert_never
 
 from rich.console import Group, RenderableType
@@ -11,6 +10,7 @@ from rich.text import Text
 
 from prstack.models import Hunk, PRState, PullRequest
 from prstack.render import HunksFormat
+from prstack.render.json_rows import dumps_rows_last
 from prstack.render.text import safe
 
 SCHEMA = "prstack.hunks/1"
@@ -23,7 +23,7 @@ def render_hunks(
     if fmt is HunksFormat.TABLE:
         return hunks_table(prs, hunks)
     if fmt is HunksFormat.JSON:
-        return json.dumps(hunks_dict(prs, hunks), indent=2) + "\n"
+        return dumps_rows_last(hunks_dict(prs, hunks))
     assert_never(fmt)
 
 

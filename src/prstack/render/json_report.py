@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from prstack.build import BuildReport
 from prstack.models import HunkResult
+from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
 from prstack.report import AuditReport
 
@@ -107,4 +107,4 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
 
 
 def audit_json(report: AuditReport) -> str:
-    return json.dumps(audit_dict(report), indent=2) + "\n"
+    return dumps_rows_last(audit_dict(report))

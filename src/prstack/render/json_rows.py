@@ -1,0 +1,20 @@
+"""JSON documents whose last field is a long list of rows (an audit's or a stack's hunks)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+def dumps_rows_last(data: Mapping[str, Any]) -> str:
+    """`data` as JSON indented by two spaces, except its last field's list: one row a line, each
+    written compactly. The same document to a JSON reader; to a line tool (grep, diff), a row
+    is a line. An indented dump goes through Python's pure-Python encoder, which takes ~3x as long
+    as the C encoder each compact row is written by (30 vs 11 ms on 2,416 hunks)."""
+    *fields, last = data
+    rows = data[last]
+    head = json.dumps({name: data[name] for name in fields}, indent=2)
+    listed = ",\n".join(f"    {json.dumps(row)}" for row in rows)
+    tail = f"{json.dumps(last)}: [\n{listed}\n  ]" if rows else f"{json.dumps(last)}: []"
+    return f"{head[:-2]},\n  {tail}\n}}\n" if fields else f"{{\n  {tail}\n}}\n"
