@@ -14,7 +14,9 @@ def dumps_rows_last(data: Mapping[str, Any]) -> str:
     as the C encoder each compact row is written by (30 vs 11 ms on 2,416 hunks)."""
     *fields, last = data
     rows = data[last]
-    head = json.dumps({name: data[name] for name in fields}, indent=2)
     listed = ",\n".join(f"    {json.dumps(row)}" for row in rows)
-    tail = f"{json.dumps(last)}: [\n{listed}\n  ]" if rows else f"{json.dumps(last)}: []"
-    return f"{head[:-2]},\n  {tail}\n}}\n" if fields else f"{{\n  {tail}\n}}\n"
+    tail = f"  {json.dumps(last)}: [\n{listed}\n  ]" if rows else f"  {json.dumps(last)}: []"
+    if not fields:
+        return f"{{\n{tail}\n}}\n"
+    head = json.dumps({name: data[name] for name in fields}, indent=2).removesuffix("\n}")
+    return f"{head},\n{tail}\n}}\n"
