@@ -1,0 +1,344 @@
+"""Run prstack's oracles on the real stacks of stacks.tsv (find.py); print figures per repository.
+
+    PRSTACK_STACKS_MIRRORS=/work/.mirror python bench/stacks/run.py --jobs 2             # every stack
+    python bench/stacks/run.py --repo pytorch/ao --limit 5 --only top,drop --show-failures
+    python bench/stacks/run.py --out /tmp/stacks.jsonl                                  # keep per-case details
+
+Oracles, each `prstack audit ... --format json` in a fresh process (the installed entry point), on trees
+made by `git archive`:
+- top: the top PR against its head's tree: exit 0, every hunk present (applied/relocated; not-shipped and
+  unverifiable allowed).
+- drop: the top's tree with one commit's change to one shipped .py file reverted (the first commit of the
+  top's own range, else of a parent, that modifies such a file and whose reverse applies cleanly; else
+  skipped): exit 1, some hunk of that file not present, no other file's hunk turned from present to not.
+  False present: every hunk of the file still present.
+- parent: the direct parent P against P's head tree (exit 0, all present), then the top against P's tree:
+  exit 1, every hunk of P and what P stacks on present, every hunk of the top's own not present.
+- patch: each PR's diff as GitHub serves it (merge base with main .. head), bottom first, as
+  `--patch N.diff ...` against the top's tree: exit 0, every hunk present.
+Per-case details go to --out (JSON lines, default $TMPDIR/prstack-stacks/results.jsonl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from find import DEFAULT, Stack, load, mirror
+
+PRSTACK = shutil.which("prstack") or str(Path(sys.executable).parent / "prstack")
+TIMEOUT = 300
+PRESENT = {"applied", "relocated"}
+NEUTRAL = {"not-shipped", "unverifiable"}
+ORACLES = ("top", "drop", "parent", "patch")
+NOT_SHIPPED_DIRS = {"tests", "test", "docs", "doc", "examples", "benchmarks", "scripts", ".github", "tutorials"}
+Hunk = dict[str, Any]
+
+
+@dataclass
+class Audit:
+    cmd: list[str]
+    rc: int | str  # exit code, or "timeout"
+    seconds: float
+    hunks: list[Hunk]
+    stderr: str
+    tree: str = ""  # how the target tree was made: the archived commit (and the reverted change)
+
+    @property
+    def bad(self) -> list[Hunk]:
+        return [h for h in self.hunks if h["status"] not in PRESENT | NEUTRAL]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(h["status"] for h in self.hunks))
+
+    @property
+    def null_pr(self) -> int:
+        return sum(h.get("pr") is None for h in self.hunks)
+
+
+@dataclass
+class Result:
+    repo: str
+    top: int
+    oracle: str
+    ok: bool | None  # None: skipped
+    why: str = ""
+    audits: list[Audit] = field(default_factory=list)
+    offending: list[Hunk] = field(default_factory=list)
+    false_present: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        return {"repo": self.repo, "top": self.top, "oracle": self.oracle, "ok": self.ok, "why": self.why,
+                "false_present": self.false_present, "detail": self.detail,
+                "audits": [{"cmd": " ".join(a.cmd), "rc": a.rc, "seconds": round(a.seconds, 3),
+                            "tree": a.tree, "counts": a.counts, "null_pr": a.null_pr, "stderr": a.stderr}
+                           for a in self.audits],
+                "offending": [short(h) for h in self.offending]}
+
+
+def short(h: Hunk) -> Hunk:
+    keys = ("pr", "path", "status", "superseded_by", "commit", "old_start", "new_start", "note")
+    return {k: h[k] for k in keys if k in h}
+
+
+def git(m: Path, *args: str) -> str:
+    return subprocess.run(["git", "--git-dir", str(m), *args], check=True, capture_output=True,
+                          text=True, errors="replace").stdout
+
+
+def extract(m: Path, sha: str, dest: Path) -> Path:
+    dest.mkdir(parents=True)
+    archive = subprocess.Popen(["git", "--git-dir", str(m), "archive", sha], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    if archive.stdout:
+        archive.stdout.close()
+    if archive.wait():
+        raise RuntimeError(f"git archive {sha} failed")
+    return dest
+
+
+def audit(args: list[str], tree: str) -> Audit:
+    cmd = [PRSTACK, "audit", *args, "--format", "json"]
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return Audit(cmd, "timeout", time.perf_counter() - t0, [], f"timed out after {TIMEOUT} s", tree)
+    dt = time.perf_counter() - t0
+    err = (r.stderr.strip().splitlines() or [""])[-1][:300]
+    try:
+        hunks = json.loads(r.stdout)["hunks"] if r.stdout.strip() else []
+    except (json.JSONDecodeError, KeyError, TypeError):
+        hunks, err = [], err or "output is not an audit document"
+    return Audit(cmd, r.returncode, dt, hunks, err, tree)
+
+
+def by_pr(m: Path, prs: list[int]) -> list[str]:
+    return [*map(str, prs), "--git", str(m), "--offline"]
+
+
+def own_commits(m: Path, s: Stack) -> list[tuple[int, str]]:
+    """(PR, commit) of the top's own range, oldest first, then each parent's own range, top-down."""
+    heads = [*s.parent_heads, s.top_head]
+    prs = [*s.parents, s.top]
+    out: list[tuple[int, str]] = []
+    for i in reversed(range(len(prs))):
+        below = [f"^{h}" for h in heads[:i]]
+        for c in git(m, "rev-list", "--reverse", "--no-merges", heads[i], *below, f"^{DEFAULT}").split():
+            out.append((prs[i], c))
+    return out
+
+
+def shipped_looking(path: str) -> bool:
+    parts = path.split("/")
+    return (path.endswith(".py") and not NOT_SHIPPED_DIRS & set(parts[:-1])
+            and not parts[-1].startswith("test_") and parts[-1] != "conftest.py")
+
+
+def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
+    """Revert one commit's change to one shipped .py file in tree; (pr, commit, path) or None."""
+    for pr, c in own_commits(m, s):
+        for line in git(m, "diff-tree", "--no-commit-id", "-r", "--no-renames", "--name-status", c).splitlines():
+            st, _, path = line.partition("\t")
+            if st != "M" or not shipped_looking(path):
+                continue
+            diff = git(m, "diff", f"{c}^", c, "--", path)
+            check = subprocess.run(["git", "apply", "-R", "--check", "-"], input=diff, cwd=tree, text=True,
+                                   capture_output=True)
+            if check.returncode == 0:
+                subprocess.run(["git", "apply", "-R", "-"], input=diff, cwd=tree, text=True, check=True,
+                               capture_output=True)
+                return pr, c, path
+    return None
+
+
+def is_ancestor(m: Path, a: str, b: str) -> bool:
+    return subprocess.run(["git", "--git-dir", str(m), "merge-base", "--is-ancestor", a, b]).returncode == 0
+
+
+def run_top(s: Stack, base: Audit) -> Result:
+    r = Result(s.repo, s.top, "top", base.rc == 0 and not base.bad, audits=[base], offending=base.bad)
+    if not r.ok:
+        r.why = f"exit {base.rc}" + (f": {base.stderr}" if base.rc not in (0, 1) else "")
+    return r
+
+
+def run_drop(m: Path, s: Stack, tree: Path, base: Audit) -> Result:
+    r = Result(s.repo, s.top, "drop", None)
+    dropped = drop_one(m, s, tree)
+    if dropped is None:
+        r.why = "no commit modifies a shipped .py file whose reverse applies cleanly"
+        return r
+    pr, c, path = dropped
+    r.detail = {"pr": pr, "commit": c, "path": path}
+    a = audit([*by_pr(m, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
+    r.audits = [a]
+    of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
+    before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
+    turned = [h for h in a.bad if h["path"] != path and (h["pr"], h["path"], h["old_start"], h["new_start"]) in before]
+    why = []
+    if a.rc != 1:
+        why.append(f"exit {a.rc}" + (f": {a.stderr}" if a.rc not in (0, 1) else ""))
+    if not of_f:
+        why.append(f"no hunk of {path}")
+    elif all(h["status"] in PRESENT | NEUTRAL for h in of_f):
+        r.false_present = 1
+        why.append(f"every hunk of {path} still present")
+        r.offending += of_f
+    if turned:
+        why.append(f"{len(turned)} hunks of other files turned not present")
+        r.offending += turned
+    r.ok, r.why = not why, "; ".join(why)
+    return r
+
+
+def run_parent(m: Path, s: Stack, work: Path) -> Result:
+    r = Result(s.repo, s.top, "parent", None)
+    p, ph = s.parents[-1], s.parent_heads[-1]
+    under = {n for n, h in zip(s.parents, s.parent_heads, strict=True) if h == ph or is_ancestor(m, h, ph)}
+    pdir = extract(m, ph, work / "parent")
+    a1 = audit([*by_pr(m, [p]), "--tree", str(pdir)], ph)
+    a2 = audit([*by_pr(m, [s.top]), "--tree", str(pdir)], ph)
+    r.audits = [a1, a2]
+    r.detail = {"parent": p, "under": sorted(under)}
+    why = []
+    if a1.rc != 0 or a1.bad:
+        why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
+        r.offending += a1.bad
+    if a2.rc != 1:
+        why.append(f"top on parent tree: exit {a2.rc}" + (f": {a2.stderr}" if a2.rc not in (0, 1) else ""))
+    lower_bad = [h for h in a2.bad if h.get("pr") in under]
+    if lower_bad:
+        why.append(f"{len(lower_bad)} hunks of the parents not present")
+        r.offending += lower_bad
+    top_present = [h for h in a2.hunks if h.get("pr") == s.top and h["status"] in PRESENT]
+    if top_present:
+        why.append(f"{len(top_present)} hunks of the top present in the parent's tree")
+        r.offending += top_present
+        r.false_present = len(top_present)
+    r.ok, r.why = not why, "; ".join(why)
+    return r
+
+
+def run_patch(m: Path, s: Stack, tree: Path, work: Path) -> Result:
+    r = Result(s.repo, s.top, "patch", None)
+    files = []
+    (work / "patches").mkdir()
+    for n, h in zip([*s.parents, s.top], [*s.parent_heads, s.top_head], strict=True):
+        f = work / "patches" / f"{n}.diff"
+        f.write_text(git(m, "diff", git(m, "merge-base", DEFAULT, h).strip(), h))
+        files += ["--patch", str(f)]
+    a = audit([*files, "--tree", str(tree)], s.top_head)
+    r.audits = [a]
+    r.ok = a.rc == 0 and not a.bad
+    r.offending = a.bad
+    if not r.ok:
+        r.why = f"exit {a.rc}" + (f": {a.stderr}" if a.rc not in (0, 1) else "")
+    return r
+
+
+def run_case(s: Stack, oracles: set[str]) -> list[Result]:
+    m = mirror(s.repo)
+    out: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="prstack-stack-") as tmp:
+        work = Path(tmp)
+        tree = extract(m, s.top_head, work / "top")
+        base = audit([*by_pr(m, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
+        if base is not None and "top" in oracles:
+            out.append(run_top(s, base))
+        if "patch" in oracles:
+            out.append(run_patch(m, s, tree, work))
+        if "parent" in oracles:
+            out.append(run_parent(m, s, work))
+        if base is not None and "drop" in oracles:
+            out.append(run_drop(m, s, tree, base))
+    return out
+
+
+def rate(rs: list[Result]) -> str:
+    done = [r for r in rs if r.ok is not None]
+    skipped = len(rs) - len(done)
+    if not rs:
+        return "-"
+    return f"{sum(bool(r.ok) for r in done)}/{len(done)}" + (f" ({skipped} skip)" if skipped else "")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", default="", help="only this owner/name")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many stacks per repo (newest first)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default=",".join(ORACLES), help="comma-separated oracles: " + ",".join(ORACLES))
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "prstack-stacks" / "results.jsonl")
+    ap.add_argument("--stacks", type=Path, default=Path(__file__).parent / "stacks.tsv")
+    ap.add_argument("--show-failures", action="store_true")
+    a = ap.parse_args()
+    oracles = set(a.only.split(","))
+    if oracles - set(ORACLES):
+        ap.error(f"unknown oracle: {sorted(oracles - set(ORACLES))}")
+    per_repo: dict[str, list[Stack]] = defaultdict(list)
+    for s in load(a.stacks):
+        if (not a.repo or s.repo == a.repo) and (not a.limit or len(per_repo[s.repo]) < a.limit):
+            per_repo[s.repo].append(s)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    results: dict[str, list[Result]] = {}
+    wall: dict[str, float] = {}
+    print(f"{sum(map(len, per_repo.values()))} stacks, {len(per_repo)} repos, oracles {','.join(sorted(oracles))}, "
+          f"{a.jobs} jobs; {PRSTACK}", flush=True)
+    with a.out.open("w") as out:
+        for repo, stacks in per_repo.items():
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(a.jobs) as ex:
+                rs = [r for case in ex.map(lambda s: run_case(s, oracles), stacks) for r in case]
+            wall[repo] = time.perf_counter() - t0
+            results[repo] = rs
+            for r in rs:
+                out.write(json.dumps(r.record()) + "\n")
+            out.flush()
+            print(f"  {repo}: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
+    head = f"{'repo':24}{'stacks':>7}{'top exit0':>11}{'drop':>16}{'parent':>10}{'patch':>10}" \
+           f"{'false pres':>11}{'pr null':>8}{'med s':>7}{'wall s':>8}"
+    print(head)
+    allr = [r for rs in results.values() for r in rs]
+    for repo, rs in [*results.items(), ("all", allr)]:
+        of = {o: [r for r in rs if r.oracle == o] for o in ORACLES}
+        secs = [x.seconds for r in rs for x in r.audits]
+        med = f"{statistics.median(secs):.2f}" if secs else "-"
+        n = len(per_repo[repo]) if repo != "all" else sum(map(len, per_repo.values()))
+        w = wall[repo] if repo != "all" else sum(wall.values())
+        print(f"{repo:24}{n:>7}{rate(of['top']):>11}{rate(of['drop']):>16}{rate(of['parent']):>10}"
+              f"{rate(of['patch']):>10}{sum(r.false_present for r in rs):>11}"
+              f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}{w:>8.0f}")
+    print(f"per-case details: {a.out}")
+    if a.show_failures:
+        for r in allr:
+            if r.ok is False:
+                rcs = ",".join(str(x.rc) for x in r.audits)
+                print(f"\n{r.repo} #{r.top} {r.oracle} exit {rcs}: {r.why} {json.dumps(r.detail) if r.detail else ''}")
+                for x in r.audits:
+                    print(f"  tree {x.tree}\n  $ " + " ".join(x.cmd))
+                for h in r.offending[:12]:
+                    print(f"    pr {h.get('pr')} {h['path']} {h['status']}"
+                          f"{' superseded_by ' + str(h['superseded_by']) if h.get('superseded_by') else ''}"
+                          f" {(h.get('commit') or '')[:10]}")
+                if len(r.offending) > 12:
+                    print(f"    ... {len(r.offending) - 12} more")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
