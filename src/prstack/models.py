@@ -199,6 +199,14 @@ class MatchEvidence:
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """The later change of the stack that rewrote a hunk's lines (the hunk is judged through it)."""
+
+    pr: int
+    commit: str | None
+
+
+@dataclass(frozen=True)
 class HunkResult:
     """The verdict for one hunk in one target."""
 
@@ -215,6 +223,9 @@ class HunkResult:
     fuzz: int | None = None
     """How many context lines had to be dropped to match."""
     evidence: MatchEvidence = field(default_factory=MatchEvidence)
+    superseded_by: Rewrite | None = None
+    """The later PR (and commit) of the stack that rewrote the hunk's lines, if one did: the hunk
+    counts as present when its lines are there as that rewrite leaves them."""
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.build import flag_results
 from prstack.match.atbase import PackageAtBase
+from prstack.match.compose import compose_stack
 from prstack.match.explain import BaseText
 from prstack.match.file import Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
@@ -99,7 +101,44 @@ def judge_stack(
         late = _Late(lambda: loading.can_finish, late_jobs)
     judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
     results.update(zip(job_keys, judged, strict=True))
-    return tuple(flag_results([r for key in groups for r in results[key]], target.evidence, pathmap.binary_for))
+    direct = [r for key in groups for r in results[key]]
+    composed = _through_rewrites(prs, direct, pathmap, target, file_at, prefetch, package, explain)
+    return tuple(flag_results(composed, target.evidence, pathmap.binary_for))
+
+
+def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], pathmap: PathMap, target: Target,
+                      file_at: FileAt, prefetch: Callable[[Sequence[FileKey]], None] | None,
+                      package: PackageIndex | None, explain: Explainer) -> list[HunkResult]:
+    """The stack judged as one composed change: a hunk whose lines a later PR of the stack
+    rewrote names that rewrite (`superseded_by`), and when its own image is not in the target,
+    is judged as the stack leaves its lines (see prstack.match.compose): present when they are."""
+    composed = compose_stack(prs, [r.hunk for r in direct])
+    if not composed:
+        return list(direct)
+    by_pr = {pr.number: pr for pr in prs}
+    out = [replace(r, superseded_by=composed[i].by) if i in composed else r for i, r in enumerate(direct)]
+    todo: list[tuple[int, FileJob]] = []
+    for i, c in composed.items():
+        r = out[i]
+        if r.status.present or not r.status.shipped:
+            continue
+        location = pathmap.locate(c.hunk.path)
+        if location.placement in _LOCATION_STATUS or location.installed_path is None:
+            continue
+        base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
+        todo.append((i, FileJob((c.hunk,), location.installed_path, location.placement is Placement.SHIPPED,
+                                base, (c.head, c.hunk.path))))
+    if not todo:
+        return out
+    judged = _judge([job for _, job in todo], target, file_at, prefetch, package, None, explain)
+    for (i, _), (verdict,) in zip(todo, judged, strict=True):
+        if verdict.status.present:
+            rewrite = composed[i].by
+            note = f"present as rewritten later by #{rewrite.pr}" + (
+                f" (commit {rewrite.commit[:12]})" if rewrite.commit else "")
+            out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=rewrite,
+                             evidence=replace(verdict.evidence, note=note))
+    return out
 
 
 def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:

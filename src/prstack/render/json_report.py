@@ -103,6 +103,7 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
         "offset": r.offset,
         "normalisation": r.evidence.normalisation,
         "note": r.evidence.note,
+        "superseded_by": None if (w := r.superseded_by) is None else {"pr": w.pr, "commit": w.commit},
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from prstack.models import HunkResult, HunkStatus
-from prstack.render.table import build_notes, pr_state_note, where
+from prstack.render.table import build_notes, pr_state_note, status_label, where
 from prstack.render.text import clean
 from prstack.render.titles import shown_title
 from prstack.report import AuditReport
@@ -88,7 +88,7 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = L
 
 def _hunk_section(r: HunkResult) -> list[str]:
     return [
-        f"**{r.status.value}** — PR #{r.hunk.pr}, `{_cell(where(r))}`"
+        f"**{status_label(r)}** — PR #{r.hunk.pr}, `{_cell(where(r))}`"
         + (f", commit `{r.hunk.commit[:12]}`" if r.hunk.commit else ""),
         "",
         "````diff",

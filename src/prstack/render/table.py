@@ -92,6 +92,13 @@ def where(r: HunkResult) -> str:
     return f"{path}:{h.new_start}" if h.new_start else path
 
 
+def status_label(r: HunkResult) -> str:
+    """A hunk's status as the reports name it: "applied (rewritten later by #N)" for a hunk present
+    as a later PR of the stack rewrote it."""
+    w = r.superseded_by
+    return f"{r.status.value} (rewritten later by #{w.pr})" if w is not None and r.status.present else r.status.value
+
+
 def hunk_panel(r: HunkResult, max_lines: int | None = None) -> Panel:
     """The hunk's diff and evidence; past `max_lines` diff lines, the rest is counted, not shown."""
     h = r.hunk
@@ -112,7 +119,7 @@ def hunk_panel(r: HunkResult, max_lines: int | None = None) -> Panel:
         rest = len(ev.missing_lines) - len(listed)
         body.append_text(safe(" | ".join(listed) + (f" and {rest} more" if rest else "")))
         body.append("\n")
-    title = Text.assemble((r.status.value, STATUS_STYLE[r.status]), " ")
+    title = Text.assemble((status_label(r), STATUS_STYLE[r.status]), " ")
     title.append_text(safe(f"PR #{h.pr} {h.path} → {where(r)}"))
     commit = f"commit {h.commit[:12]}" if h.commit else "commit unknown"
     return Panel(body, title=title, title_align="left", subtitle=commit, subtitle_align="right")
@@ -157,5 +164,5 @@ def hunk_lines(shown: list[HunkResult]) -> Table:
     for r in shown:
         h = r.hunk
         table.add_row(f"#{h.pr}", safe(h.path), f"{h.new_start},{h.new_lines}",
-                      Text(r.status.value, style=STATUS_STYLE[r.status]), safe(where(r)))
+                      Text(status_label(r), style=STATUS_STYLE[r.status]), safe(where(r)))
     return table

@@ -1,0 +1,211 @@
+"""A stack as one composed change: each hunk carried forward through the later PRs built on it,
+composed with the later hunks that rewrote its lines (pure: hunks in, hunks out).
+
+A hunk of PR A states A's lines as they were at A's head. When a PR built on A rewrites some of
+them, the top of the stack no longer holds A's image, yet A's change is in it as rewritten. The
+composed hunk goes from A's base to the stack's last head over the same region: its old side is
+what A started from, its new side what the stack leaves there. Judged present, A's change is
+present as rewritten (`Composed.by` names the rewrite).
+
+Coordinates: a hunk's new side counts lines of its PR's head; a later PR X built on that head
+(X's base is it) counts its old side in the same lines, so the hunk is carried through X's hunks
+of its file by position, and each of X's hunks with a change inside the hunk's span is composed
+into it. X's old lines there must equal the hunk's new lines (else X was measured from another
+tree, a merge of the default branch: the hunk is looked for a few lines off, then left alone).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from prstack.models import FileChange, Hunk, HunkLine, LineKind, PullRequest, Rewrite
+
+SLIP = 50
+"""How far off (in lines) a later PR's hunk may sit from where the positions put it."""
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A hunk as the stack above it leaves it."""
+
+    hunk: Hunk
+    """The composed hunk: the original's PR, base and old side; new side at `head`'s lines."""
+    head: str
+    """The head whose file the composed hunk's new side counts lines of."""
+    by: Rewrite
+    """The latest change that rewrote the hunk's lines."""
+
+
+def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
+    """Index in `hunks` -> the hunk composed with the later hunks of the stack that rewrote its
+    lines, for the hunks some later PR rewrote. `prs` bottom-first; each PR's hunks in diff order."""
+    by_pr: defaultdict[int, dict[str, list[Hunk]]] = defaultdict(lambda: defaultdict(list))
+    for h in hunks:
+        for path in {h.path, h.old_path or h.path}:
+            by_pr[h.pr][path].append(h)
+    order = list(prs)
+    out: dict[int, Composed] = {}
+    for i, h in enumerate(hunks):
+        if not h.lines or h.change is FileChange.DELETED:
+            continue
+        at = next((k for k, pr in enumerate(order) if pr.number == h.pr), None)
+        if at is None:
+            continue
+        done = _carry(h, order[at], order[at + 1 :], by_pr)
+        if done is not None:
+            out[i] = done
+    return out
+
+
+def _carry(h: Hunk, own: PullRequest, later: Sequence[PullRequest],
+           by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
+    """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
+    or the file deleted above it)."""
+    lines: list[Line] = [(k, t) for k, t in h.lines]
+    start, path, at = _first(h.new_start, h.new_lines), h.path, own
+    old_first = _first(h.old_start, h.old_lines)
+    rewrite: Rewrite | None = None
+    for pr in later:
+        if pr.base_sha != at.head_sha:
+            continue  # not built on the head the hunk's lines count (another branch of the stack)
+        theirs = [s for s in by_pr.get(pr.number, {}).get(path, ()) if (s.old_path or s.path) == path]
+        if any(s.change is FileChange.DELETED for s in theirs):
+            return None
+        moved = _through(lines, start, theirs)
+        if moved is None:
+            return None
+        lines, start, before, by = moved
+        old_first -= before
+        if by is not None:
+            rewrite = Rewrite(pr.number, by.commit)
+        path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
+        at = pr
+    if rewrite is None:
+        return None
+    old = sum(1 for k, _ in lines if k != "+")
+    new = sum(1 for k, _ in lines if k != "-")
+    composed = replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
+                       old_start=old_first if old else old_first - 1, old_lines=old,
+                       new_start=start if new else start - 1, new_lines=new, new_blob=None)
+    return Composed(composed, at.head_sha, rewrite)
+
+
+def _first(start: int, count: int) -> int:
+    """The first line a side covers (a side with no lines names the line before it)."""
+    return start if count else start + 1
+
+
+Line = tuple[LineKind, str]
+
+
+def _through(lines: list[Line], start: int, theirs: Sequence[Hunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
+    """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
+    (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
+    the later hunks composed in). None when a hunk of the later PR changes the span but its old
+    lines do not agree with the hunk's new ones."""
+    span = sum(1 for k, _ in lines if k != "-")
+    delta, touching = 0, []
+    for s in theirs:
+        if not s.lines:
+            continue
+        first = _first(s.old_start, s.old_lines)
+        changes = _change_spots(s, first)
+        if changes and max(changes) < start:
+            delta += s.new_lines - s.old_lines
+        elif _inside(s, first, start, span):
+            touching.append((s, first))
+    if not touching:
+        return lines, start + delta, 0, None
+    placed = []
+    for s, first in touching:
+        slip = _agreeing_slip(lines, start, s, first)
+        if slip is None:
+            return None
+        placed.append((s, first + slip))
+    composed, lo = _compose(lines, start, placed)
+    return composed, lo + delta, max(0, start - lo), placed[-1][0]
+
+
+def _change_spots(s: Hunk, first: int) -> list[int]:
+    """Old-side positions of a hunk's changes: each removed line's, and for each run of added
+    lines the position of the old line it goes before."""
+    spots, pos = [], first
+    for kind, _ in s.lines:
+        if kind == "+":
+            spots.append(pos)
+        else:
+            if kind == "-":
+                spots.append(pos)
+            pos += 1
+    return spots
+
+
+def _inside(s: Hunk, first: int, start: int, span: int) -> bool:
+    """Whether a change of `s` falls inside the span [start, start+span): a removed line in it,
+    or added lines between two of its lines (added just before or after the span are beside it)."""
+    pos = first
+    for kind, _ in s.lines:
+        if kind == "+":
+            if start < pos < start + span:
+                return True
+        else:
+            if kind == "-" and start <= pos < start + span:
+                return True
+            pos += 1
+    return False
+
+
+def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | None:
+    """How far `s` sits from `first` so that its old lines agree with the hunk's new lines where
+    they meet: 0 when the positions hold, else the smallest slip within SLIP; None if none."""
+    mine = [t for k, t in lines if k != "-"]
+    old = [(i, t) for i, (k, t) in enumerate((k, t) for k, t in s.lines if k != "+")]
+    for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
+        at = first + slip - start
+        met = [(at + i, t) for i, t in old if 0 <= at + i < len(mine)]
+        if met and all(mine[j] == t for j, t in met) and any(
+                start <= first + slip + i < start + len(mine) for i, _ in old):
+            return slip
+    return None
+
+
+def _compose(lines: list[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
+    """The hunk's lines composed with the later hunks `placed` (each with the line its old side
+    starts at, in the lines the hunk's new side counts): (lines, the first line they cover there)."""
+    text: dict[int, str] = {}
+    mine: dict[int, LineKind] = {}  # intermediate position -> ' ' (in the base) or '+' (the hunk's own)
+    gone: defaultdict[int, list[str]] = defaultdict(list)  # the hunk's removed lines, before position
+    pos = start
+    for kind, t in lines:
+        if kind == "-":
+            gone[pos].append(t)
+        else:
+            text[pos], mine[pos] = t, kind
+            pos += 1
+    theirs: dict[int, LineKind] = {}
+    put: defaultdict[int, list[str]] = defaultdict(list)  # the later hunks' added lines, before position
+    for s, first in placed:
+        p = first
+        for kind, t in s.lines:
+            if kind == "+":
+                put[p].append(t)
+            else:
+                text.setdefault(p, t)
+                theirs[p] = kind
+                p += 1
+    positions = sorted(set(text) | set(gone) | set(put))
+    lo, hi = positions[0], positions[-1]
+    out: list[Line] = []
+    for p in range(lo, hi + 1):
+        out.extend(("-", t) for t in gone.get(p, ()))
+        out.extend(("+", t) for t in put.get(p, ()))
+        if p not in text:
+            continue
+        own, later = mine.get(p, " "), theirs.get(p, " ")
+        if own == " ":
+            out.append((" " if later == " " else "-", text[p]))
+        elif later == " ":
+            out.append(("+", text[p]))
+    return out, lo

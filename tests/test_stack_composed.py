@@ -1,0 +1,181 @@
+"""A stack is judged as one composed change: a parent's hunk that a child rewrote is present when
+the rewrite is, and says which PR rewrote it; what the child did not rewrite is still checked."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from prstack.cli import main
+from prstack.hunks import parse_diff
+from prstack.match.compose import compose_stack
+from prstack.models import PullRequest, Rewrite
+from conftest import GitRepo
+
+CORE = "def a():\n    return 1\n\n\ndef b():\n    x = 2\n    return x\n\n\ndef c():\n    return 3\n"
+NEW = "ONE = 1\nTWO = 2\nTHREE = 3\nFOUR = 4\nFIVE = 5\nSIX = 6\nSEVEN = 7\n"
+
+
+def _tree(repo: GitRepo, rev: str, into: Path) -> Path:
+    """The files of `rev`, as `git archive` leaves them."""
+    into.mkdir()
+    data = subprocess.run(["git", "-C", str(repo.path), "archive", rev], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _stack(repo: GitRepo) -> dict[str, str]:
+    """main; PR 1 changes `x = 2` and adds pkg/new.py; PR 2, on PR 1, changes the same line
+    again and rewrites one line of the new file."""
+    base = repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    repo.branch("p1")
+    p1 = repo.commit("p1: x and the new table", {"pkg/core.py": CORE.replace("x = 2", "x = 20"),
+                                                  "pkg/new.py": NEW})
+    repo.pr_ref(1)
+    repo.branch("p2")
+    p2 = repo.commit("p2: x again, TWO", {"pkg/core.py": CORE.replace("x = 2", "x = 200"),
+                                          "pkg/new.py": NEW.replace("TWO = 2", "TWO = 22")})
+    repo.pr_ref(2)
+    return {"base": base, "p1": p1, "p2": p2}
+
+
+def _audit(capsys: pytest.CaptureFixture[str], repo: GitRepo, pr: int, tree: Path) -> tuple[int, list[dict]]:
+    code = main(["audit", str(pr), "--git", str(repo.path), "--tree", str(tree), "--format", "json"])
+    out, _ = capsys.readouterr()
+    return code, json.loads(out)["hunks"]
+
+
+def test_the_top_of_a_stack_whose_child_rewrote_its_parent_is_all_present(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shas = _stack(git_repo)
+    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, shas["p2"], tmp_path / "top"))
+    assert code == 0
+    parent = {h["path"]: h for h in hunks if h["pr"] == 1}
+    assert set(parent) == {"pkg/core.py", "pkg/new.py"}
+    for h in parent.values():
+        assert h["status"] == "applied"
+        assert h["superseded_by"] == {"pr": 2, "commit": shas["p2"]}
+        assert "rewritten later by #2" in h["note"]
+    assert all(h["superseded_by"] is None for h in hunks if h["pr"] == 2)
+
+
+def test_a_dropped_line_the_child_did_not_rewrite_is_not_present(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shas = _stack(git_repo)
+    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    new = tree / "pkg" / "new.py"
+    new.write_text(new.read_text().replace("SIX = 6\n", ""))
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 1
+    (table,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/new.py"]
+    assert table["status"] not in ("applied", "relocated")
+    assert table["superseded_by"] == {"pr": 2, "commit": shas["p2"]}
+    (core,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
+    assert core["status"] == "applied"
+
+
+def test_the_parent_alone_is_present_as_it_wrote_it_and_the_child_missing(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shas = _stack(git_repo)
+    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, shas["p1"], tmp_path / "parent"))
+    assert code == 1
+    assert {h["status"] for h in hunks if h["pr"] == 1} == {"applied"}
+    assert {h["status"] for h in hunks if h["pr"] == 2} == {"missing"}
+
+
+def test_the_table_says_applied_rewritten_later(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shas = _stack(git_repo)
+    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    code = main(["audit", "2", "--git", str(git_repo.path), "--tree", str(tree), "--verbose"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert out.count("applied (rewritten later by #2)") == 2
+
+
+def _pr(number: int, head: str, base: str) -> PullRequest:
+    return PullRequest(number, head, base)
+
+
+def _hunks(number: int, diff: str) -> list:
+    return parse_diff(diff, number)
+
+
+PARENT = """\
+diff --git a/m.py b/m.py
+--- a/m.py
++++ b/m.py
+@@ -10,6 +10,8 @@
+ c1
+ c2
+ c3
++p1
++p2
+ c4
+ c5
+ c6
+"""
+
+
+def _child(old_start: int, body: str, new_start: int | None = None) -> str:
+    lines = body.splitlines()
+    old = sum(1 for x in lines if not x.startswith("+"))
+    new = sum(1 for x in lines if not x.startswith("-"))
+    return ("diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n"
+            f"@@ -{old_start},{old} +{new_start or old_start},{new} @@\n{body}")
+
+
+def test_compose_a_child_that_rewrites_an_added_line() -> None:
+    child = _child(11, " c2\n c3\n p1\n-p2\n+q2\n c4\n c5\n c6\n")
+    hunks = _hunks(1, PARENT) + _hunks(2, child)
+    done = compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "h1")], hunks)
+    assert set(done) == {0}
+    c = done[0]
+    assert c.by == Rewrite(2, None) and c.head == "h2"
+    assert c.hunk.added == ("p1", "q2")
+    assert c.hunk.old_image == _hunks(1, PARENT)[0].old_image
+    assert (c.hunk.old_start, c.hunk.new_start) == (10, 10)
+
+
+def test_compose_leaves_alone_a_child_that_only_adds_beside_the_hunk() -> None:
+    after = _child(17, " c6\n+d1\n")  # right after the parent's last context line
+    before = _child(8, " b1\n+d0\n b2\n", 8)
+    hunks = _hunks(1, PARENT) + _hunks(2, before + after.split("\n", 3)[3])
+    assert len(hunks) == 3
+    assert compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "h1")], hunks) == {}
+
+
+def test_compose_follows_line_shifts_and_a_grandchild() -> None:
+    """A child that inserts lines above moves the hunk down; the grandchild's rewrite is found there."""
+    child = _child(2, " a\n+n1\n+n2\n b\n")
+    grandchild = _child(12, " c1\n c2\n c3\n-p1\n+r1\n p2\n", 12)
+    hunks = _hunks(1, PARENT) + _hunks(2, child) + _hunks(3, grandchild)
+    prs = [_pr(1, "h1", "b"), _pr(2, "h2", "h1"), _pr(3, "h3", "h2")]
+    done = compose_stack(prs, hunks)
+    assert set(done) == {0}
+    assert done[0].by.pr == 3 and done[0].head == "h3"
+    assert done[0].hunk.added == ("r1", "p2")
+    assert done[0].hunk.new_start == 12
+
+
+def test_compose_finds_a_rewrite_a_few_lines_off_and_skips_one_that_disagrees() -> None:
+    """A child measured against its parent merged with main counts lines a little differently."""
+    off = _child(14, " c2\n c3\n p1\n-p2\n+q2\n c4\n", 14)  # its lines sit three lines higher
+    hunks = _hunks(1, PARENT) + _hunks(2, off)
+    done = compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "h1")], hunks)
+    assert done[0].hunk.added == ("p1", "q2")
+    wrong = _child(11, " x\n y\n z\n-p2\n+q2\n")
+    hunks = _hunks(1, PARENT) + _hunks(2, wrong)
+    assert compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "h1")], hunks) == {}
+
+
+def test_compose_skips_a_pr_not_built_on_the_hunks_head() -> None:
+    child = _child(11, " c2\n c3\n p1\n-p2\n+q2\n c4\n c5\n c6\n")
+    hunks = _hunks(1, PARENT) + _hunks(2, child)
+    assert compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "elsewhere")], hunks) == {}
