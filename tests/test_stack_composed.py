@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GitRepo
 from prstack.cli import main
 from prstack.hunks import parse_diff
 from prstack.match.compose import compose_stack
 from prstack.models import PullRequest, Rewrite
-from conftest import GitRepo
 
 CORE = "def a():\n    return 1\n\n\ndef b():\n    x = 2\n    return x\n\n\ndef c():\n    return 3\n"
 NEW = "ONE = 1\nTWO = 2\nTHREE = 3\nFOUR = 4\nFIVE = 5\nSIX = 6\nSEVEN = 7\n"

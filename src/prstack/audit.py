@@ -18,13 +18,18 @@ from prstack.sources.base import PRSource
 from prstack.sources.git.detect import PRMetadata
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
-from prstack.targets.base import TargetSpec, needs_pr_paths, open_target
+from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 
-__all__ = ["audit", "audit_stack"]
+__all__ = ["audit", "audit_opened", "audit_stack"]
 
 
 def audit(source: PRSource, spec: TargetSpec) -> AuditReport:
-    """Every hunk of `source`'s stack judged against the target `spec` names.
+    """Every hunk of `source`'s stack judged against the target `spec` names (see `audit_opened`)."""
+    return audit_opened(source, spec)[0]
+
+
+def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Target]:
+    """The audit, and the target it opened (for a caller that reads more of it: a plan onto it).
 
     A target that is what it is whatever the PRs touch (a source tree, a wheel) is opened first;
     the others once the PRs' paths are known (they choose the distribution). Huge files are judged
@@ -55,7 +60,7 @@ def audit(source: PRSource, spec: TargetSpec) -> AuditReport:
         done = report(target.info, changes.prs, results)
         build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                            source.contains, source.patch_contains)
-        return replace(done, build=build)
+        return replace(done, build=build), target
 
 
 def audit_stack(git: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,

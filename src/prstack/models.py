@@ -179,6 +179,15 @@ class PullRequest:
     commits: tuple[Commit, ...] = ()
     patch: str | None = None
     """The patch file this PR was read from (`audit --patch`); None for a PR of a clone or GitHub."""
+    own_base: str | None = None
+    """Where the PR's own change is measured from when that is not `base_sha`: `base_sha` merged
+    with the default branch (a tree or commit id), for a PR that merged the default branch since
+    it forked, so that the default branch's changes are not counted as its own."""
+
+    @property
+    def change_base(self) -> str:
+        """What the PR's own change is the diff from: `own_base`, else `base_sha`."""
+        return self.own_base or self.base_sha
 
 
 @dataclass(frozen=True)

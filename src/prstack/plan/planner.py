@@ -91,11 +91,12 @@ class _State:
     """Those PRs, in plan order."""
 
 
-def _picks_of(pr: PullRequest) -> list[Pick]:
-    """The PR's own commits as picks; one squashed pick when it holds merge commits."""
+def _picks_of(pr: PullRequest, own: tuple[str, str]) -> list[Pick]:
+    """The PR's own commits as picks; one squashed pick of its own change (`own`: commits of its
+    change base and head, see `Planner._own`) when it holds merge commits."""
     commits = pr.commits
     if any(len(c.parents) != 1 for c in commits) or not commits:
-        return [Pick(pr.base_sha, pr.head_sha, f"PR #{pr.number}", squash=True)]
+        return [Pick(*own, f"PR #{pr.number}", squash=True)]
     return [Pick(c.parents[0], c.sha, c.subject) for c in commits]
 
 
@@ -113,6 +114,20 @@ class Planner:
         self.lacking = dict(lacking or {})
         self._ids: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
         self._chain_base: dict[int, str] = {}
+        self._owns: dict[int, tuple[str, str]] = {}
+
+    def _own_change(self, pr: PullRequest) -> tuple[str, str]:
+        """Commits (parent, commit) whose diff is the PR's own change: its base and head, or (when
+        it merged the default branch) throw-away commits of its `own_base` tree on its base and of
+        its head's tree on that, so that a pick's merge base is where its own change starts."""
+        if pr.own_base is None:
+            return pr.base_sha, pr.head_sha
+        if pr.number not in self._owns:
+            start = self.backend.commit_tree(f"{pr.own_base}^{{tree}}", [pr.base_sha],
+                                             f"prstack plan: where #{pr.number}'s own change starts")
+            head = self.backend.commit_tree(f"{pr.head_sha}^{{tree}}", [start], f"prstack plan: #{pr.number}")
+            self._owns[pr.number] = (start, head)
+        return self._owns[pr.number]
 
     def _onto_ids(self, pr: PullRequest) -> dict[str, str]:
         """Patch ids of the onto-point's commits since it forked from the PR, among those that
@@ -132,7 +147,7 @@ class Planner:
         if b.is_ancestor(pr.head_sha, onto.sha):
             return f"its head {pr.head_sha[:10]} is in the history of {onto.label}"
         ids = self._onto_ids(pr)
-        own = b.patch_id(pr.base_sha, pr.head_sha)
+        own = b.patch_id(pr.change_base, pr.head_sha)
         if own is None:
             return "it changes nothing"
         if own in ids:
@@ -147,7 +162,7 @@ class Planner:
             if all(i is None or i in ids for i in commit_ids):
                 return (f"rebased in: all {len(singles)} commit(s) have a patch-id-equal commit "
                         f"in {onto.label}")
-        if b.reverse_applies(onto.tree, pr.base_sha, pr.head_sha):
+        if b.reverse_applies(onto.tree, pr.change_base, pr.head_sha):
             return f"its whole change reverse-applies cleanly on {onto.label}"
         return None
 
@@ -249,12 +264,12 @@ class Planner:
             if why is not None:
                 plan[number] = PRPlan(pr, PlanStatus.PRESENT, why)
                 continue
-            picks = _picks_of(pr)
+            picks = _picks_of(pr, self._own_change(pr))
             done = self._replay(state.tree, picks)
             lack = self.lacking.get(number)
             if done.conflict is not None and lack is not None:
                 # its whole commits do not go on: re-apply just the files the target lacks
-                picks = [Pick(pr.base_sha, pr.head_sha, f"PR #{number}: what the target lacks",
+                picks = [Pick(*self._own_change(pr), f"PR #{number}: what the target lacks",
                               squash=True, paths=lack.paths)]
                 done = self._replay(state.tree, picks)
             kept, redundant = done.kept, done.redundant

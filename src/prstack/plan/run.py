@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prstack.audit import audit_opened
 from prstack.errors import InputError
-from prstack.match.stack import judge_stack
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
-from prstack.report import report as audit_report
-from prstack.sources.git.changes import StackChanges, load_stack
+from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.plan import PlanGit
+from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
-from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.base import TargetSpec
 from prstack.targets.confined import Unreadable
 
 
 def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,
                target: TargetSpec | None = None, base: str | None = None) -> Plan:
-    """Load the stack under `numbers` and plan it onto a ref or onto an installed target."""
-    changes = load_stack(source, numbers, base)
+    """Load the stack under `numbers` and plan it onto a ref or onto an installed target (judged
+    by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
+    prs = ClonePRs(source, numbers, base)
+    changes = prs.load().finish()
     order = plan_order(numbers, changes.stack.parents)
     git = PlanGit(source)
     present: dict[int, str] = {}
@@ -30,25 +32,25 @@ def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = 
         sha = source.resolve(onto)
         start = Onto(OntoKind.REF, onto, sha, git.tree_of(sha), sha)
     elif target is not None:
-        start, present, lacking = _installed_onto(source, git, changes, order, target)
+        start, present, lacking = _installed_onto(prs, git, changes, order, target)
     else:
         raise InputError("no onto-point: give --onto REF, or a target (--installed, "
                          "--site-packages, --wheel, --tree) to plan onto what is installed.")
     return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
 
 
-def _installed_onto(source: GitSource, git: PlanGit, changes: StackChanges, order: Sequence[int],
+def _installed_onto(prs: ClonePRs, git: PlanGit, changes: StackChanges, order: Sequence[int],
                     spec: TargetSpec) -> tuple[Onto, dict[int, str], dict[int, Lack]]:
     """The onto-point of an installed target: its build commit when the clone has it, otherwise
     its files (those the PRs touch) over the commit the present PRs reach. With it, from an audit
     of the target: PRs whose every shipped hunk is applied (present, when there is no build
     commit), and PRs with shipped hunks missing (never present, whatever the history says)."""
-    repo_files = source.tree_paths(changes.top_sha)
+    source = prs.git
+    report, tgt = audit_opened(prs, spec)
+    repo_files = prs.repo_files(changes, ())
     paths = sorted({h.path for h in changes.hunks}
                    | {h.old_path for h in changes.hunks if h.old_path})
-    tgt = open_target(spec, paths, repo_files)
     info = tgt.info
-    report = audit_report(info, changes.prs, judge_stack(changes.prs, changes.hunks, tgt, repo_files, source.file_at))
     present = {
         r.pr.number: "every shipped hunk is applied in the target"
         for r in report.prs if r.status is PRStatus.APPLIED

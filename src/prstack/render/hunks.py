@@ -36,7 +36,9 @@ def hunks_table(prs: tuple[PullRequest, ...], hunks: tuple[Hunk, ...]) -> Render
     for pr in prs:
         mine = [h for h in hunks if h.pr == pr.number]
         title = Text(f"PR #{pr.number} ", style="bold")
-        title.append(f"{pr.base_sha[:10]}..{pr.head_sha[:10]}", style="cyan")
+        title.append(f"{pr.change_base[:10]}..{pr.head_sha[:10]}", style="cyan")
+        if pr.own_base is not None:
+            title.append(f"  ({pr.base_sha[:10]} merged with the default branch)", style="dim")
         if pr.merged:
             title.append("  merged", style="blue")
         elif pr.state is PRState.STALE:
@@ -71,6 +73,7 @@ def hunks_dict(prs: tuple[PullRequest, ...], hunks: tuple[Hunk, ...]) -> dict[st
                 "title": p.title,
                 "head_sha": p.head_sha,
                 "base_sha": p.base_sha,
+                "change_base": p.change_base,
                 "depends_on": list(p.depends_on),
                 "merged": p.merged,
                 "commits": [c.sha for c in p.commits],

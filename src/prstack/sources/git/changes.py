@@ -123,6 +123,7 @@ class StackLoad:
             depends_on=stack.parents[number],
             merged=stack.states[number] is PRState.MERGED,
             commits=r.commits,
+            own_base=r.diff_base if r.diff_base != r.start else None,
         )
 
 

@@ -23,6 +23,7 @@ class ClonePRs:
                  metadata: Mapping[int, PRMetadata] | None = None) -> None:
         self.git, self.numbers, self.base, self.metadata = git, numbers, base, metadata
         self._paths: dict[str, list[str]] = {}
+        self._load: StackLoad | None = None
 
     @cached_property
     def hint(self) -> RepoHint:
@@ -35,8 +36,11 @@ class ClonePRs:
         return RepoHint(found.full_name if found else None, names)
 
     def load(self) -> StackLoad:
-        progress.step("reading the stack and diffing its PRs")
-        return start_stack(self.git, self.numbers, self.base, self.metadata)
+        """The stack, read once (a plan and the audit it runs share it)."""
+        if self._load is None:
+            progress.step("reading the stack and diffing its PRs")
+            self._load = start_stack(self.git, self.numbers, self.base, self.metadata)
+        return self._load
 
     def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
         assert isinstance(changes, StackChanges)
