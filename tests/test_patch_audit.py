@@ -156,3 +156,36 @@ def test_a_mailbox_whose_commits_rewrite_each_other(name: str, target: str, want
         assert got_code == code
     _, by_patch = run_json(["audit", "--patch", mails[0], "--tree", str(tree)], capsys)
     assert {tuple(h["commits"]) for h in by_patch["hunks"]} == {tuple(h["commits"]) for h in by_pr["hunks"]}
+
+
+@pytest.mark.parametrize("installed", ["old", "new"])
+def test_a_vendored_copy_is_placed_alike_by_a_patch_and_by_the_clone(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], installed: str) -> None:
+    """The repo's third_party/sub/ ships as pkg/_vendor/sub/: the clone's files tell so, and a patch
+    of one of its files places it there too (the target holds that file in a folder of the name)."""
+    mod = "def mod():\n    a = 1\n    return a\n"
+    other = "def other():\n    return 2\n"
+    base = git_repo.commit("base", {"src/pkg/__init__.py": "", "src/pkg/core.py": "def core():\n    return 1\n",
+                                    "third_party/sub/__init__.py": "", "third_party/sub/mod.py": mod,
+                                    "third_party/sub/other.py": other,
+                                    "tests/sub/test_mod.py": "def test_mod():\n    pass\n"})
+    git_repo.branch("fix")
+    head = git_repo.commit("fix mod", {"third_party/sub/mod.py": mod.replace("a = 1", "a = 11"),
+                                       "tests/sub/test_mod.py": "def test_mod():\n    assert True\n"})
+    git_repo.pr_ref(5)
+    diff = subprocess.run(["git", "-C", str(git_repo.path), "diff", base, head], capture_output=True, check=True)
+    (tmp_path / "5.diff").write_bytes(diff.stdout)
+    tree = tmp_path / "tree"
+    for rel, text in {"pkg/__init__.py": "", "pkg/core.py": "def core():\n    return 1\n",
+                      "pkg/_vendor/__init__.py": "", "pkg/_vendor/sub/__init__.py": "",
+                      "pkg/_vendor/sub/mod.py": mod.replace("a = 1", "a = 11") if installed == "new" else mod,
+                      "pkg/_vendor/sub/other.py": other}.items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    by_git = run_json(["audit", "5", "--git", str(git_repo.path), "--tree", str(tree)], capsys)
+    by_patch = run_json(["audit", "--patch", str(tmp_path / "5.diff"), "--tree", str(tree)], capsys)
+    placed = [[(h["path"], h["installed_path"], h["status"]) for h in data["hunks"]] for _, data in (by_git, by_patch)]
+    status = "applied" if installed == "new" else "missing"
+    assert placed[0] == placed[1] == [("tests/sub/test_mod.py", None, "not-shipped"),
+                                      ("third_party/sub/mod.py", "pkg/_vendor/sub/mod.py", status)]
+    assert by_git[0] == by_patch[0] == (0 if installed == "new" else 1)

@@ -100,17 +100,28 @@ class Stack:
 def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
     """The repository's files as far as a patch and the target tell them: the patch's paths, and
     beside each, the files the target holds in the folder of that name (`src/kvs/new.py` and a
-    target's `kvs/model.py` give `src/kvs/model.py`). With a clone, the repository's own files
-    tell how its paths map to the target's (prstack.placement.paths); these stand in for them."""
+    target's `kvs/model.py` give `src/kvs/model.py`), or in a folder of the same name deeper in
+    the target that holds the patched file itself (a vendored copy: `third_party/sub/mod.py` and a
+    target's `pkg/_vendor/sub/{mod,other}.py` give `third_party/sub/other.py`). With a clone, the
+    repository's own files tell how its paths map to the target's (prstack.placement.paths);
+    these stand in for them, so that a patch places each file as the clone would."""
     by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
     for path in installed:
         parts = path.split("/")
         if len(parts) > 1:
             by_dir[tuple(parts[:-1])].append(parts[-1])
+    by_name: defaultdict[tuple[str, str], list[tuple[str, ...]]] = defaultdict(list)
+    for folder, names in by_dir.items():
+        for name in names:
+            by_name[(folder[-1], name)].append(folder)
     out = set(paths)
     for path in paths:
-        folder = tuple(path.split("/")[:-1])
+        parts = path.split("/")
+        folder = tuple(parts[:-1])
         for cut in range(len(folder)):
             for name in by_dir.get(folder[cut:], ()):
                 out.add("/".join((*folder, name)))
+        if folder:
+            for deeper in by_name.get((folder[-1], parts[-1]), ()):
+                out.update("/".join((*folder, name)) for name in by_dir[deeper])
     return sorted(out)
