@@ -100,15 +100,40 @@ def git(m: Path, *args: str) -> str:
                           text=True, errors="replace").stdout
 
 
-def extract(m: Path, sha: str, dest: Path) -> Path:
+def extract(m: Path, sha: str, dest: Path) -> int:
+    """Write the tree of sha to dest (as `git archive | tar -x` would); the count of blobs the snapshot lacks.
+
+    Snapshots may lack their largest blobs, on which `git archive` fails: those files are left out.
+    """
+    entries = []
+    for rec in git(m, "ls-tree", "-r", "-z", "--full-tree", sha).split("\0"):
+        if rec:
+            meta, _, path = rec.partition("\t")
+            mode, kind, blob = meta.split()
+            if kind == "blob":
+                entries.append((mode, blob, path))
     dest.mkdir(parents=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(m), "archive", sha], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
-    if archive.stdout:
-        archive.stdout.close()
-    if archive.wait():
-        raise RuntimeError(f"git archive {sha} failed")
-    return dest
+    cat = subprocess.run(["git", "--git-dir", str(m), "cat-file", "--batch"], check=True, capture_output=True,
+                         input=b"".join(f"{b}\n".encode() for _, b, _ in entries)).stdout
+    pos, lacking = 0, 0
+    for mode, _, path in entries:
+        nl = cat.index(b"\n", pos)
+        header = cat[pos:nl].split()
+        pos = nl + 1
+        if header[-1] == b"missing":
+            lacking += 1
+            continue
+        size = int(header[2])
+        data, pos = cat[pos:pos + size], pos + size + 1
+        f = dest / path
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "120000":
+            f.symlink_to(data.decode())
+        else:
+            f.write_bytes(data)
+            if mode == "100755":
+                f.chmod(0o755)
+    return lacking
 
 
 def audit(args: list[str], tree: str) -> Audit:
@@ -156,7 +181,10 @@ def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
             st, _, path = line.partition("\t")
             if st != "M" or not shipped_looking(path):
                 continue
-            diff = git(m, "diff", f"{c}^", c, "--", path)
+            try:
+                diff = git(m, "diff", f"{c}^", c, "--", path)
+            except subprocess.CalledProcessError:
+                continue  # a blob the snapshot lacks
             check = subprocess.run(["git", "apply", "-R", "--check", "-"], input=diff, cwd=tree, text=True,
                                    capture_output=True)
             if check.returncode == 0:
@@ -210,11 +238,11 @@ def run_parent(m: Path, s: Stack, work: Path) -> Result:
     r = Result(s.repo, s.top, "parent", None)
     p, ph = s.parents[-1], s.parent_heads[-1]
     under = {n for n, h in zip(s.parents, s.parent_heads, strict=True) if h == ph or is_ancestor(m, h, ph)}
-    pdir = extract(m, ph, work / "parent")
+    pdir = work / "parent"
+    r.detail = {"parent": p, "under": sorted(under), "blobs_lacking": extract(m, ph, pdir)}
     a1 = audit([*by_pr(m, [p]), "--tree", str(pdir)], ph)
     a2 = audit([*by_pr(m, [s.top]), "--tree", str(pdir)], ph)
     r.audits = [a1, a2]
-    r.detail = {"parent": p, "under": sorted(under)}
     why = []
     if a1.rc != 0 or a1.bad:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
@@ -252,14 +280,24 @@ def run_patch(m: Path, s: Stack, tree: Path, work: Path) -> Result:
 
 
 def run_case(s: Stack, oracles: set[str]) -> list[Result]:
+    try:
+        return run_oracles(s, oracles)
+    except (subprocess.CalledProcessError, OSError, ValueError) as e:  # the bench's own git work failed
+        err = (e.stderr or b"").decode(errors="replace") if isinstance(e, subprocess.CalledProcessError) else ""
+        return [Result(s.repo, s.top, o, None, f"bench error: {e} {err.strip()[:200]}") for o in sorted(oracles)]
+
+
+def run_oracles(s: Stack, oracles: set[str]) -> list[Result]:
     m = mirror(s.repo)
     out: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="prstack-stack-") as tmp:
         work = Path(tmp)
-        tree = extract(m, s.top_head, work / "top")
+        tree = work / "top"
+        lacking = extract(m, s.top_head, tree)
         base = audit([*by_pr(m, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
         if base is not None and "top" in oracles:
             out.append(run_top(s, base))
+            out[-1].detail["blobs_lacking"] = lacking
         if "patch" in oracles:
             out.append(run_patch(m, s, tree, work))
         if "parent" in oracles:
@@ -279,7 +317,7 @@ def rate(rs: list[Result]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", default="", help="only this owner/name")
+    ap.add_argument("--repo", action="append", default=[], help="only this owner/name (repeatable)")
     ap.add_argument("--limit", type=int, default=0, help="at most this many stacks per repo (newest first)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default=",".join(ORACLES), help="comma-separated oracles: " + ",".join(ORACLES))
@@ -292,7 +330,7 @@ def main() -> int:
         ap.error(f"unknown oracle: {sorted(oracles - set(ORACLES))}")
     per_repo: dict[str, list[Stack]] = defaultdict(list)
     for s in load(a.stacks):
-        if (not a.repo or s.repo == a.repo) and (not a.limit or len(per_repo[s.repo]) < a.limit):
+        if (not a.repo or s.repo in a.repo) and (not a.limit or len(per_repo[s.repo]) < a.limit):
             per_repo[s.repo].append(s)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[Result]] = {}
