@@ -29,12 +29,13 @@ def test_each_hunk_names_the_commits_of_its_lines(git_repo: GitRepo) -> None:
     assert far.commits == (c3,)
 
 
-def test_child_hunks_exclude_a_stale_parent_copy(git_repo: GitRepo) -> None:
-    """The child carries an old copy of its parent; its hunks and their commits are its own only."""
+def test_child_hunks_hold_a_stale_parent_copy_and_not_the_parent_s_exact_copies(git_repo: GitRepo) -> None:
+    """The child carries an old copy of its parent: the parent's commits it holds exactly are the
+    parent's; the edited copy (A2 old), in no PR's own range otherwise, is judged as the child's."""
     git_repo.commit("base", {"m.py": TEXT, "n.py": TEXT})
     git_repo.branch("a")
     a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
-    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 old")})
+    a2 = git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 old")})
     git_repo.branch("b")
     b1 = git_repo.commit("B1", {"n.py": rows(r5="b1")})
     b2 = git_repo.commit("B2", {"m.py": rows(r3="a1", r20="a2 old", r35="b2")})
@@ -45,8 +46,9 @@ def test_child_hunks_exclude_a_stale_parent_copy(git_repo: GitRepo) -> None:
     changes = load_stack(GitSource(git_repo.path), [2])
     assert changes.stack.states[2].value == "stale"
     mine = changes.hunks_of(2)
-    assert [(h.path, h.commits) for h in mine] == [("m.py", (b2,)), ("n.py", (b1,))]
-    assert all("a2" not in line.text for h in mine for line in h.lines)
+    assert [(h.path, h.commits) for h in mine] == [("m.py", (a2,)), ("m.py", (b2,)), ("n.py", (b1,))]
+    assert all("a1" not in line.text for h in mine for line in h.lines if line.kind != " ")
+    assert any(line.text == "a2 old" for h in mine for line in h.lines if line.kind == "+")
     theirs = changes.hunks_of(1)
     assert any("a2 new" in line.text for h in theirs for line in h.lines)
 

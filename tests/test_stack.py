@@ -163,10 +163,12 @@ def test_force_pushed_parent_is_stale(git_repo: GitRepo) -> None:
     assert edge.stale is not None
     assert edge.stale.lacks == (shas["new2"], shas["a3"])
     assert edge.stale.carries == (shas["a2"],)
-    assert edge.tip == shas["a2"]
+    assert edge.tip == shas["a1"]  # where the branch stops holding #1's change as it is
     assert stack.states[2] is PRState.STALE
     changes = load_stack(src, [2])
-    assert paths_of(changes, 2) == {"b.py"}  # the stale copy of #1 is not #2's own change
+    # the stale copy of #1's A2 is in the branch and in no PR's range but #2's: judged there
+    assert paths_of(changes, 2) == {"a.py", "b.py"}
+    assert {h.commit for h in changes.hunks_of(2) if h.path == "a.py"} == {shas["a2"]}
     assert {h.path for h in changes.hunks_of(1)} == {"a.py", "c.py"}
 
 
@@ -185,7 +187,7 @@ def test_rebased_and_force_pushed_parent_found_by_marker(git_repo: GitRepo) -> N
     assert edge.stale.carries == (shas["a2"],)
     assert shas["a3"] in edge.stale.lacks
     changes = load_stack(GitSource(git_repo.path), [2])
-    assert paths_of(changes, 2) == {"b.py"}
+    assert paths_of(changes, 2) == {"a.py", "b.py"}  # the stale copy of A2 is judged as #2's
 
 
 def test_parent_merged_with_a_merge_commit(git_repo: GitRepo) -> None:
@@ -390,8 +392,9 @@ def test_commit_graph_under_the_stack(git_repo: GitRepo) -> None:
     stack = read_graph(GitSource(git_repo.path), [2])
     assert stack.owner(shas["new2"]) == 1
     b_head = stack.facts[2].head
-    assert stack.own_commits(2) == (b_head,)
-    assert stack.owner(shas["a2"]) is None  # the stale copy belongs to no PR's own part
+    assert stack.own_commits(2) == (shas["a2"], b_head)
+    assert stack.owner(shas["a2"]) == 2  # the stale copy is judged under the child that carries it
+    assert stack.owner(shas["a1"]) == 1
 
 
 def test_marker_to_a_parent_squash_merged_before_the_child_was_rebased(git_repo: GitRepo) -> None:
@@ -431,9 +434,10 @@ def test_fast_forward_merged_pr_needs_base(git_repo: GitRepo) -> None:
     assert changes.stack.states[1] is PRState.MERGED
 
 
-def test_amended_single_commit_parent_is_an_edited_copy(git_repo: GitRepo) -> None:
+def test_an_amended_parent_s_edited_copy_alone_makes_no_edge(git_repo: GitRepo) -> None:
     """The parent's only commit was amended after the child was built: no sha or patch-id in
-    common, same subject and author; the child is stale and its own change excludes the copy."""
+    common, same subject and author. The branch holds none of the parent's change as it is now:
+    the parent is not under the child, whose own change keeps the copy (nothing goes unjudged)."""
     base_repo(git_repo)
     git_repo.branch("a")
     old = git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v1")})
@@ -441,15 +445,15 @@ def test_amended_single_commit_parent_is_an_edited_copy(git_repo: GitRepo) -> No
     git_repo.commit("Feature", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
     git_repo.branch("a", "main")
-    new = git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v2")})
+    git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v2")})
     git_repo.pr_ref(1)
     src = GitSource(git_repo.path)
     stack = read_graph(src, [2])
-    edge = stack.edge(1, 2)
-    assert edge is not None and edge.evidence == (Evidence.EDITED_COPY,)
-    assert edge.stale is not None and edge.stale.lacks == (new,) and edge.stale.carries == (old,)
-    assert stack.states[2] is PRState.STALE
-    assert paths_of(load_stack(src, [2]), 2) == {"b.py"}
+    assert stack.edge(1, 2) is None and stack.order == (2,)
+    assert stack.states[2] is PRState.OPEN
+    changes = load_stack(src, [2])
+    assert paths_of(changes, 2) == {"a.py", "b.py"}
+    assert {h.commit for h in changes.hunks_of(2) if h.path == "a.py"} == {old}
 
 
 def test_namesake_commits_in_other_files_are_no_copy(git_repo: GitRepo) -> None:
@@ -502,7 +506,7 @@ def test_parent_rebased_and_extended_found_without_marker(git_repo: GitRepo) -> 
     edge = stack.edge(1, 2)
     assert edge is not None and edge.evidence == (Evidence.PATCH_ID,)
     assert edge.stale is not None and edge.stale.carries == (shas["a2"],)
-    assert paths_of(load_stack(GitSource(git_repo.path), [2]), 2) == {"b.py"}
+    assert paths_of(load_stack(GitSource(git_repo.path), [2]), 2) == {"a.py", "b.py"}
 
 
 def test_marker_in_body_without_content_is_unconfirmed(git_repo: GitRepo) -> None:

@@ -123,5 +123,5 @@ def test_hunks_json(messy: Path) -> None:
     assert data["schema"] == "prstack.hunks/1"
     assert [p["number"] for p in data["prs"]] == [1, 2, 3]
     three = [h for h in data["hunks"] if h["pr"] == 3]
-    assert [h["path"] for h in three] == ["n.py"]
+    assert [h["path"] for h in three] == ["m.py", "n.py"]  # #3 carries a stale copy of #2's m.py
     assert three[0]["commits"] and three[0]["commit"] == three[0]["commits"][-1]

@@ -69,11 +69,14 @@ def relate(
     markers: Sequence[str] = (),
     base_branch: bool = False,
 ) -> StackEdge | None:
-    """The edge parent -> child when the content backs it, else None.
+    """The edge parent -> child when the branch's history holds the parent's change, else None.
 
-    Ancestry is enough on its own. Otherwise the child must hold copies of the parent's own commits
-    (at least one exact: sha, patch-id or commit-id; or edited copies of all of them) followed by
-    commits of its own; copies that differ from the parent's current commits make the edge stale."""
+    Ancestry is enough on its own. Otherwise the child must hold exact copies of some of the
+    parent's own commits (sha, patch-id or commit-id) followed by commits of its own: edited
+    copies (same subject and author, another patch) support such an edge but never make one
+    alone, and copies that differ from the parent's current commits make the edge stale. The
+    child's own change then starts before its first edited copy: a change the branch holds only
+    as an edited copy is judged as the child's own, never left out of every PR."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
@@ -87,13 +90,11 @@ def relate(
     patch_ids = _Layered(child.patch_ids, parent.patch_ids)
     matches = match_copies(own, child.commits, patch_ids, {**parent.paths, **child.paths})
     exact = [m for m in matches if m.how is not MatchKind.SUBJECT]
-    if not exact and len(matches) < len(own):
-        return None  # an edited copy counts only when every commit of the parent has one
-    if not exact and (parent.merged or _redone(own, child.commits, matches)):
-        return None  # re-done in the child, not an old copy of a parent force-pushed since
+    if not exact:
+        return None  # edited copies alone: the parent's change is not in the branch's history
     position = {c.sha: i for i, c in enumerate(child.commits)}
-    tip_index = max(position[m.child_sha] for m in matches)
-    if tip_index == len(child.commits) - 1:
+    last = max(position[m.child_sha] for m in matches)
+    if last == len(child.commits) - 1:
         return None  # the child holds nothing beyond the parent's commits: not stacked on it
     if own[-1].sha not in {m.parent_sha for m in matches} and not (
         markers or parent.number < child.number
@@ -103,17 +104,24 @@ def relate(
     exact_child = {m.child_sha for m in exact}
     first = min(position[m.child_sha] for m in matches)
     lacks = tuple(c.sha for c in own if c.sha not in exact_parent)
-    carries = tuple(c.sha for c in child.commits[first : tip_index + 1] if c.sha not in exact_child)
+    carries = tuple(c.sha for c in child.commits[first : last + 1] if c.sha not in exact_child)
     stale = Stale(lacks, carries) if lacks or carries else None
+    edited = [position[m.child_sha] for m in matches if m.how is MatchKind.SUBJECT]
+    tip = _before(child.commits, min(edited)) if edited else child.commits[last].sha
     return StackEdge(
         parent.number,
         child.number,
-        (Evidence.PATCH_ID if exact else Evidence.EDITED_COPY, *extra),
-        child.commits[tip_index].sha,
+        (Evidence.PATCH_ID, *extra),
+        tip,
         tuple(markers),
         tuple(matches),
         stale,
     )
+
+
+def _before(commits: Sequence[Commit], at: int) -> str:
+    """The commit just before `commits[at]` in the child's history."""
+    return commits[at - 1].sha if at > 0 else (commits[0].parents[0] if commits[0].parents else commits[0].sha)
 
 
 def _redone(parent: Sequence[Commit], child: Sequence[Commit], matches: Sequence[CommitMatch]) -> bool:
