@@ -57,8 +57,9 @@ class PRFacts:
     """Every merge base with the default branch when there are several (criss-cross merges, e.g. a
     release branch merged into both), `fork_point` first; empty when there is one."""
     merged: str | None = None
-    """How it is in the default branch: 'ancestry', 'rebase', 'squash' (seen in the clone), or
-    'github' (only the PR metadata says so); None when it is not."""
+    """How it is in the default branch: 'ancestry', 'rebase', 'squash' (seen in the clone by
+    patch-id), 'content' (every hunk of its own change applied in the default branch's files: a
+    squash whose patch differs), or 'github' (only the PR metadata says so); None when it is not."""
     landed: str | None = None
     """For a merged PR: the default-branch commit that carries it (its head, or the copy)."""
     ref: str | None = None

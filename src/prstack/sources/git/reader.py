@@ -9,7 +9,9 @@ from functools import cached_property
 from typing import Protocol
 
 from prstack.errors import InputError
-from prstack.models import Commit
+from prstack.hunks import parse_diff
+from prstack.match.file import match_file
+from prstack.models import Commit, Hunk
 from prstack.sources.git.history import History
 from prstack.sources.git.repo import GitSource
 from prstack.stack.copies import copy_candidates, may_hold_copies
@@ -180,6 +182,8 @@ class Reader:
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
                     how, landed = "squash", by_pid[squash or ""]
+                elif squash_too and self._held_by_default(f, paths):
+                    how, landed = "content", touching[-1]
         meta = self.metadata.get(number)
         if how is None and meta is not None and meta.state == "merged":
             how, landed = "github", None  # GitHub says merged; the clone does not show how
@@ -187,6 +191,27 @@ class Reader:
             f = replace(f, merged=how, landed=landed)
             self.facts[number] = f
         return f
+
+    def _held_by_default(self, f: PRFacts, paths: Sequence[str]) -> bool:
+        """Whether the default branch holds the PR's own change by content: every hunk of it
+        applied in the default branch's files, as the audit's matcher judges them (a squash whose
+        patch differs: a context line changed upstream meanwhile, or the files made equal). Asked
+        only when a default-branch commit changes the very files the PR's own change does, as a
+        squash of it would."""
+        src, base = self.src, _own_base(self.src, f)
+        hunks = parse_diff(src.diff(base, f.head), f.number)
+        if not hunks:
+            return False
+        by_path: dict[str, list[Hunk]] = {}
+        for h in hunks:
+            by_path.setdefault(h.path, []).append(h)
+        for path, mine in by_path.items():
+            old = mine[0].old_path
+            verdicts = match_file(mine, src.file_at(self.default, path), installed_path=path,
+                                  base=src.file_at(base, old) if old else None, head=src.file_at(f.head, path))
+            if not all(v.status.present for v in verdicts):
+                return False
+        return True
 
     def _merged_needs(self, f: PRFacts, touching: Sequence[str]) -> tuple[bool, bool, list[str]]:
         """Which patch-ids the merged check compares, from paths alone (equal patch-ids change

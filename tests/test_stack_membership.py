@@ -1,0 +1,131 @@
+"""Who belongs to a stack and whose change each commit is, on stacks as people push them: a parent
+squash-merged while the child carries edited copies of it, a stack re-pushed under new numbers, a
+parent squash-merged with a context line changed upstream meanwhile."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import GitRepo
+from prstack.cli import main
+from prstack.demo.fixture import export_tree
+from prstack.models import PRState
+from prstack.sources.git.changes import load_stack
+from prstack.sources.git.repo import GitSource
+
+LINES = [f"line_{i:02d} = {i}\n" for i in range(1, 41)]
+
+
+def text(**changed: str) -> str:
+    """40 numbered lines, `l07="..."` replacing line 7."""
+    out = list(LINES)
+    for key, value in changed.items():
+        out[int(key[1:]) - 1] = value + "\n"
+    return "".join(out)
+
+
+def audit_json(capsys: pytest.CaptureFixture[str], repo: GitRepo, pr: int, tree: Path) -> tuple[int, dict]:
+    code = main(["audit", str(pr), "--git", str(repo.path), "--tree", str(tree), "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_child_carrying_edited_copies_of_a_squash_merged_parent_judges_them_itself(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#1 is squash-merged after #2 branched; #2's branch was rebased with #1's commit edited.
+    Every change between #2's head and its fork point is judged under #2: dropping the copy's
+    change from #2's own tree is caught."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
+    repo.branch("p1")
+    repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'")})
+    repo.pr_ref(1)
+    repo.branch("p2", "main")
+    copy = repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'", l11="line_11 = 'also'")})
+    own = repo.commit("Use b", {"pkg/b.py": text(l20="line_20 = 'b'")})
+    repo.pr_ref(2)
+    repo.branch("main", "main")
+    repo.git("merge", "--squash", "--quiet", "p1")
+    repo.commit("Fix a (#1)", {})
+    tree = export_tree(repo.path, "refs/pull/2/head", tmp_path / "top")
+    code, data = audit_json(capsys, repo, 2, tree)
+    assert code == 0
+    assert {(h["pr"], h["path"], h["commit"]) for h in data["hunks"]} == {(2, "pkg/a.py", copy), (2, "pkg/b.py", own)}
+    a = tree / "pkg" / "a.py"
+    a.write_text(a.read_text().replace("line_11 = 'also'", "line_11 = 11"))
+    code, data = audit_json(capsys, repo, 2, tree)
+    assert code == 1
+    assert [h["status"] for h in data["hunks"] if h["path"] == "pkg/a.py"] != ["applied"]
+    assert [h["status"] for h in data["hunks"] if h["path"] == "pkg/b.py"] == ["applied"]
+
+
+def test_a_stack_re_pushed_under_new_numbers_holds_only_what_its_history_holds(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#10 <- #11 were closed and re-pushed as #20 <- #21 with #10's commit edited; #10 was then
+    amended on its own. #21's stack is #20 and #21: #10 shares subjects and author with #20's
+    commit, never its change."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text(), "pkg/c.py": text()})
+    repo.branch("old")
+    repo.commit("Parser fix", {"pkg/a.py": text(l05="line_05 = 'v1'")})
+    repo.pr_ref(10)
+    repo.commit("Use it", {"pkg/b.py": text(l05="line_05 = 'use'")})
+    repo.pr_ref(11)
+    repo.branch("new", "main")
+    repo.commit("Parser fix", {"pkg/a.py": text(l05="line_05 = 'v2'")})
+    repo.pr_ref(20)
+    repo.commit("Use it", {"pkg/b.py": text(l05="line_05 = 'use'"), "pkg/c.py": text(l09="line_09 = 'c'")})
+    repo.pr_ref(21)
+    repo.branch("old2", "main")  # #10 force-pushed later, with yet another edit of its one commit
+    repo.commit("Parser fix", {"pkg/a.py": text(l05="line_05 = 'v3'")})
+    repo.pr_ref(10)
+    changes = load_stack(GitSource(repo.path), [21])
+    assert changes.stack.order == (20, 21)
+    tree = export_tree(repo.path, "refs/pull/21/head", tmp_path / "top")
+    code, data = audit_json(capsys, repo, 21, tree)
+    assert code == 0
+    assert [p["number"] for p in data["prs"]] == [20, 21]
+
+
+def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Upstream changed a line beside #1's change before squash-merging it: the squash's patch is
+    not #1's, its content is. #1 is merged; the open child stacked on it is judged as usual."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
+    repo.branch("p1")
+    repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'")})
+    repo.pr_ref(1)
+    repo.branch("p2")
+    repo.commit("Use b", {"pkg/b.py": text(l20="line_20 = 'b'")})
+    repo.pr_ref(2)
+    repo.branch("main", "main")
+    repo.commit("Tweak a", {"pkg/a.py": text(l12="line_12 = 'tweaked'")})
+    repo.git("merge", "--squash", "--quiet", "p1")
+    repo.commit("Fix a (#1)", {})
+    stack = load_stack(GitSource(repo.path), [2]).stack
+    assert stack.order == (1, 2)
+    assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "content"
+    assert stack.states[2] is PRState.OPEN
+    tree = export_tree(repo.path, "refs/pull/2/head", tmp_path / "top")
+    code, data = audit_json(capsys, repo, 2, tree)
+    assert code == 0
+    assert [(p["number"], p["merged"]) for p in data["prs"]] == [(1, True), (2, False)]
+
+
+def test_an_open_parent_whose_lines_upstream_only_touched_beside_is_not_merged(git_repo: GitRepo) -> None:
+    """Upstream changed a line near #1's change but never made #1's change: #1 stays open."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
+    repo.branch("p1")
+    repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'")})
+    repo.pr_ref(1)
+    repo.branch("p2")
+    repo.commit("Use b", {"pkg/b.py": text(l20="line_20 = 'b'")})
+    repo.pr_ref(2)
+    repo.branch("main", "main")
+    repo.commit("Tweak a", {"pkg/a.py": text(l12="line_12 = 'tweaked'")})
+    stack = load_stack(GitSource(repo.path), [2]).stack
+    assert stack.states[1] is PRState.OPEN and stack.facts[1].merged is None
