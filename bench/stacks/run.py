@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,31 +280,36 @@ def run_patch(m: Path, s: Stack, tree: Path, work: Path) -> Result:
     return r
 
 
-def run_case(s: Stack, oracles: set[str]) -> list[Result]:
+def guarded(s: Stack, oracle: str, fn: Callable[[], Result]) -> Result:
+    """The oracle's result; a failure of the bench's own git work (e.g. a blob the snapshot lacks) skips it."""
     try:
-        return run_oracles(s, oracles)
-    except (subprocess.CalledProcessError, OSError, ValueError) as e:  # the bench's own git work failed
-        err = (e.stderr or b"").decode(errors="replace") if isinstance(e, subprocess.CalledProcessError) else ""
-        return [Result(s.repo, s.top, o, None, f"bench error: {e} {err.strip()[:200]}") for o in sorted(oracles)]
+        return fn()
+    except (subprocess.CalledProcessError, OSError, ValueError) as e:
+        err = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
+        err = err.decode(errors="replace") if isinstance(err, bytes) else (err or "")
+        return Result(s.repo, s.top, oracle, None, f"bench error: {e} {err.strip()[:200]}")
 
 
-def run_oracles(s: Stack, oracles: set[str]) -> list[Result]:
+def run_case(s: Stack, oracles: set[str]) -> list[Result]:
     m = mirror(s.repo)
     out: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="prstack-stack-") as tmp:
         work = Path(tmp)
         tree = work / "top"
-        lacking = extract(m, s.top_head, tree)
+        try:
+            lacking = extract(m, s.top_head, tree)
+        except (subprocess.CalledProcessError, OSError, ValueError) as e:
+            return [Result(s.repo, s.top, o, None, f"bench error: {e}") for o in sorted(oracles)]
         base = audit([*by_pr(m, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
         if base is not None and "top" in oracles:
             out.append(run_top(s, base))
             out[-1].detail["blobs_lacking"] = lacking
         if "patch" in oracles:
-            out.append(run_patch(m, s, tree, work))
+            out.append(guarded(s, "patch", lambda: run_patch(m, s, tree, work)))
         if "parent" in oracles:
-            out.append(run_parent(m, s, work))
+            out.append(guarded(s, "parent", lambda: run_parent(m, s, work)))
         if base is not None and "drop" in oracles:
-            out.append(run_drop(m, s, tree, base))
+            out.append(guarded(s, "drop", lambda: run_drop(m, s, tree, base)))
     return out
 
 
@@ -359,7 +365,7 @@ def main() -> int:
         n = len(per_repo[repo]) if repo != "all" else sum(map(len, per_repo.values()))
         w = wall[repo] if repo != "all" else sum(wall.values())
         print(f"{repo:24}{n:>7}{rate(of['top']):>11}{rate(of['drop']):>16}{rate(of['parent']):>10}"
-              f"{rate(of['patch']):>10}{sum(r.false_present for r in rs):>11}"
+              f"{rate(of['patch']):>16}{sum(r.false_present for r in rs):>11}"
               f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}{w:>8.0f}")
     print(f"per-case details: {a.out}")
     if a.show_failures:
