@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -175,12 +176,32 @@ def shipped_looking(path: str) -> bool:
             and not parts[-1].startswith("test_") and parts[-1] != "conftest.py")
 
 
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
+
+
+def ranges(diff: str, side: int) -> list[tuple[int, int]]:
+    """[start, end] line ranges of a -U0 diff's hunks on one side (0 old, 1 new); a pure insertion or
+    deletion is the empty range at its position."""
+    out = []
+    for mm in HUNK.finditer(diff):
+        start, count = int(mm.group(1 + 2 * side)), int(mm.group(2 + 2 * side) or 1)
+        out.append((start, start + count - 1) if count else (start, start))
+    return out
+
+
 def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
-    """Revert one commit's change to one shipped .py file in tree; (pr, commit, path) or None."""
+    """Revert one commit's change to one shipped .py file in tree; (pr, commit, path) or None.
+
+    Only when the revert touches a line of the stack's net change (the diff from the merge base of main and
+    the top, new side, boundaries included): a commit whose change a later commit undid, or that main also
+    holds (upstreamed, then merged back), is no hunk of the stack.
+    """
+    mb = git(m, "merge-base", DEFAULT, s.top_head).strip()
+    net = set(git(m, "diff", "--name-only", "--no-renames", mb, s.top_head).splitlines())
     for pr, c in own_commits(m, s):
         for line in git(m, "diff-tree", "--no-commit-id", "-r", "--no-renames", "--name-status", c).splitlines():
             st, _, path = line.partition("\t")
-            if st != "M" or not shipped_looking(path):
+            if st != "M" or path not in net or not shipped_looking(path):
                 continue
             try:
                 diff = git(m, "diff", f"{c}^", c, "--", path)
@@ -188,10 +209,20 @@ def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
                 continue  # a blob the snapshot lacks
             check = subprocess.run(["git", "apply", "-R", "--check", "-"], input=diff, cwd=tree, text=True,
                                    capture_output=True)
-            if check.returncode == 0:
-                subprocess.run(["git", "apply", "-R", "-"], input=diff, cwd=tree, text=True, check=True,
-                               capture_output=True)
+            if check.returncode:
+                continue
+            before = (tree / path).read_bytes()
+            subprocess.run(["git", "apply", "-R", "-"], input=diff, cwd=tree, text=True, check=True,
+                           capture_output=True)
+            after = tree / path
+            orig = tree.parent / "drop-orig"
+            orig.write_bytes(before)
+            ours = subprocess.run(["git", "diff", "--no-index", "-U0", str(orig), str(after)],
+                                  capture_output=True).stdout.decode(errors="replace")
+            stack = ranges(git(m, "diff", "-U0", mb, s.top_head, "--", path), 1)
+            if any(a <= d and c0 <= b for a, b in ranges(ours, 0) for c0, d in [(x - 1, y + 1) for x, y in stack]):
                 return pr, c, path
+            after.write_bytes(before)  # the revert misses the stack's net change: undo it, try the next
     return None
 
 
@@ -248,7 +279,9 @@ def run_parent(m: Path, s: Stack, work: Path) -> Result:
     if a1.rc != 0 or a1.bad:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
         r.offending += a1.bad
-    if a2.rc != 1:
+    top_own = [h for h in a2.hunks if h.get("pr") == s.top and h["status"] not in NEUTRAL]
+    r.detail["top_own_hunks"] = len(top_own)
+    if a2.rc != (1 if top_own else 0):  # a top with no shipped hunk of its own (e.g. it only merges main): exit 0
         why.append(f"top on parent tree: exit {a2.rc}" + (f": {a2.stderr}" if a2.rc not in (0, 1) else ""))
     lower_bad = [h for h in a2.bad if h.get("pr") in under]
     if lower_bad:
