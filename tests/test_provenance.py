@@ -31,7 +31,8 @@ def test_each_hunk_names_the_commits_of_its_lines(git_repo: GitRepo) -> None:
 
 def test_child_hunks_hold_a_stale_parent_copy_and_not_the_parent_s_exact_copies(git_repo: GitRepo) -> None:
     """The child carries an old copy of its parent: the parent's commits it holds exactly are the
-    parent's; the edited copy (A2 old), in no PR's own range otherwise, is judged as the child's."""
+    parent's; the edited copy (A2 old), in no PR's own range otherwise, is judged as the child's.
+    The parent is judged as the child's history holds it (A1): its newer A2 is not in the stack."""
     git_repo.commit("base", {"m.py": TEXT, "n.py": TEXT})
     git_repo.branch("a")
     a1 = git_repo.commit("A1", {"m.py": rows(r3="a1")})
@@ -41,7 +42,7 @@ def test_child_hunks_hold_a_stale_parent_copy_and_not_the_parent_s_exact_copies(
     b2 = git_repo.commit("B2", {"m.py": rows(r3="a1", r20="a2 old", r35="b2")})
     git_repo.pr_ref(2)
     git_repo.branch("a", a1)
-    git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 new")})
+    new = git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 new")})
     git_repo.pr_ref(1)
     changes = load_stack(GitSource(git_repo.path), [2])
     assert changes.stack.states[2].value == "stale"
@@ -50,7 +51,10 @@ def test_child_hunks_hold_a_stale_parent_copy_and_not_the_parent_s_exact_copies(
     assert all("a1" not in line.text for h in mine for line in h.lines if line.kind != " ")
     assert any(line.text == "a2 old" for h in mine for line in h.lines if line.kind == "+")
     theirs = changes.hunks_of(1)
-    assert any("a2 new" in line.text for h in theirs for line in h.lines)
+    assert [h.commits for h in theirs] == [(a1,)]
+    assert not any("a2" in line.text for h in theirs for line in h.lines)
+    (parent,) = [pr for pr in changes.prs if pr.number == 1]
+    assert (parent.head_sha, parent.pr_head) == (a1, new)
 
 
 def test_rebased_child_hunks_name_only_its_own_commits(git_repo: GitRepo) -> None:
@@ -62,12 +66,15 @@ def test_rebased_child_hunks_name_only_its_own_commits(git_repo: GitRepo) -> Non
     git_repo.commit("main moves", {"other.py": "x\n"})
     git_repo.branch("b")
     git_repo.git("cherry-pick", a1)
+    copy = git_repo.git("rev-parse", "HEAD")
     b1 = git_repo.commit("B1", {"m.py": rows(r3="a1", r30="b1")})
     git_repo.pr_ref(2)
     changes = load_stack(GitSource(git_repo.path), [2])
     [hunk] = changes.hunks_of(2)
     assert hunk.commits == (b1,)
-    assert [h.commits for h in changes.hunks_of(1)] == [(a1,)]
+    # #1 as the child's history holds it: its rebased copy
+    assert [h.commits for h in changes.hunks_of(1)] == [(copy,)]
+    assert [(pr.head_sha, pr.pr_head) for pr in changes.prs if pr.number == 1] == [(copy, a1)]
 
 
 def test_stale_state_reaches_the_pull_request(git_repo: GitRepo) -> None:

@@ -169,7 +169,9 @@ def test_force_pushed_parent_is_stale(git_repo: GitRepo) -> None:
     # the stale copy of #1's A2 is in the branch and in no PR's range but #2's: judged there
     assert paths_of(changes, 2) == {"a.py", "b.py"}
     assert {h.commit for h in changes.hunks_of(2) if h.path == "a.py"} == {shas["a2"]}
-    assert {h.path for h in changes.hunks_of(1)} == {"a.py", "c.py"}
+    # #1 as #2's history holds it (A1): A3's c.py, pushed since, is not in the stack audited
+    assert {h.path for h in changes.hunks_of(1)} == {"a.py"}
+    assert [(pr.head_sha, pr.pr_head) for pr in changes.prs if pr.number == 1] == [(shas["a1"], shas["a3"])]
 
 
 def test_rebased_and_force_pushed_parent_found_by_marker(git_repo: GitRepo) -> None:

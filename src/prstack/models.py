@@ -179,6 +179,10 @@ class PullRequest:
     commits: tuple[Commit, ...] = ()
     patch: str | None = None
     """The patch file this PR was read from (`audit --patch`); None for a PR of a clone or GitHub."""
+    pr_head: str | None = None
+    """The PR's head where it differs from `head_sha`: the stack audited holds an older copy of
+    the PR (force-pushed, rebased or merged since the PR above was built on it), whose tip is
+    `head_sha`; the stack is judged as that history holds it."""
     own_base: str | None = None
     """Where the PR's own change is measured from when that is not `base_sha`: `base_sha` merged
     with the default branch (a tree or commit id), for a PR that merged the default branch since

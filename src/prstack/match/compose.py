@@ -45,21 +45,29 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
     for h in hunks:
         for path in {h.path, h.old_path or h.path}:
             by_pr[h.pr][path].append(h)
-    order = list(prs)
+    by_number = {pr.number: pr for pr in prs}
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
-        if not h.lines or h.change is FileChange.DELETED:
+        if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
             continue
-        at = next((k for k, pr in enumerate(order) if pr.number == h.pr), None)
-        if at is None:
-            continue
-        done = _carry(h, order[at], order[at + 1 :], by_pr)
+        done = _carry(h, by_number[h.pr], prs, by_pr)
         if done is not None:
             out[i] = done
     return out
 
 
-def _carry(h: Hunk, own: PullRequest, later: Sequence[PullRequest],
+def _later(prs: Sequence[PullRequest], own: PullRequest) -> list[PullRequest]:
+    """The PRs built one on another from `own`'s head up: each one's change starts at the head of
+    the one before (the first such PR in stack order where the stack branches)."""
+    chain, at, seen = [], own, {own.number}
+    while (up := next((pr for pr in prs if pr.number not in seen and pr.base_sha == at.head_sha), None)) is not None:
+        chain.append(up)
+        seen.add(up.number)
+        at = up
+    return chain
+
+
+def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
            by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
@@ -67,9 +75,7 @@ def _carry(h: Hunk, own: PullRequest, later: Sequence[PullRequest],
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
-    for pr in later:
-        if pr.base_sha != at.head_sha:
-            continue  # not built on the head the hunk's lines count (another branch of the stack)
+    for pr in _later(prs, own):
         theirs = [s for s in by_pr.get(pr.number, {}).get(path, ()) if (s.old_path or s.path) == path]
         if any(s.change is FileChange.DELETED for s in theirs):
             return None

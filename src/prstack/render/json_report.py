@@ -41,6 +41,7 @@ def _audit_dict(report: AuditReport) -> dict[str, Any]:
                 "status": p.status.value,
                 "counts": dict(p.counts),
                 "merged": p.pr.merged,
+                "pr_head": p.pr.pr_head or p.pr.head_sha,
                 **({"patch": p.pr.patch} if p.pr.patch is not None else {}),
             }
             for p in report.prs

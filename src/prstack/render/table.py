@@ -38,11 +38,12 @@ PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
 
 def pr_state_note(pr: PullRequest) -> str:
     """' (merged)' or ' (stale parent)' after a PR's status, where the graph says so."""
+    held = f", held as an older copy: its head is {pr.pr_head[:10]}" if pr.pr_head else ""
     if pr.merged:
-        return " (merged)"
+        return f" (merged{held})"
     if pr.state is PRState.STALE:
-        return " (built on a stale parent)"
-    return ""
+        return f" (built on a stale parent{held})"
+    return f" ({held[2:]})" if held else ""
 
 
 def target_line(report: AuditReport) -> Text:

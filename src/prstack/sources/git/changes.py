@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
@@ -57,8 +57,9 @@ def start_stack(
     the huge files' hunks when their texts are read and diffed (`StackLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
-    stack = read_graph(src, numbers, metadata, base_sha)
-    ranges = [_own_range(src, stack, number, base_sha) for number in stack.order]
+    stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
+    stack, held = _held_by_top(stack)
+    ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
@@ -124,6 +125,7 @@ class StackLoad:
             merged=stack.states[number] is PRState.MERGED,
             commits=r.commits,
             own_base=r.diff_base if r.diff_base != r.start else None,
+            pr_head=stack.facts[number].head if stack.facts[number].head != r.head else None,
         )
 
 
@@ -141,17 +143,96 @@ class _OwnRange:
     """The default branch, when the PR is not in it: its history is out of the PR's scope."""
 
 
-def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None) -> _OwnRange:
+def _audited(stack: Stack, numbers: Sequence[int]) -> Stack:
+    """The stack with only the PRs asked for and those under them (detection can meet others: a
+    PR re-pushed under another number, whose edges to these were dropped as a cycle)."""
+    keep = set(numbers).union(*(_under(stack, n) for n in numbers))
+    if keep >= set(stack.order):
+        return stack
+    return replace(stack, order=tuple(n for n in stack.order if n in keep))
+
+
+def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]]:
+    """PR -> (start, head) of its change as the top of the stack holds it, when the top's history
+    holds some PR below it only as a copy (a parent force-pushed, rebased or merged since the top
+    was built on it): the top's commits are cut where each PR's copy ends (its head, the tip of its
+    copy there, or its last commit's patch-id-equal copy), and each PR is judged by its piece
+    (start None: where it starts anyway). The stack is then the top's history, every commit of it
+    under one PR, and an open PR none of whose commits the top's history holds is left out: only
+    content similarity tied it to the stack. Nothing changes when every PR below the top is in its
+    history as it is (the ranges then are these pieces already)."""
+    top = stack.order[-1]
+    facts = stack.facts.get(top)
+    below = set(stack.order[:-1])
+    if facts is None or not below or not below <= _under(stack, top):
+        return stack, {}
+    position = {c.sha: i for i, c in enumerate(facts.commits)}
+    tips: dict[int, int] = {}
+    for number in below:
+        f = stack.facts.get(number)
+        if f is None:
+            continue
+        if f.head in position:
+            tips[number] = position[f.head]
+        elif found := [position[e.tip] for e in stack.edges if e.parent == number and e.tip in position]:
+            tips[number] = max(found)
+    if all(facts.commits[at].sha == stack.facts[n].head for n, at in tips.items()) and len(tips) == len(below):
+        return stack, {}
+    own_start = position.get(stack.base_of(top) or "", len(facts.commits) - 1)
+    for number in sorted(below - set(tips), key=stack.order.index):
+        f = stack.facts.get(number)
+        if f is None:
+            continue
+        ids = {pid for c in (f.own or f.commits) if (pid := f.patch_ids.get(c.sha)) is not None}
+        lowest = max((tips[n] for n in _under(stack, number) if n in tips), default=-1)
+        # a copy below the top's own commits and above those of the PRs under it, or none
+        found = [i for i, c in enumerate(facts.commits)
+                 if lowest < i <= own_start and facts.patch_ids.get(c.sha) in ids]
+        if found:
+            tips[number] = max(found)
+    away = {n for n in below - set(tips) if stack.states.get(n) is not PRState.MERGED}
+    if away:
+        stack = replace(stack, order=tuple(n for n in stack.order if n not in away))
+    held: dict[int, tuple[str | None, str]] = {}
+    previous: str | None = None
+    for number in sorted(tips, key=lambda n: (tips[n], stack.order.index(n))):
+        head = facts.commits[tips[number]].sha
+        held[number] = (previous if head != previous else head, head)  # (two ending at one commit: the first has it)
+        previous = head
+    if previous is not None:
+        held[top] = (previous, facts.head)
+    return stack, held
+
+
+def _under(stack: Stack, number: int) -> set[int]:
+    """Every PR below `number` in the stack."""
+    seen: set[int] = set()
+    todo = list(stack.parents.get(number, ()))
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += stack.parents.get(n, ())
+    return seen
+
+
+def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None,
+               held: tuple[str | None, str] | None = None) -> _OwnRange:
     """A PR's scope is its commits the default branch does not reach: a branch that merged the
     default branch back in keeps only its own change, measured from its merge base (from the
-    merged tree of its merge bases when it has several, so none of theirs counts as its own)."""
+    merged tree of its merge bases when it has several, so none of theirs counts as its own).
+    `held`: (start, head) of the PR as the top of the stack holds it (see `_held_by_top`)."""
     f = stack.facts[number]
-    head = f.head
+    head = f.head if held is None else held[1]
+    if head != f.head:  # a copy in the top's history: its own fork point and commits
+        fork = src.merge_base(head, src.default_ref) or f.fork_point
+        f = replace(f, head=head, commits=src.commits(fork, head), fork_point=fork, merge_bases=())
     history = src.history(src.default_ref)
     outside = () if history.in_default(head) else (src.default_ref,)
     if base_sha and outside and not src.is_ancestor(base_sha, head):
         base_sha = src.merge_base(base_sha, head) or base_sha  # --base BRANCH: where the head left it
-    start = stack.base_of(number) or base_sha or f.fork_point
+    start = (held[0] if held is not None and held[0] is not None else None) or (
+        stack.base_of(number) if held is None or head == stack.facts[number].head else None) or base_sha or f.fork_point
     fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
     commits = f.commits if start == f.fork_point else src.commits(start, head)
     diff_base = fork_tree if start == f.fork_point and fork_tree else start
