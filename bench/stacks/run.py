@@ -387,8 +387,8 @@ def main() -> int:
                 out.write(json.dumps(r.record()) + "\n")
             out.flush()
             print(f"  {repo}: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
-    head = f"{'repo':24}{'stacks':>7}{'top exit0':>11}{'drop':>16}{'parent':>10}{'patch':>10}" \
-           f"{'false pres':>11}{'pr null':>8}{'med s':>7}{'wall s':>8}"
+    head = (f"{'repo':24}{'stacks':>7}{'top exit0':>12}{'drop':>19}{'parent':>12}{'patch':>17}"
+            f"{'false pres':>11}{'pr null':>8}{'med s':>7}{'wall s':>8}")
     print(head)
     allr = [r for rs in results.values() for r in rs]
     for repo, rs in [*results.items(), ("all", allr)]:
@@ -397,8 +397,8 @@ def main() -> int:
         med = f"{statistics.median(secs):.2f}" if secs else "-"
         n = len(per_repo[repo]) if repo != "all" else sum(map(len, per_repo.values()))
         w = wall[repo] if repo != "all" else sum(wall.values())
-        print(f"{repo:24}{n:>7}{rate(of['top']):>11}{rate(of['drop']):>16}{rate(of['parent']):>10}"
-              f"{rate(of['patch']):>16}{sum(r.false_present for r in rs):>11}"
+        print(f"{repo:24}{n:>7}{rate(of['top']):>12}{rate(of['drop']):>19}{rate(of['parent']):>12}"
+              f"{rate(of['patch']):>17}{sum(r.false_present for r in rs):>11}"
               f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}{w:>8.0f}")
     print(f"per-case details: {a.out}")
     if a.show_failures:
