@@ -179,3 +179,43 @@ def test_compose_skips_a_pr_not_built_on_the_hunks_head() -> None:
     child = _child(11, " c2\n c3\n p1\n-p2\n+q2\n c4\n c5\n c6\n")
     hunks = _hunks(1, PARENT) + _hunks(2, child)
     assert compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "elsewhere")], hunks) == {}
+
+
+def test_a_file_the_parent_added_and_the_child_deleted_is_not_missing_from_the_top(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("p1")
+    git_repo.commit("p1: a helper module", {"pkg/helper.py": NEW, "pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    git_repo.pr_ref(1)
+    git_repo.branch("p2")
+    top = git_repo.commit("p2: fold the helper into core", {"pkg/helper.py": None,
+                                                           "pkg/core.py": CORE.replace("x = 2", "x = 20") + NEW})
+    git_repo.pr_ref(2)
+    tree = _tree(git_repo, top, tmp_path / "top")
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 0
+    (helper,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/helper.py"]
+    assert helper["status"] == "applied" and "gone at the stack's top" in helper["note"]
+    (tree / "pkg" / "core.py").write_text(CORE)  # both PRs' core.py changes dropped: caught
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 1
+    assert {h["pr"] for h in hunks if h["path"] == "pkg/core.py" and h["status"] != "applied"} == {1, 2}
+
+
+def test_a_repeated_line_the_child_removed_elsewhere_leaves_the_parent_present(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parent adds a line the file already holds twice; the child removes one of the older
+    copies: the top holds it as often as the base did, and the parent's change is still there."""
+    body = "".join(f"def f{i}():\n    check()\n    return {i}\n\n\n" for i in range(2))
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/m.py": body})
+    git_repo.branch("p1")
+    added = body + "def f9():\n    check()\n    return 9\n"
+    git_repo.commit("p1: f9", {"pkg/m.py": added})
+    git_repo.pr_ref(1)
+    git_repo.branch("p2")
+    unchecked = added.replace("    check()\n    return 0", "    return 0", 1)
+    top = git_repo.commit("p2: f0 without the check", {"pkg/m.py": unchecked})
+    git_repo.pr_ref(2)
+    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, top, tmp_path / "top"))
+    assert code == 0, hunks
+    assert {h["status"] for h in hunks} == {"applied"}

@@ -56,7 +56,7 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
     return out
 
 
-def _later(prs: Sequence[PullRequest], own: PullRequest) -> list[PullRequest]:
+def chain_above(prs: Sequence[PullRequest], own: PullRequest) -> list[PullRequest]:
     """The PRs built one on another from `own`'s head up: each one's change starts at the head of
     the one before (the first such PR in stack order where the stack branches)."""
     chain, at, seen = [], own, {own.number}
@@ -75,7 +75,7 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
-    for pr in _later(prs, own):
+    for pr in chain_above(prs, own):
         theirs = [s for s in by_pr.get(pr.number, {}).get(path, ()) if (s.old_path or s.path) == path]
         if any(s.change is FileChange.DELETED for s in theirs):
             return None

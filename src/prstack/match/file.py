@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
 
@@ -29,7 +29,7 @@ from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["Explainer", "PackageIndex", "decode", "match_file", "relocated",
+__all__ = ["AT_TOP", "Explainer", "PackageIndex", "StackTop", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
@@ -42,6 +42,18 @@ RELOCATE_WEAK_MIN_LINES = 2
 RELOCATE_WEAK_MIN_CHARS = 30
 
 
+AT_TOP = "file identical to the stack's top head"
+
+
+@dataclass(frozen=True)
+class StackTop:
+    """The file at the head of the stack's top, for a PR below it (PRs above may have rewritten
+    the PR's lines there): the stack composed, as the target should hold it."""
+
+    text: bytes | None
+    """None: the top does not have the file (a PR above deleted or moved it)."""
+
+
 def match_file(
     hunks: Sequence[Hunk],
     target: bytes | None,
@@ -51,13 +63,28 @@ def match_file(
     head: bytes | None = None,
     package: PackageIndex | None = None,
     explain: Explainer | None = None,
+    top: StackTop | None = None,
 ) -> list[HunkResult]:
     """Judge every hunk of one file of one PR against the target's copy of that file.
 
     `target` is None when the target lacks the file. `base` and `head` are the whole file
     at the PR's base and head, where known (fast paths and anchoring). A block found in another
-    file of `package` counts as moved only where `explain` does not explain it otherwise.
+    file of `package` counts as moved only where `explain` does not explain it otherwise. `top`:
+    the file at the stack's top, for a PR below it: a target that holds the file as the whole
+    stack leaves it holds the PR's change as the stack composed it.
     """
+    results = _match_file(hunks, target, installed_path, base, head, package, explain)
+    if top is not None and any(not r.status.present for r in results) and (
+            (target is None and top.text is None) or (
+            target is not None and top.text is not None and same_text(target, top.text))):
+        note = AT_TOP if target is not None else (
+            "the file is gone at the stack's top (a PR above deleted or moved it), as in the target")
+        results = [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
+    return results
+
+
+def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str, base: bytes | None,
+                head: bytes | None, package: PackageIndex | None, explain: Explainer | None) -> list[HunkResult]:
     if target is None:
         return [_absent(h, installed_path, package, explain) for h in hunks]
     if head is not None and same_text(target, head):
@@ -142,6 +169,10 @@ def _at_head(h: Hunk, installed_path: str) -> HunkResult:
     line = _start0(h.new_start, h.new_lines) + 1
     return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path, line, 0, 0,
                       MatchEvidence(note="file identical to the PR's head"))
+
+
+def _at_top(h: Hunk, installed_path: str, note: str) -> HunkResult:
+    return HunkResult(h, HunkStatus.APPLIED, installed_path, evidence=MatchEvidence(note=note))
 
 
 def _file_level(h: Hunk, target: bytes, installed_path: str) -> HunkResult | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from prstack.match.file import Explainer, PackageIndex, match_file
+from prstack.match.file import Explainer, PackageIndex, StackTop, match_file
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.match.text import blob_id
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
@@ -36,11 +36,14 @@ class FileJob:
     base: FileKey | None
     """The file before the PR (None for a new file)."""
     head: FileKey
+    top: FileKey | None = None
+    """The file at the stack's top head, for a PR below it (see `StackTop`)."""
 
     @property
-    def ahead(self) -> tuple[FileKey | None, FileKey]:
-        """(base, head) to read in one batch first: a base named by its blob id is usually not read (see `_base`)."""
-        return (self.base if self.base is not None and self.base[1] else None), self.head
+    def ahead(self) -> tuple[FileKey | None, ...]:
+        """(base, head, top) to read in one batch first (a base named by its blob id is usually not
+        read: see `_base`)."""
+        return (self.base if self.base is not None and self.base[1] else None), self.head, self.top
 
 
 def package_index(target: Target) -> PackageIndex:
@@ -79,8 +82,10 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
                        for h in job.hunks]
                 continue
         head = file_at(*job.head)
+        # (the top is asked only where the head is known: a source without files knows neither)
+        top = StackTop(file_at(*job.top)) if job.top is not None and head is not None else None
         yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
-                         head=head, package=package, explain=explain)
+                         head=head, package=package, explain=explain, top=top)
 
 
 def _base(job: FileJob, target: bytes | None, head: bytes | None, file_at: FileAt) -> bytes | None:
