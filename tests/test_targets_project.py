@@ -237,3 +237,72 @@ def test_tests_named_like_a_small_subpackage_stay_outside_it(tmp_path: Path) -> 
     assert {(h["path"], h["status"], h["installed_path"]) for h in hunks} == {
         ("tests/utils.py", "not-shipped", None), ("tests/test_new.py", "not-shipped", None)}
     assert code == 0
+
+
+@pytest.mark.parametrize("remote", ["none", "a path", "a fork with upstream"])
+def test_the_project_is_known_by_its_packages_whatever_the_clone_s_remotes(tmp_path: Path, remote: str) -> None:
+    """A tests-only PR against the project's wheel: not-shipped, exit 0, with origin a local path,
+    no remote at all, or a fork's origin beside an upstream (the wheel's name is not the clone's)."""
+    repo, _ = make_tests_only(tmp_path)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(repo.path), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "fetch", "--quiet", "origin", "+refs/pull/*/head:refs/pull/*/head"],
+                   check=True)
+    if remote == "none":
+        subprocess.run(["git", "-C", str(clone), "remote", "remove", "origin"], check=True)
+    elif remote == "a fork with upstream":
+        subprocess.run(["git", "-C", str(clone), "remote", "set-url", "origin", "https://github.com/me/kvs-fork"],
+                       check=True)
+        subprocess.run(["git", "-C", str(clone), "remote", "add", "upstream", str(repo.path)], check=True)
+    wheel = wheel_of(tmp_path, "kvs-server", package())
+    done = run("audit", "7", "--git", str(clone), "--wheel", str(wheel), "--offline", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert_not_shipped(0, json.loads(done.stdout), "kvs-server")
+
+
+def another_project(tmp_path: Path) -> tuple[GitRepo, Path]:
+    """PR #7 changes src/kvs/model.py; a wheel of another project, 'other'."""
+    from targets_helpers import make_project
+
+    project = make_project(tmp_path)
+    other = {"other/__init__.py": b"", "other/model.py": b"x = 1\n"}
+    return project.repo, wheel_of(tmp_path, "other", other)
+
+
+def one_line(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.strip()]
+    for needle in needles:
+        assert needle in line, line
+
+
+def test_another_project_s_wheel_is_an_error_not_a_green_light(tmp_path: Path) -> None:
+    repo, wheel = another_project(tmp_path)
+    done = run("audit", "7", "--git", str(repo.path), "--wheel", str(wheel))
+    one_line(done, "holds nothing of the PRs' project", "kvs", "other 1.0", "--dist")
+    forced = run("audit", "7", "--git", str(repo.path), "--wheel", str(wheel), "--dist", "other")
+    assert forced.returncode == 1, forced.stderr  # forced: audited, and the change is not in it
+
+
+def test_an_unrelated_folder_as_tree_is_an_error(tmp_path: Path) -> None:
+    repo, _ = another_project(tmp_path)
+    folder = tmp_path / "elsewhere" / "lib"
+    folder.mkdir(parents=True)
+    (folder / "thing.py").write_text("x = 1\n")
+    one_line(run("audit", "7", "--git", str(repo.path), "--tree", str(tmp_path / "elsewhere")),
+             "holds nothing of the PRs' project", "tree")
+
+
+def test_an_environment_without_the_project_is_an_error(tmp_path: Path) -> None:
+    repo, wheel = another_project(tmp_path)
+    site = tmp_path / "site"
+    install_into(wheel, site)
+    done = run("audit", "7", "--git", str(repo.path), "--site-packages", str(site))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+
+
+def test_dist_naming_another_than_the_wheel_is_refused(tmp_path: Path) -> None:
+    repo, _ = another_project(tmp_path)
+    wheel = wheel_of(tmp_path, "kvs", package())
+    one_line(run("audit", "7", "--git", str(repo.path), "--wheel", str(wheel), "--dist", "other"),
+             "--dist other", "is kvs")

@@ -9,10 +9,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from prstack.build import join_build
+from prstack.errors import InputError
 from prstack.match.alone import noted_without_base
 from prstack.match.jobs import package_index
 from prstack.match.stack import base_packages, judge_stack
+from prstack.models import Hunk
 from prstack.placement.paths import PathMap
+from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
 from prstack.sources.base import PRSource
 from prstack.sources.git.detect import PRMetadata
@@ -50,6 +53,8 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
             paths = sorted({h.path for h in changes.hunks})
             target = open_target(spec, paths, source.repo_files(changes, ()))
         repo_files = source.repo_files(changes, target.files())
+        if source.with_files and spec.dist is None:
+            _stop_on_another_project(changes.hunks, repo_files, target)
         package, pathmap = package_index(target), PathMap(target.files(), repo_files)
         at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
                                  pathmap) if source.with_files else None)
@@ -67,6 +72,16 @@ def audit_stack(git: GitSource, numbers: Sequence[int], spec: TargetSpec, base: 
                 metadata: Mapping[int, PRMetadata] | None = None) -> AuditReport:
     """The audit of the stack under `numbers` in the clone `git` (see `ClonePRs`)."""
     return audit(ClonePRs(git, numbers, base, metadata), spec)
+
+
+def _stop_on_another_project(hunks: Sequence[Hunk], repo_files: Sequence[str], target: Target) -> None:
+    """Fail closed: a target holding none of the project's packages is an error, not 'not shipped'."""
+    info = target.info
+    found = (f"{info.distribution} {info.version or ''}".rstrip() if info.distribution
+             else f"a {info.kind} of {len(target.files())} file(s) without the project's packages")
+    paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
+    if (why := absent_project(paths, repo_files, target.files(), found)) is not None:
+        raise InputError(why)
 
 
 @contextlib.contextmanager

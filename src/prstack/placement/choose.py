@@ -220,9 +220,10 @@ def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hint
     pool, why = list(candidates), []
     if hints.repo and (sub := [c for c in pool if hints.repo in c.repos]):
         pool, why = sub, [f"its Project-URL or direct_url names {hints.repo}"]
-    if len(pool) > 1 and (sub := [c for c in pool if normalise(c.name) in hints.names]):
+    # each piece of evidence narrows the pool, or names the one candidate (a wheel, a lone dist)
+    if (len(pool) > 1 or not why) and (sub := [c for c in pool if normalise(c.name) in hints.names]):
         pool, why = sub, [*why, "it is named like the repository"]
-    if len(pool) > 1 and hints.packages:
+    if pool and (len(pool) > 1 or not why) and hints.packages:
         overlap = [(len(top_level_of(c.files) & hints.packages), c) for c in pool]
         most = max(n for n, _ in overlap)
         if most:

@@ -12,6 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
+from packaging.utils import canonicalize_name
+
 from prstack.errors import InputError
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import DistFiles, choose, normalise
@@ -167,7 +169,12 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
     if spec.kind is TargetKind.WHEEL:
         from prstack.targets.wheel import WheelTarget
 
-        return WheelTarget(Path(spec.path or ""))
+        wheel = WheelTarget(Path(spec.path or ""))
+        name = wheel.info.distribution
+        if spec.dist is not None and (name is None or canonicalize_name(name) != canonicalize_name(spec.dist)):
+            raise InputError(f"--dist {spec.dist}: the wheel {spec.path} is {name or 'unnamed'}, not {spec.dist}; "
+                             "give that distribution's wheel, or leave --dist out.")
+        return wheel
     if spec.kind is TargetKind.SITE_PACKAGES:
         site = Path(spec.path or "")
         if not site.is_dir():
