@@ -219,3 +219,25 @@ def test_a_repeated_line_the_child_removed_elsewhere_leaves_the_parent_present(
     code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, top, tmp_path / "top"))
     assert code == 0, hunks
     assert {h["status"] for h in hunks} == {"applied"}
+
+
+def test_cumulative_patches_of_a_stack_are_judged_as_one_composed_change(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each PR's diff as GitHub serves a fork's stack (from the fork point: the child's holds the
+    parent's change too): the top's tree is all present; a dropped line is not."""
+    shas = _stack(git_repo)
+    patches = []
+    for name in ("p1", "p2"):
+        out = tmp_path / f"{name}.diff"
+        out.write_bytes(subprocess.run(["git", "-C", str(git_repo.path), "diff", shas["base"], shas[name]],
+                                       capture_output=True, check=True).stdout)
+        patches += ["--patch", str(out)]
+    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert {h["status"] for h in hunks} == {"applied"}
+    new = tree / "pkg" / "new.py"
+    new.write_text(new.read_text().replace("SIX = 6\n", ""))
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert all(h["status"] != "applied" for h in hunks if h["path"] == "pkg/new.py")

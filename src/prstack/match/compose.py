@@ -60,11 +60,17 @@ def chain_above(prs: Sequence[PullRequest], own: PullRequest) -> list[PullReques
     """The PRs built one on another from `own`'s head up: each one's change starts at the head of
     the one before (the first such PR in stack order where the stack branches)."""
     chain, at, seen = [], own, {own.number}
-    while (up := next((pr for pr in prs if pr.number not in seen and pr.base_sha == at.head_sha), None)) is not None:
+    while (up := next((pr for pr in prs if pr.number not in seen and _built_on(pr, at)), None)) is not None:
         chain.append(up)
         seen.add(up.number)
         at = up
     return chain
+
+
+def _built_on(pr: PullRequest, below: PullRequest) -> bool:
+    """Whether `pr`'s change starts at `below`'s head (patches, which name no commits, by the
+    order they were given in)."""
+    return pr.base_sha == below.head_sha and (bool(below.head_sha) or below.number in pr.depends_on)
 
 
 def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
@@ -81,7 +87,7 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
             return None
         moved = _through(lines, start, theirs)
         if moved is None:
-            return None
+            return _same_base(h, own, prs, by_pr) if at is own else None
         lines, start, before, by = moved
         old_first -= before
         if by is not None:
@@ -89,13 +95,36 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
         path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
         at = pr
     if rewrite is None:
-        return None
+        return _same_base(h, own, prs, by_pr)
     old = sum(1 for k, _ in lines if k != "+")
     new = sum(1 for k, _ in lines if k != "-")
     composed = replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
                        old_start=old_first if old else old_first - 1, old_lines=old,
                        new_start=start if new else start - 1, new_lines=new, new_blob=None)
     return Composed(composed, at.head_sha, rewrite)
+
+
+def _same_base(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
+               by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
+    """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
+    stacked PRs: each one holds the PRs under it too): the hunk of the last PR above whose old
+    side holds the hunk's whole old side is how the stack leaves that region."""
+    old = [t for k, t in h.lines if k != "+"]
+    first = _first(h.old_start, h.old_lines)
+    found: tuple[Hunk, PullRequest] | None = None
+    for pr in chain_above(prs, own):
+        for s in by_pr.get(pr.number, {}).get(h.path, ()):
+            theirs = [t for k, t in s.lines if k != "+"]
+            at = _first(s.old_start, s.old_lines)
+            if h.old_path is None and s.old_path is None and s.path == h.path and s.lines:
+                found = (s, pr)  # the same new file
+            elif old and any(theirs[i : i + len(old)] == old and abs(at + i - first) <= SLIP
+                             for i in range(len(theirs) - len(old) + 1)):
+                found = (s, pr)
+    if found is None:
+        return None
+    s, pr = found
+    return Composed(replace(s, pr=h.pr, commits=h.commits), pr.head_sha, Rewrite(pr.number, s.commit))
 
 
 def _first(start: int, count: int) -> int:
@@ -165,14 +194,17 @@ def _inside(s: Hunk, first: int, start: int, span: int) -> bool:
 
 def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | None:
     """How far `s` sits from `first` so that its old lines agree with the hunk's new lines where
-    they meet: 0 when the positions hold, else the smallest slip within SLIP; None if none."""
+    they meet: 0 when the positions hold, else the smallest slip within SLIP at which every old
+    line of `s` meets one of the hunk's and agrees (a slip trusts content alone, so all of it);
+    None if none."""
     mine = [t for k, t in lines if k != "-"]
-    old = [(i, t) for i, (k, t) in enumerate((k, t) for k, t in s.lines if k != "+")]
+    old = [t for k, t in s.lines if k != "+"]
     for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
         at = first + slip - start
-        met = [(at + i, t) for i, t in old if 0 <= at + i < len(mine)]
-        if met and all(mine[j] == t for j, t in met) and any(
-                start <= first + slip + i < start + len(mine) for i, _ in old):
+        met = [(at + i, t) for i, t in enumerate(old) if 0 <= at + i < len(mine)]
+        if not met or not all(mine[j] == t for j, t in met):
+            continue
+        if slip == 0 or len(met) == len(old):
             return slip
     return None
 
