@@ -195,7 +195,7 @@ def test_a_file_the_parent_added_and_the_child_deleted_is_not_missing_from_the_t
     code, hunks = _audit(capsys, git_repo, 2, tree)
     assert code == 0
     (helper,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/helper.py"]
-    assert helper["status"] == "applied" and "gone at the stack's top" in helper["note"]
+    assert helper["status"] == "applied" and "gone at #2's head" in helper["note"]
     (tree / "pkg" / "core.py").write_text(CORE)  # both PRs' core.py changes dropped: caught
     code, hunks = _audit(capsys, git_repo, 2, tree)
     assert code == 1
@@ -241,3 +241,20 @@ def test_cumulative_patches_of_a_stack_are_judged_as_one_composed_change(
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     assert all(h["status"] != "applied" for h in hunks if h["path"] == "pkg/new.py")
+
+
+def test_a_target_built_from_part_of_the_stack_holds_the_lower_prs_as_the_part_left_them(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#1 <- #2 <- #3 each rewrite the same line; installed from #2's head, #1 and #2 are present
+    (#1 as #2 rewrote it) and only #3 is missing."""
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    heads = {}
+    for n, value in ((1, "20"), (2, "200"), (3, "2000")):
+        git_repo.branch(f"p{n}")
+        heads[n] = git_repo.commit(f"p{n}", {"pkg/core.py": CORE.replace("x = 2\n", f"x = {value}\n")})
+        git_repo.pr_ref(n)
+    code, hunks = _audit(capsys, git_repo, 3, _tree(git_repo, heads[2], tmp_path / "middle"))
+    assert code == 1
+    assert [(h["pr"], h["status"]) for h in hunks] == [(1, "applied"), (2, "applied"), (3, "missing")]
+    assert hunks[0]["superseded_by"] == {"pr": 3, "commit": heads[3]}
+    assert "rewritten later by #2" in hunks[0]["note"]

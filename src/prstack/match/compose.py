@@ -36,6 +36,9 @@ class Composed:
     """The head whose file the composed hunk's new side counts lines of."""
     by: Rewrite
     """The latest change that rewrote the hunk's lines."""
+    earlier: tuple[Composed, ...] = ()
+    """The hunk as the stack left it after each earlier rewrite, oldest first (a target built
+    from part of the stack holds one of these)."""
 
 
 def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
@@ -81,6 +84,7 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
+    steps: list[Composed] = []
     for pr in chain_above(prs, own):
         theirs = [s for s in by_pr.get(pr.number, {}).get(path, ()) if (s.old_path or s.path) == path]
         if any(s.change is FileChange.DELETED for s in theirs):
@@ -90,18 +94,24 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
             return _same_base(h, own, prs, by_pr) if at is own else None
         lines, start, before, by = moved
         old_first -= before
-        if by is not None:
-            rewrite = Rewrite(pr.number, by.commit)
         path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
         at = pr
+        if by is not None:
+            rewrite = Rewrite(pr.number, by.commit)
+            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
     if rewrite is None:
         return _same_base(h, own, prs, by_pr)
+    last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
+    return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
+
+
+def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: int) -> Hunk:
+    """`h` with composed `lines`, its old side from line `old_first`, its new side from `start`."""
     old = sum(1 for k, _ in lines if k != "+")
     new = sum(1 for k, _ in lines if k != "-")
-    composed = replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
-                       old_start=old_first if old else old_first - 1, old_lines=old,
-                       new_start=start if new else start - 1, new_lines=new, new_blob=None)
-    return Composed(composed, at.head_sha, rewrite)
+    return replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
+                   old_start=old_first if old else old_first - 1, old_lines=old,
+                   new_start=start if new else start - 1, new_lines=new, new_blob=None)
 
 
 def _same_base(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],

@@ -15,7 +15,7 @@ How a hunk is judged, in order:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
@@ -29,7 +29,7 @@ from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["AT_TOP", "Explainer", "PackageIndex", "StackTop", "decode", "match_file", "relocated",
+__all__ = ["Explainer", "PackageIndex", "StackTop", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
@@ -42,16 +42,14 @@ RELOCATE_WEAK_MIN_LINES = 2
 RELOCATE_WEAK_MIN_CHARS = 30
 
 
-AT_TOP = "file identical to the stack's top head"
-
-
 @dataclass(frozen=True)
 class StackTop:
-    """The file at the head of the stack's top, for a PR below it (PRs above may have rewritten
-    the PR's lines there): the stack composed, as the target should hold it."""
+    """The file at the heads of the PRs built on a PR, the top's first (they may have rewritten
+    the PR's lines): the stack composed, as a target built from all or part of it holds it."""
 
-    text: bytes | None
-    """None: the top does not have the file (a PR above deleted or moved it)."""
+    texts: Callable[[], Iterable[tuple[int, bytes | None]]]
+    """(PR, the file at its head), read only when asked; None: that head does not have the file
+    (deleted or moved above)."""
 
 
 def match_file(
@@ -74,12 +72,13 @@ def match_file(
     stack leaves it holds the PR's change as the stack composed it.
     """
     results = _match_file(hunks, target, installed_path, base, head, package, explain)
-    if top is not None and any(not r.status.present for r in results) and (
-            (target is None and top.text is None) or (
-            target is not None and top.text is not None and same_text(target, top.text))):
-        note = AT_TOP if target is not None else (
-            "the file is gone at the stack's top (a PR above deleted or moved it), as in the target")
-        results = [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
+    if top is not None and any(not r.status.present for r in results):
+        same = next((n for n, text in top.texts() if (target is None and text is None) or (
+            target is not None and text is not None and same_text(target, text))), None)
+        if same is not None:
+            note = (f"present as rewritten later by #{same} (file identical to its head)" if target is not None
+                    else f"the file is gone at #{same}'s head (deleted or moved there), as in the target")
+            results = [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
     return results
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from prstack.match.file import Explainer, PackageIndex, StackTop, match_file
 from prstack.match.package import INDEX_MAX_BYTES
@@ -36,14 +37,15 @@ class FileJob:
     base: FileKey | None
     """The file before the PR (None for a new file)."""
     head: FileKey
-    top: FileKey | None = None
-    """The file at the stack's top head, for a PR below it (see `StackTop`)."""
+    tops: tuple[tuple[int, FileKey], ...] = ()
+    """The file at the heads of the PRs built on this one, the stack's top first (see `StackTop`):
+    read only when a hunk is not found as it is."""
 
     @property
     def ahead(self) -> tuple[FileKey | None, ...]:
-        """(base, head, top) to read in one batch first (a base named by its blob id is usually not
+        """(base, head) to read in one batch first (a base named by its blob id is usually not
         read: see `_base`)."""
-        return (self.base if self.base is not None and self.base[1] else None), self.head, self.top
+        return (self.base if self.base is not None and self.base[1] else None), self.head
 
 
 def package_index(target: Target) -> PackageIndex:
@@ -82,10 +84,14 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
                        for h in job.hunks]
                 continue
         head = file_at(*job.head)
-        # (the top is asked only where the head is known: a source without files knows neither)
-        top = StackTop(file_at(*job.top)) if job.top is not None and head is not None else None
+        # (the heads above are asked only where the head is known: a source without files knows neither)
+        top = StackTop(partial(_read_each, file_at, job.tops)) if job.tops and head is not None else None
         yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
                          head=head, package=package, explain=explain, top=top)
+
+
+def _read_each(file_at: FileAt, keys: Sequence[tuple[int, FileKey]]) -> Iterator[tuple[int, bytes | None]]:
+    return ((number, file_at(*key)) for number, key in keys)
 
 
 def _base(job: FileJob, target: bytes | None, head: bytes | None, file_at: FileAt) -> bytes | None:

@@ -13,9 +13,9 @@ from typing import Protocol, TypeGuard
 from prstack import progress
 from prstack.build import flag_results
 from prstack.match.atbase import PackageAtBase
-from prstack.match.compose import chain_above, compose_stack
+from prstack.match.compose import Composed, chain_above, compose_stack
 from prstack.match.explain import BaseText
-from prstack.match.file import AT_TOP, Explainer, PackageIndex
+from prstack.match.file import Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.models import Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
@@ -64,7 +64,6 @@ def judge_stack(
     the target's, when one is already made."""
     pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
     by_pr = {pr.number: pr for pr in prs}
-    under_top = _under_top(prs)
     groups = _grouped(hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
@@ -83,9 +82,10 @@ def judge_stack(
             assert location.installed_path is not None
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = _sides(by_pr[number], file_hunks[0])
-            top_key = (under_top, path) if under_top is not None and _below_top(prs, by_pr[number]) else None
+            tops = tuple((pr.number, (pr.head_sha, path)) for pr in reversed(chain_above(prs, by_pr[number]))
+                         if pr.head_sha)
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
-                                location.placement is Placement.SHIPPED, base_key, head_key, top_key))
+                                location.placement is Placement.SHIPPED, base_key, head_key, tops))
             job_keys.append((number, path))
         return jobs
 
@@ -118,45 +118,34 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
     if not composed:
         return list(direct)
     by_pr = {pr.number: pr for pr in prs}
-    out = [replace(r, superseded_by=composed[i].by, evidence=replace(r.evidence, note=_rewritten(composed[i].by)))
-           if i in composed and r.evidence.note == AT_TOP else
-           replace(r, superseded_by=composed[i].by) if i in composed else r for i, r in enumerate(direct)]
-    todo: list[tuple[int, FileJob]] = []
-    for i, c in composed.items():
+    out = [replace(r, superseded_by=composed[i].by) if i in composed else r for i, r in enumerate(direct)]
+    todo: list[tuple[int, Composed, FileJob]] = []
+    for i, last in composed.items():
         r = out[i]
         if r.status.present or not r.status.shipped:
             continue
-        location = pathmap.locate(c.hunk.path)
-        if location.placement in _LOCATION_STATUS or location.installed_path is None:
-            continue
-        base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
-        todo.append((i, FileJob((c.hunk,), location.installed_path, location.placement is Placement.SHIPPED,
-                                base, (c.head, c.hunk.path))))
+        for c in (last, *reversed(last.earlier)):  # the whole stack first, then less of it
+            location = pathmap.locate(c.hunk.path)
+            if location.placement in _LOCATION_STATUS or location.installed_path is None:
+                continue
+            base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
+            todo.append((i, c, FileJob((c.hunk,), location.installed_path, location.placement is Placement.SHIPPED,
+                                       base, (c.head, c.hunk.path))))
     if not todo:
         return out
-    judged = _judge([job for _, job in todo], target, file_at, prefetch, package, None, explain)
-    for (i, _), (verdict,) in zip(todo, judged, strict=True):
-        if verdict.status.present:
-            rewrite = composed[i].by
-            out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=rewrite,
-                             evidence=replace(verdict.evidence, note=_rewritten(rewrite)))
+    judged = _judge([job for _, _, job in todo], target, file_at, prefetch, package, None, explain)
+    done: set[int] = set()
+    for (i, c, _), (verdict,) in zip(todo, judged, strict=True):
+        if i not in done and verdict.status.present:
+            done.add(i)
+            out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=composed[i].by,
+                             evidence=replace(verdict.evidence, note=_rewritten(c.by)))
     return out
 
 
 def _rewritten(rewrite: Rewrite) -> str:
     commit = f" (commit {rewrite.commit[:12]})" if rewrite.commit else ""
     return f"present as rewritten later by #{rewrite.pr}{commit}"
-
-
-def _under_top(prs: Sequence[PullRequest]) -> str | None:
-    """The head of the stack's top (the last PR), when a stack is audited."""
-    return prs[-1].head_sha if len(prs) > 1 and prs[-1].head_sha else None
-
-
-def _below_top(prs: Sequence[PullRequest], pr: PullRequest) -> bool:
-    """Whether the stack's top (the last PR) is built, PR on PR, on `pr`'s head."""
-    chain = chain_above(prs, pr)
-    return bool(chain) and chain[-1].number == prs[-1].number
 
 
 def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
