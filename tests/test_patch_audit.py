@@ -189,3 +189,23 @@ def test_a_vendored_copy_is_placed_alike_by_a_patch_and_by_the_clone(
     assert placed[0] == placed[1] == [("tests/sub/test_mod.py", None, "not-shipped"),
                                       ("third_party/sub/mod.py", "pkg/_vendor/sub/mod.py", status)]
     assert by_git[0] == by_patch[0] == (0 if installed == "new" else 1)
+
+
+def test_a_patched_folder_takes_the_longest_tail_the_target_holds() -> None:
+    """trl/scripts/x.py with a target holding trl/scripts/ and a scripts/ of its own: the repo's
+    folder is trl/scripts/, never scripts/ (nor a deeper folder of the same name)."""
+    from prstack.sources.patch.source import like_repo
+
+    target = ["trl/scripts/x.py", "trl/scripts/a.py", "scripts/b.py", "trl/deep/scripts/x.py", "trl/deep/scripts/c.py"]
+    assert like_repo(["trl/scripts/x.py"], target) == ["trl/scripts/a.py", "trl/scripts/x.py"]
+
+
+def test_a_binary_file_the_pr_deletes_is_applied_where_the_target_lacks_it() -> None:
+    from prstack.hunks import parse_diff
+    from prstack.match.file import match_file
+
+    diff = ("diff --git a/docs/flow.png b/docs/flow.png\ndeleted file mode 100644\n"
+            "index 3b18e51..0000000\nBinary files a/docs/flow.png and /dev/null differ\n")
+    (hunk,) = parse_diff(diff, 1)
+    (result,) = match_file([hunk], None, installed_path="docs/flow.png")
+    assert result.status is HunkStatus.APPLIED

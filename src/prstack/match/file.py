@@ -232,7 +232,8 @@ def _deleted_present(h: Hunk, idx: FileIndex, installed_path: str) -> HunkResult
 
 def _absent(h: Hunk, installed_path: str, package: PackageIndex | None,
             explain: Explainer | None) -> HunkResult:
-    if h.change is FileChange.DELETED:
+    if h.change is FileChange.DELETED or (h.change is FileChange.BINARY and h.old_blob and not h.new_blob):
+        # (a binary file's deletion names its old blob and a null new one)
         return HunkResult(h, HunkStatus.APPLIED, installed_path,
                           evidence=MatchEvidence(note="file deleted, as the PR does"))
     result = HunkResult(h, HunkStatus.FILE_MISSING, installed_path,

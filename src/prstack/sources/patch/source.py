@@ -118,10 +118,11 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
     for path in paths:
         parts = path.split("/")
         folder = tuple(parts[:-1])
-        for cut in range(len(folder)):
-            for name in by_dir.get(folder[cut:], ()):
-                out.add("/".join((*folder, name)))
-        if folder:
+        # the longest tail of the folder the target holds (trl/scripts/ over a scripts/ of its own)
+        cut = next((cut for cut in range(len(folder)) if folder[cut:] in by_dir), None)
+        if cut is not None:
+            out.update("/".join((*folder, name)) for name in by_dir[folder[cut:]])
+        elif folder:  # nowhere at its own path's tail: a copy deeper down holding the file itself
             for deeper in by_name.get((folder[-1], parts[-1]), ()):
                 out.update("/".join((*folder, name)) for name in by_dir[deeper])
     return sorted(out)
