@@ -122,10 +122,10 @@ def stack_tree(tmp_path: Path) -> tuple[GitRepo, Path]:
     return repo, export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
 
 
-def _audit_json(repo: GitRepo, tree: Path) -> dict[str, object]:
+def _audit_json(repo: GitRepo, tree: Path, code: int | None = None) -> dict[str, object]:
     done = run("audit", "2", "--git", str(repo.path), "--tree", str(tree), "--format", "json")
     assert "Traceback" not in done.stderr
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in ((0, 1) if code is None else (code,)), done.stderr
     data: dict[str, object] = json.loads(done.stdout)
     return data
 
@@ -145,10 +145,12 @@ def test_tree_file_out_fifo_or_huge_is_a_per_hunk_verdict(stack_tree: tuple[GitR
         with open(core, "wb") as f:  # sparse: over the 64 MiB cap without using the disk
             f.write((tmp_path / "copy.py").read_bytes())
             f.truncate(65 << 20)
-    hunks = _audit_json(repo, tree)["hunks"]
+    data = _audit_json(repo, tree, code=1)  # what could not be read is not present
+    hunks = data["hunks"]
     assert isinstance(hunks, list)
     mine = [h for h in hunks if h["path"] == "src/widget/core.py"]
-    assert mine and all(h["status"] == "unverifiable" for h in mine), mine
+    assert mine and all(h["status"] == "unverifiable" and h["unverifiable"] == "not-read" for h in mine), mine
+    assert [p["status"] for p in data["prs"] if p["number"] == 2] != ["applied"]  # type: ignore[union-attr]
     reason = {"symlink-out": "leads outside", "fifo": "not a regular file", "huge": "over the"}[kind]
     assert all(reason in h["note"] for h in mine)
     assert [h["status"] for h in hunks if h["path"] == "src/widget/extra.py"] == ["applied"]
@@ -392,10 +394,11 @@ def test_damaged_member_through_the_cli_is_a_per_hunk_verdict(stack_tree: tuple[
         zf.writestr("widget-0.1.dist-info/METADATA", b"Metadata-Version: 2.1\nName: widget\nVersion: 0.1\n")
     _patch_member(path, "widget/core.py", damage=True)
     done = run("audit", "2", "--git", str(repo.path), "--wheel", str(path), "--format", "json")
-    assert "Traceback" not in done.stderr and done.returncode in (0, 1), done.stderr
+    assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr
     hunks = json.loads(done.stdout)["hunks"]
     core = [h for h in hunks if h["path"] == "src/widget/core.py"]
     assert core and all(h["status"] == "unverifiable" and "damaged" in h["note"] for h in core)
+    assert all(h["unverifiable"] == "not-read" for h in core)
     assert [h["status"] for h in hunks if h["path"] == "src/widget/extra.py"] == ["applied"]
 
 
@@ -448,6 +451,8 @@ def test_plan_tree_does_not_take_a_file_through_a_symlink_out(stack_tree: tuple[
     done = run("plan", "2", "--git", str(repo.path), "--tree", str(tree), "--format", "json")
     assert done.returncode in (0, 1), done.stderr
     onto = json.loads(done.stdout)["onto"]["sha"]
-    shown = repo.git("show", f"{onto}:src/widget/extra.py")
-    assert SECRET.decode().strip() not in shown
-    assert shown == "VALUE = 42"  # the PR's own file, from the commit under the overlay
+    # the file linked out was not read: not taken, and #2, which adds it, is not known present, so
+    # the overlay goes over #1's head, which has no such file
+    assert repo.git("ls-tree", onto, "--", "src/widget/extra.py") == ""
+    assert all(SECRET.decode().strip() not in repo.git("show", f"{onto}:{path}")
+               for path in repo.git("ls-tree", "-r", "--name-only", onto).splitlines())

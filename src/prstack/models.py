@@ -236,6 +236,10 @@ class HunkResult:
     fuzz: int | None = None
     """How many context lines had to be dropped to match."""
     evidence: MatchEvidence = field(default_factory=MatchEvidence)
+    unread: bool = False
+    """For an unverifiable hunk: its file was not read (refused or failed: a link leading out of
+    the target, unreadable, over the size cap, damaged). What could not be read is not present:
+    it fails the audit. False for a source compiled into a binary (unverifiable by design)."""
     superseded_by: Rewrite | None = None
     """The later PR (and commit) of the stack that rewrote the hunk's lines, if one did: the hunk
     counts as present when its lines are there as that rewrite leaves them."""

@@ -23,8 +23,9 @@ class AuditReport:
 
     @property
     def all_present(self) -> bool:
-        """True when every shipped hunk is applied or relocated (exit 0)."""
-        return all(r.status.present for r in self.results if r.status.shipped)
+        """True when every shipped hunk is applied or relocated (exit 0); a hunk whose file could
+        not be read is not present."""
+        return all(r.status.present for r in self.results if r.status.shipped or r.unread)
 
 
 def report(target: TargetInfo, prs: Sequence[PullRequest], results: Sequence[HunkResult],
@@ -38,8 +39,9 @@ def report(target: TargetInfo, prs: Sequence[PullRequest], results: Sequence[Hun
 
 
 def pr_status(results: Iterable[HunkResult]) -> PRStatus:
-    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing)."""
-    shipped = [r.status for r in results if r.status.shipped]
+    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing; a
+    hunk whose file was not read is shipped and not present, so the PR is not applied)."""
+    shipped = [r.status for r in results if r.status.shipped or r.unread]
     if not shipped:
         return PRStatus.NOT_SHIPPED
     if all(s.present for s in shipped):

@@ -79,7 +79,7 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
             try:
                 text = held if held is not None else target.read(job.installed_path)
             except Unreadable as exc:  # outside the target, a FIFO, over the size cap, damaged
-                yield [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path=job.installed_path,
+                yield [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path=job.installed_path, unread=True,
                                   evidence=MatchEvidence(note=f"the target's file was not read: {exc.reason}"))
                        for h in job.hunks]
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prstack.build import BuildReport
-from prstack.models import HunkResult
+from prstack.models import HunkResult, HunkStatus
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
 from prstack.report import AuditReport
@@ -105,6 +105,7 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
         "normalisation": r.evidence.normalisation,
         "note": r.evidence.note,
         "superseded_by": None if (w := r.superseded_by) is None else {"pr": w.pr, "commit": w.commit},
+        "unverifiable": None if r.status is not HunkStatus.UNVERIFIABLE else "not-read" if r.unread else "by-design",
     }
 
 
