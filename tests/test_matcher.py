@@ -306,3 +306,27 @@ def test_pure_addition_among_repeated_context_after_an_unrelated_line() -> None:
     assert statuses(judge(base, head, "unrelated = 0\n" + head)) == [A]
     assert statuses(judge(base, head, "unrelated = 0\n" + base)) == [M]
     assert statuses(judge(base, head, head)) == [A]
+
+
+def test_a_pure_addition_is_not_applied_by_a_copy_of_its_line_elsewhere() -> None:
+    """A one-line addition whose region was rewritten: the same line stands in another method,
+    30 lines away, with one line of the same context. Without a head to anchor it (a patch),
+    that copy is not the hunk's change: not applied."""
+    from prstack.hunks import parse_diff
+
+    filler = "".join(f"    # filler {i}\n" for i in range(30))
+    method_a = "    def a(self):\n        x = compute_a()\n        self.prepare()\n        return self\n\n"
+    method_b = ("    def b(self):\n        x = compute_b()\n        self.prepare()\n        self.validate()\n"
+                "        return self\n")
+    diff = ("diff --git a/k.py b/k.py\n--- a/k.py\n+++ b/k.py\n@@ -2,6 +2,7 @@ class K:\n"
+            "     def a(self):\n         x = compute_a()\n         self.prepare()\n"
+            "+        self.validate()\n         return self\n \n     # filler 0\n")
+    (hunk,) = parse_diff(diff, 1)
+    rewritten = method_a.replace("compute_a()", "compute_a2()").replace("self.prepare()", "self.setup()")
+    target = ("class K:\n" + rewritten + filler + method_b).encode()
+    (result,) = match_file([hunk], target, installed_path="k.py")
+    assert result.status is not HunkStatus.APPLIED, result
+    applied = ("class K:\n" + method_a.replace("        return self", "        self.validate()\n        return self")
+               + filler + method_b).encode()
+    (result,) = match_file([hunk], ("# moved down\n" * 12).encode() + applied, installed_path="k.py")
+    assert result.status is HunkStatus.APPLIED  # its place moved: the whole image is found there

@@ -81,7 +81,13 @@ def judge(
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
     if found is not None and (window is None or off(found.start) <= WEAK):
         return found
-    return _region(idx, sh, expected, min_start)
+    verdict = _region(idx, sh, expected, min_start)
+    if sh.pure and verdict.status is HunkStatus.APPLIED and verdict.start is not None and off(verdict.start) > WEAK:
+        # a pure addition found only by a piece of its context far from its place: a copy of its
+        # lines elsewhere in the file is not its own evidence
+        return Verdict(HunkStatus.DIVERGED, note=f"its lines are in the file at line {verdict.start + 1}, "
+                       "away from its place, whose context is not there")
+    return verdict
 
 
 def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | None:
@@ -122,7 +128,9 @@ def _search_images(
         reach: list[int | None] = []
         for kind in (0, 1):
             flags = sh.trivial[kind][fl : len(sh.trivial[kind]) - ft]
-            reach.append(WEAK if (flags and all(flags)) or (one_sided and not sh.new_file)
+            # a pure addition's image short of its whole context is its own evidence only at its
+            # place: elsewhere the same line with a line of context is a copy, not its change
+            reach.append(WEAK if (flags and all(flags)) or (one_sided and not sh.new_file) or (sh.pure and f > 0)
                          else NEAR if f > PATCH_FUZZ else None)
         # Each line a stricter level equates, the loosest does too (at the trailing-space level
         # only when the trailing space is ASCII): stricter searches check the loosest one's finds.
