@@ -90,6 +90,14 @@ def test_the_deadline_holds_through_the_cli(drip: Drip, tmp_path: Path, monkeypa
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) <= 2, err  # (rich may wrap the one line)
     assert "did not finish answering within 1 s" in err.replace("\n", " ")
+    assert "PRSTACK_HTTP_DEADLINE" in err.replace("\n", " ") and "127.0.0.1" in err.replace("\n", " ")
+
+
+def test_a_stalled_server_is_given_up_on_within_30_s_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prstack.sources.github.api import _deadline
+
+    monkeypatch.delenv("PRSTACK_HTTP_DEADLINE", raising=False)
+    assert _deadline() <= 30
 
 
 def test_a_server_that_never_answers_hits_the_read_timeout(tmp_path: Path) -> None:

@@ -31,7 +31,8 @@ DEFAULT_API_URL = "https://api.github.com"
 TOKEN_ENVS = ("GITHUB_TOKEN", "GH_TOKEN")
 _SHA = re.compile(r"[0-9a-f]{40}")
 DEADLINE_ENV = "PRSTACK_HTTP_DEADLINE"
-DEFAULT_DEADLINE = 120.0
+DEFAULT_DEADLINE = 30.0
+"""Seconds a whole answer may take: a stalled or drip-fed server is given up on within this."""
 """Seconds one request to GitHub may take in all (retries of 5xx answers included)."""
 PULLS_PAGES = 10
 _PARENT_MARKERS = (markers.MarkerKind.DEPENDS_ON, markers.MarkerKind.STACK_LIST)

@@ -7,6 +7,7 @@ import email.utils
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from prstack.errors import InputError, SourceError
 
@@ -131,9 +132,11 @@ def unreadable_error(ctx: Asking, exc: BaseException) -> SourceError:
 
 def overdue_error(ctx: Asking, seconds: float) -> SourceError:
     """An answer still arriving when the request's deadline passed (a drip-fed or stalled answer)."""
+    host = urlsplit(ctx.api_url).netloc or ctx.api_url
     return SourceError(
         f"GitHub ({ctx.api_url}) did not finish answering within {seconds:g} s while fetching {ctx.what} "
-        f"(it answers too slowly); try again later, or {OFFLINE_HINT}."
+        f"(the server at {host} stalled); try again later, set PRSTACK_HTTP_DEADLINE=SECONDS to allow "
+        f"longer, or {OFFLINE_HINT}."
     )
 
 
