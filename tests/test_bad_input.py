@@ -95,3 +95,25 @@ def test_bare_clone_and_remote_pr_refs(demo_build: DemoBuild, tmp_path: Path) ->
     done = run("audit", "40898", "--git", str(bare), "--site-packages", site, "--format", "json")
     assert done.returncode == 1, done.stderr
     assert '"depends_on": [\n        40727\n      ]' in done.stdout
+
+
+@pytest.mark.parametrize("repo", ["owner/..", "owner/.", "-owner/name", "own er/name"])
+def test_a_repository_name_github_cannot_have_is_refused_even_offline(demo_build: DemoBuild, repo: str) -> None:
+    done = run("audit", "40898", "--git", str(demo_build.repo.path), "--offline", "--repo", repo,
+               "--site-packages", str(demo_build.site_packages))
+    assert_one_line_error(done, "--repo", "OWNER/NAME")
+
+
+def test_a_pr_url_of_another_repository_than_the_clone_s_is_refused(demo_build: DemoBuild, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--mirror", str(demo_build.repo.path), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "set-url", "origin", "https://github.com/acme/kvserve"],
+                   check=True)
+    site = str(demo_build.site_packages)
+    done = run("audit", "https://github.com/other/thing/pull/40898", "--git", str(clone), "--offline",
+               "--site-packages", site)
+    assert_one_line_error(done, "other/thing is not the repository of the clone", "acme/kvserve")
+    # a fork of the same project (another owner, the same name) is the same project
+    same = run("audit", "https://github.com/me/kvserve/pull/40898", "--git", str(clone), "--offline",
+               "--site-packages", site)
+    assert same.returncode == 1, same.stderr

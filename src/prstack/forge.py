@@ -32,17 +32,31 @@ class RepoId:
         return self.full_name
 
 
+_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+
+
+def github_name_problem(repo: RepoId) -> str | None:
+    """Why OWNER/NAME is no name GitHub can have (None when it can): owners are letters, digits
+    and hyphens (at most 39, not first); names are letters, digits, '.', '-', '_', not '.' or '..'."""
+    if not _OWNER.fullmatch(repo.owner):
+        return f"{repo.owner!r} is no GitHub owner name"
+    if repo.name in (".", "..") or not re.fullmatch(_NAME, repo.name) or len(repo.name) > 100:
+        return f"{repo.name!r} is no GitHub repository name"
+    return None
+
+
 def parse_repo(text: str) -> RepoId:
-    """OWNER/NAME or a GitHub URL -> RepoId; InputError otherwise."""
+    """OWNER/NAME or a GitHub URL -> RepoId; InputError otherwise (names GitHub cannot have too)."""
     text = text.strip()
     m = _PLAIN.match(text)
-    if m and m.group(2) and not text.startswith("."):
-        return RepoId(m.group(1), m.group(2))
-    found = repo_from_url(text, any_host=True)
+    found = RepoId(m.group(1), m.group(2)) if m and m.group(2) and not text.startswith(".") else (
+        repo_from_url(text, any_host=True))
     if found is None:
         raise InputError(
             f"--repo {text!r}: give the repository as OWNER/NAME, e.g. --repo pypa/pip."
         )
+    if (problem := github_name_problem(found)) is not None:
+        raise InputError(f"--repo {text!r}: {problem}; give the repository as OWNER/NAME, e.g. --repo pypa/pip.")
     return found
 
 

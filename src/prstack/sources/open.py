@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prstack.errors import PrstackError, SourceError
+from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.fetch import CacheRepo
-from prstack.sources.github.repo_id import infer_repo, repo_from_git
+from prstack.sources.github.repo_id import infer_repo, remote_repos, repo_from_git
 
 if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
     from prstack.sources.github.api import Backoff, GitHub, PRMeta
@@ -60,6 +60,8 @@ def open_source(
     cache = cache if cache is not None else Cache()
     if git is not None:
         source = GitSource(git)
+        if repo is not None:
+            _same_project(source.path, infer_repo(explicit=repo))
         known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
         if known is None or (repo is None and api_url is None and known.host != "github.com"):
             return OpenedClone(source)
@@ -99,6 +101,16 @@ def open_source(
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return OpenedClone(store.source(gh.token, offline), metas, repo_id, tuple(stale))
+
+
+def _same_project(path: Path, repo: RepoId) -> None:
+    """Refuse a repository (a PR URL's, --repo) that is not the clone's: one whose name none of
+    the clone's remotes has (a fork's own origin, another owner, is the same project by name)."""
+    remotes = remote_repos(path)
+    if remotes and all(r.name.lower().removesuffix(".git") != repo.name.lower() for r in remotes):
+        shown = ", ".join(sorted({str(r) for r in remotes}))
+        raise InputError(f"{repo} is not the repository of the clone {path} (its remotes name {shown}); "
+                         f"give a PR of {shown.split(', ')[0]}, or a clone of {repo} with --git.")
 
 
 def _github(

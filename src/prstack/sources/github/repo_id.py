@@ -15,13 +15,23 @@ from prstack.sources.git.runner import run
 REPO_ENV = "PRSTACK_REPO"
 
 
-def repo_from_git(path: Path) -> RepoId | None:
-    """The repository of a clone's upstream remote, else origin, else its only remote."""
+def _remote_urls(path: Path) -> dict[str, str]:
+    """remote.NAME.url -> URL of a clone's remotes."""
     try:
         out = run(path, ["config", "--get-regexp", r"^remote\..*\.url$"], timeout=30).stdout.decode("utf-8", "replace")
     except (OSError, subprocess.TimeoutExpired):
-        return None
-    urls = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+        return {}
+    return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+
+
+def remote_repos(path: Path) -> set[RepoId]:
+    """The repositories a clone's remotes name by URL (a remote that is a local path names none)."""
+    return {r for u in _remote_urls(path).values() if (r := repo_from_url(u, any_host=True))}
+
+
+def repo_from_git(path: Path) -> RepoId | None:
+    """The repository of a clone's upstream remote, else origin, else its only remote."""
+    urls = _remote_urls(path)
     for key in ("remote.upstream.url", "remote.origin.url"):
         if key in urls and (found := repo_from_url(urls[key], any_host=True)):
             return found
