@@ -207,3 +207,20 @@ def test_completion_installs_with_typers_option(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     script = tmp_path / ".bash_completions" / "prstack.sh"
     assert "_PRSTACK_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()
+
+
+def test_usage_says_several_prs_are_taken() -> None:
+    for command in ("audit", "graph", "hunks", "plan", "fetch"):
+        done = run(command, "--help")
+        assert "PR..." in done.stdout.splitlines()[0] + done.stdout.splitlines()[1], done.stdout[:200]
+
+
+def test_piped_output_honours_columns(demo_build: DemoBuild) -> None:
+    args = ("audit", "40898", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages))
+    widths = {}
+    for columns in ("80", ""):
+        env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
+        done = subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True, env=env)
+        assert done.returncode == 1, done.stderr
+        widths[columns] = max(len(line) for line in done.stdout.splitlines())
+    assert widths["80"] <= 80 < widths[""]

@@ -71,7 +71,7 @@ def _top(
 
 
 PrsArg = Annotated[list[str], typer.Argument(
-    metavar="PR", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)]
+    metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)]
 GitOpt = Annotated[Path | None, typer.Option("--git", metavar="PATH", help="Local clone holding refs/pull/N/head.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", metavar="table|json|markdown", help="Output format.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too, as panels.")]
@@ -102,7 +102,7 @@ def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: 
 ) + "\n\n" + AUDIT_EXIT)
 def audit(
     prs: Annotated[list[str] | None, typer.Argument(
-        metavar="PR", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)] = None,
+        metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)] = None,
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
     wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,

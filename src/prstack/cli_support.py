@@ -88,10 +88,11 @@ def check_interpreter(python: str) -> None:
 
 
 def console() -> Console:
-    """Standard output; a pipe or a file gets a fixed, wide layout instead of 80 columns."""
+    """Standard output, as wide as the terminal or as COLUMNS says; a pipe or a file without
+    COLUMNS gets a fixed, wide layout."""
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() else Console(width=120)
+    return Console() if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip() else Console(width=120)
 
 
 def show(rendered: RenderableType | str, out: Console | None = None) -> None:
