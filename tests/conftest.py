@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["ghserver", "gitserver"]  # the GitHub-shaped server (`upstream`, `server`), the big one
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output as a pipe gets it: pytest-xdist's workers set COLUMNS=80 and LINES=24, which prstack
+    honours (a test of width sets COLUMNS itself)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoBuild:
     """The kvserve example: upstream repo with refs/pull/N/head, the fork's wheel, installed."""
