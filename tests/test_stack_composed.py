@@ -258,3 +258,23 @@ def test_a_target_built_from_part_of_the_stack_holds_the_lower_prs_as_the_part_l
     assert [(h["pr"], h["status"]) for h in hunks] == [(1, "applied"), (2, "applied"), (3, "missing")]
     assert hunks[0]["superseded_by"] == {"pr": 3, "commit": heads[3]}
     assert "rewritten later by #2" in hunks[0]["note"]
+
+
+def test_a_rename_is_applied_only_where_the_old_name_is_gone(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """git pairs identical files by chance (empty __init__.py ones): a target that still has the
+    old name has not taken the rename, whatever the new name holds."""
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/old/__init__.py": "", "pkg/old/mod.py": CORE})
+    git_repo.branch("p1")
+    top = git_repo.commit("p1: old -> new", {"pkg/old/__init__.py": None, "pkg/old/mod.py": None,
+                                            "pkg/new/__init__.py": "", "pkg/new/mod.py": CORE})
+    git_repo.pr_ref(1)
+    tree = _tree(git_repo, top, tmp_path / "top")
+    code, hunks = _audit(capsys, git_repo, 1, tree)
+    assert code == 0 and {h["status"] for h in hunks} == {"applied"}
+    for rel in ("pkg/old/__init__.py", "pkg/old/mod.py"):
+        (tree / rel).parent.mkdir(exist_ok=True)
+        (tree / rel).write_text("" if rel.endswith("__init__.py") else CORE)
+    code, hunks = _audit(capsys, git_repo, 1, tree)
+    assert code == 1
+    assert {h["status"] for h in hunks if h["change"] == "renamed"} == {"missing"}

@@ -183,7 +183,7 @@ def _file_level(h: Hunk, target: bytes, installed_path: str) -> HunkResult | Non
         return None
     if h.change is FileChange.MODE:
         note = "file present; file modes are not verifiable in an installed tree"
-        return HunkResult(h, HunkStatus.APPLIED, installed_path, installed_path,
+        return HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path, installed_path,
                           evidence=MatchEvidence(note=note))
     if h.change is FileChange.RENAMED:
         note = f"file present under its new name (was {h.old_path})"

@@ -18,7 +18,7 @@ from prstack.match.explain import BaseText
 from prstack.match.file import Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
+from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.targets.base import Target
 
@@ -103,7 +103,7 @@ def judge_stack(
         late = _Late(lambda: loading.can_finish, late_jobs)
     judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
     results.update(zip(job_keys, judged, strict=True))
-    direct = [r for key in groups for r in results[key]]
+    direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, target, file_at, prefetch, package, explain)
     return tuple(flag_results(composed, target.evidence, pathmap.binary_for))
 
@@ -141,6 +141,19 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
             out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=composed[i].by,
                              evidence=replace(verdict.evidence, note=_rewritten(c.by)))
     return out
+
+
+def _rename_done(r: HunkResult, pathmap: PathMap, files: frozenset[str]) -> HunkResult:
+    """A pure rename is applied only where the old name is gone too (git pairs identical files,
+    empty __init__.py ones among them, by chance: the new name alone is no evidence)."""
+    h = r.hunk
+    if r.status is not HunkStatus.APPLIED or h.change is not FileChange.RENAMED or h.lines or not h.old_path:
+        return r
+    old = pathmap.locate(h.old_path)
+    if old.placement is Placement.SHIPPED and old.installed_path in files:
+        return replace(r, status=HunkStatus.MISSING, found_path=None, evidence=replace(
+            r.evidence, note=f"the old name {h.old_path} is still there (the rename is not done)"))
+    return r
 
 
 def _rewritten(rewrite: Rewrite) -> str:
