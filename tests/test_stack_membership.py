@@ -89,11 +89,8 @@ def test_a_stack_re_pushed_under_new_numbers_holds_only_what_its_history_holds(
     assert [p["number"] for p in data["prs"]] == [20, 21]
 
 
-def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
-        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Upstream changed a line beside #1's change before squash-merging it: the squash's patch is
-    not #1's, its content is. #1 is merged; the open child stacked on it is judged as usual."""
-    repo = git_repo
+def _fix_and_use_with_main_tweaking_beside(repo: GitRepo) -> None:
+    """#1 fixes a.py line 10; #2 on it uses b.py; main then changes a.py line 12, beside #1's."""
     repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
     repo.branch("p1")
     repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'")})
@@ -103,6 +100,14 @@ def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
     repo.pr_ref(2)
     repo.branch("main", "main")
     repo.commit("Tweak a", {"pkg/a.py": text(l12="line_12 = 'tweaked'")})
+
+
+def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Upstream changed a line beside #1's change before squash-merging it: the squash's patch is
+    not #1's, its content is. #1 is merged; the open child stacked on it is judged as usual."""
+    repo = git_repo
+    _fix_and_use_with_main_tweaking_beside(repo)
     repo.git("merge", "--squash", "--quiet", "p1")
     repo.commit("Fix a (#1)", {})
     stack = load_stack(GitSource(repo.path), [2]).stack
@@ -118,14 +123,6 @@ def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
 def test_an_open_parent_whose_lines_upstream_only_touched_beside_is_not_merged(git_repo: GitRepo) -> None:
     """Upstream changed a line near #1's change but never made #1's change: #1 stays open."""
     repo = git_repo
-    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
-    repo.branch("p1")
-    repo.commit("Fix a", {"pkg/a.py": text(l10="line_10 = 'fixed'")})
-    repo.pr_ref(1)
-    repo.branch("p2")
-    repo.commit("Use b", {"pkg/b.py": text(l20="line_20 = 'b'")})
-    repo.pr_ref(2)
-    repo.branch("main", "main")
-    repo.commit("Tweak a", {"pkg/a.py": text(l12="line_12 = 'tweaked'")})
+    _fix_and_use_with_main_tweaking_beside(repo)
     stack = load_stack(GitSource(repo.path), [2]).stack
     assert stack.states[1] is PRState.OPEN and stack.facts[1].merged is None

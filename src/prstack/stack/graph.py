@@ -45,6 +45,17 @@ class Stack:
         position = {c.sha: i for i, c in enumerate(facts.commits)} if facts else {}
         return max(incoming, key=lambda e: position.get(e.tip, -1)).tip
 
+    def below(self, number: int) -> set[int]:
+        """Every PR under `number` in the stack (its parents, theirs, and so on)."""
+        seen: set[int] = set()
+        todo = list(self.parents.get(number, ()))
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo += self.parents.get(n, ())
+        return seen
+
     def children(self, number: int) -> tuple[int, ...]:
         return tuple(e.child for e in self.edges if e.parent == number)
 

@@ -146,7 +146,7 @@ class _OwnRange:
 def _audited(stack: Stack, numbers: Sequence[int]) -> Stack:
     """The stack with only the PRs asked for and those under them (detection can meet others: a
     PR re-pushed under another number, whose edges to these were dropped as a cycle)."""
-    keep = set(numbers).union(*(_under(stack, n) for n in numbers))
+    keep = set(numbers).union(*(stack.below(n) for n in numbers))
     if keep >= set(stack.order):
         return stack
     return replace(stack, order=tuple(n for n in stack.order if n in keep))
@@ -164,7 +164,7 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
     top = stack.order[-1]
     facts = stack.facts.get(top)
     below = set(stack.order[:-1])
-    if facts is None or not below or not below <= _under(stack, top):
+    if facts is None or not below or not below <= stack.below(top):
         return stack, {}
     position = {c.sha: i for i, c in enumerate(facts.commits)}
     tips: dict[int, int] = {}
@@ -184,7 +184,7 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
         if f is None:
             continue
         ids = {pid for c in (f.own or f.commits) if (pid := f.patch_ids.get(c.sha)) is not None}
-        lowest = max((tips[n] for n in _under(stack, number) if n in tips), default=-1)
+        lowest = max((tips[n] for n in stack.below(number) if n in tips), default=-1)
         # a copy below the top's own commits and above those of the PRs under it, or none
         found = [i for i, c in enumerate(facts.commits)
                  if lowest < i <= own_start and facts.patch_ids.get(c.sha) in ids]
@@ -202,18 +202,6 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
     if previous is not None:
         held[top] = (previous, facts.head)
     return stack, held
-
-
-def _under(stack: Stack, number: int) -> set[int]:
-    """Every PR below `number` in the stack."""
-    seen: set[int] = set()
-    todo = list(stack.parents.get(number, ()))
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo += stack.parents.get(n, ())
-    return seen
 
 
 def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None,
