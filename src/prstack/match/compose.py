@@ -44,30 +44,34 @@ class Composed:
 def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
     """Index in `hunks` -> the hunk composed with the later hunks of the stack that rewrote its
     lines, for the hunks some later PR rewrote. `prs` bottom-first; each PR's hunks in diff order."""
-    by_pr: defaultdict[int, dict[str, list[Hunk]]] = defaultdict(lambda: defaultdict(list))
+    by_pr: dict[int, dict[str, list[Hunk]]] = {}
     for h in hunks:
         for path in {h.path, h.old_path or h.path}:
-            by_pr[h.pr][path].append(h)
+            by_pr.setdefault(h.pr, {}).setdefault(path, []).append(h)
     by_number = {pr.number: pr for pr in prs}
+    above = chains_above(prs)
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
             continue
-        done = _carry(h, by_number[h.pr], prs, by_pr)
+        done = _carry(h, by_number[h.pr], above[h.pr], by_pr)
         if done is not None:
             out[i] = done
     return out
 
 
-def chain_above(prs: Sequence[PullRequest], own: PullRequest) -> list[PullRequest]:
-    """The PRs built one on another from `own`'s head up: each one's change starts at the head of
-    the one before (the first such PR in stack order where the stack branches)."""
-    chain, at, seen = [], own, {own.number}
-    while (up := next((pr for pr in prs if pr.number not in seen and _built_on(pr, at)), None)) is not None:
-        chain.append(up)
-        seen.add(up.number)
-        at = up
-    return chain
+def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
+    """PR -> the PRs built one on another from its head up: each one's change starts at the head
+    of the one before (the first such PR in stack order where the stack branches)."""
+    out = {}
+    for own in prs:
+        chain, at, seen = [], own, {own.number}
+        while (up := next((pr for pr in prs if pr.number not in seen and _built_on(pr, at)), None)) is not None:
+            chain.append(up)
+            seen.add(up.number)
+            at = up
+        out[own.number] = tuple(chain)
+    return out
 
 
 def _built_on(pr: PullRequest, below: PullRequest) -> bool:
@@ -76,7 +80,7 @@ def _built_on(pr: PullRequest, below: PullRequest) -> bool:
     return pr.base_sha == below.head_sha and (bool(below.head_sha) or below.number in pr.depends_on)
 
 
-def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
+def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
            by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
@@ -85,13 +89,17 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
     old_first = _first(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
-    for pr in chain_above(prs, own):
-        theirs = [s for s in by_pr.get(pr.number, {}).get(path, ()) if (s.old_path or s.path) == path]
+    for pr in above:
+        mine = by_pr.get(pr.number)
+        if mine is None or path not in mine:  # (the file as it was: nothing moves)
+            at = pr
+            continue
+        theirs = [s for s in mine[path] if (s.old_path or s.path) == path]
         if any(s.change is FileChange.DELETED for s in theirs):
             return None
         moved = _through(lines, start, theirs)
         if moved is None:
-            return _same_base(h, own, prs, by_pr) if at is own else None
+            return _same_base(h, above, by_pr) if at is own else None
         lines, start, before, by = moved
         old_first -= before
         path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
@@ -99,8 +107,8 @@ def _carry(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
             steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
-    if rewrite is None:
-        return _same_base(h, own, prs, by_pr)
+    if rewrite is None:  # (a new file no patch above changed in place: one that adds it again)
+        return _same_base(h, above, by_pr) if h.old_path is None else None
     last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 
@@ -114,22 +122,25 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
 
 
-def _same_base(h: Hunk, own: PullRequest, prs: Sequence[PullRequest],
-               by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
+def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
     stacked PRs: each one holds the PRs under it too): the hunk of the last PR above whose old
     side holds the hunk's whole old side is how the stack leaves that region."""
     old = [t for k, t in h.lines if k != "+"]
     first = _first(h.old_start, h.old_lines)
     found: tuple[Hunk, PullRequest] | None = None
-    for pr in chain_above(prs, own):
+    for pr in above:
         for s in by_pr.get(pr.number, {}).get(h.path, ()):
-            theirs = [t for k, t in s.lines if k != "+"]
+            if h.old_path is None:
+                if s.old_path is None and s.path == h.path and s.lines:
+                    found = (s, pr)  # the same new file
+                continue
             at = _first(s.old_start, s.old_lines)
-            if h.old_path is None and s.old_path is None and s.path == h.path and s.lines:
-                found = (s, pr)  # the same new file
-            elif old and any(theirs[i : i + len(old)] == old and abs(at + i - first) <= SLIP
-                             for i in range(len(theirs) - len(old) + 1)):
+            if not old or not s.lines or not at - SLIP <= first <= at + s.old_lines + SLIP:
+                continue
+            theirs = [t for k, t in s.lines if k != "+"]
+            if any(theirs[i : i + len(old)] == old and abs(at + i - first) <= SLIP
+                   for i in range(len(theirs) - len(old) + 1) if theirs[i] == old[0]):
                 found = (s, pr)
     if found is None:
         return None
