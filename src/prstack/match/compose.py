@@ -50,10 +50,17 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
             by_pr.setdefault(h.pr, {}).setdefault(path, []).append(h)
     by_number = {pr.number: pr for pr in prs}
     above = chains_above(prs)
+    numbers_above = {n: {pr.number for pr in chain} for n, chain in above.items()}
+    touching: dict[str, set[int]] = {}
+    for number, paths in by_pr.items():
+        for path in paths:
+            touching.setdefault(path, set()).add(number)
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
             continue
+        if numbers_above[h.pr].isdisjoint(touching.get(h.path, ())):
+            continue  # no PR above changes the file: nothing to compose
         done = _carry(h, by_number[h.pr], above[h.pr], by_pr)
         if done is not None:
             out[i] = done
