@@ -197,7 +197,7 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
     previous: str | None = None
     for number in sorted(tips, key=lambda n: (tips[n], stack.order.index(n))):
         head = facts.commits[tips[number]].sha
-        held[number] = (previous if head != previous else head, head)  # (two ending at one commit: the first has it)
+        held[number] = (previous, head)  # (two PRs ending at one commit: the later one's piece is empty)
         previous = head
     if previous is not None:
         held[top] = (previous, facts.head)
@@ -219,8 +219,12 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None,
     outside = () if history.in_default(head) else (src.default_ref,)
     if base_sha and outside and not src.is_ancestor(base_sha, head):
         base_sha = src.merge_base(base_sha, head) or base_sha  # --base BRANCH: where the head left it
-    start = (held[0] if held is not None and held[0] is not None else None) or (
-        stack.base_of(number) if held is None or head == stack.facts[number].head else None) or base_sha or f.fork_point
+    if held is not None and held[0] is not None:
+        start = held[0]  # where the piece below ends in the top's history
+    elif held is None or head == stack.facts[number].head:
+        start = stack.base_of(number) or base_sha or f.fork_point
+    else:
+        start = base_sha or f.fork_point
     fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
     commits = f.commits if start == f.fork_point else src.commits(start, head)
     diff_base = fork_tree if start == f.fork_point and fork_tree else start
