@@ -114,8 +114,8 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
             steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
-    if rewrite is None:  # (a new file no patch above changed in place: one that adds it again)
-        return _same_base(h, above, by_pr) if h.old_path is None else None
+    if rewrite is None:
+        return _same_base(h, above, by_pr)
     last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 

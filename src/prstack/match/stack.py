@@ -66,7 +66,6 @@ def judge_stack(
     by_pr = {pr.number: pr for pr in prs}
     above = chains_above(prs)
     groups = _grouped(hunks)
-    touched = {(h.pr, p) for h in hunks for p in (h.path, h.old_path) if p}
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
@@ -84,8 +83,7 @@ def judge_stack(
             assert location.installed_path is not None
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = _sides(by_pr[number], file_hunks[0])
-            tops = tuple((pr.number, (pr.head_sha, path)) for pr in reversed(above[number])
-                         if pr.head_sha and (pr.number, path) in touched)  # (the others leave it as it was)
+            tops = tuple((pr.number, (pr.head_sha, path)) for pr in reversed(above[number]) if pr.head_sha)
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops))
             job_keys.append((number, path))
