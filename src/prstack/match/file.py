@@ -10,6 +10,8 @@ How a hunk is judged, in order:
      whitespace, quotes), or re-wrapped; an image outside the window loses to the hunk's whole
      context found inside it, judged there line by line (partial, diverged, conflict); then fuzz;
   4. hunks not present in their file: their block searched in the rest of the package (relocated).
+  5. for a PR below others in a stack, hunks still not present: present where the target's file is
+     the file at a head above it (the stack composed; see StackTop).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ class FileJob:
     read only when a hunk is not found as it is."""
 
     @property
-    def ahead(self) -> tuple[FileKey | None, ...]:
+    def ahead(self) -> tuple[FileKey | None, FileKey]:
         """(base, head) to read in one batch first (a base named by its blob id is usually not
         read: see `_base`)."""
         return (self.base if self.base is not None and self.base[1] else None), self.head

@@ -124,11 +124,11 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
         r = out[i]
         if r.status.present or not r.status.shipped:
             continue
+        base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
         for c in (last, *reversed(last.earlier)):  # the whole stack first, then less of it
             location = pathmap.locate(c.hunk.path)
             if location.placement in _LOCATION_STATUS or location.installed_path is None:
                 continue
-            base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
             todo.append((i, c, FileJob((c.hunk,), location.installed_path, location.placement is Placement.SHIPPED,
                                        base, (c.head, c.hunk.path))))
     if not todo:
