@@ -278,3 +278,114 @@ def test_a_rename_is_applied_only_where_the_old_name_is_gone(
     code, hunks = _audit(capsys, git_repo, 1, tree)
     assert code == 1
     assert {h["status"] for h in hunks if h["change"] == "renamed"} == {"missing"}
+
+
+def _patches(repo: GitRepo, base: str, heads: list[str], into: Path) -> list[str]:
+    """Each head's diff from `base` (a fork's stacked PRs as GitHub serves them), as --patch options."""
+    out = []
+    for n, head in enumerate(heads, 1):
+        path = into / f"{n}.diff"
+        path.write_bytes(subprocess.run(["git", "-C", str(repo.path), "diff", base, head],
+                                        capture_output=True, check=True).stdout)
+        out += ["--patch", str(path)]
+    return out
+
+
+def test_cumulative_patches_where_the_child_undid_a_parents_change_are_present_on_the_top(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child takes back a line its parent added, and changes another place of the file: the
+    child's diff from the fork point no longer shows the parent's line, and starts from the same
+    file. The stack leaves the old lines there, so the top holds the parent's change as undone."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: a guard in b", {"pkg/core.py": CORE.replace("    x = 2\n", "    x = 2\n    assert x\n")})
+    git_repo.branch("p2")
+    p2 = git_repo.commit("p2: no guard, c returns 4", {"pkg/core.py": CORE.replace("return 3", "return 4")})
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    guard = [h for h in hunks if h["pr"] == 1]
+    assert [(h["status"], h["superseded_by"]) for h in guard] == [("applied", {"pr": 2, "commit": None})]
+    # the parent's tree has the guard but not the child's change: the child is missing there
+    assert main(["audit", *patches, "--tree", str(_tree(git_repo, p1, tmp_path / "p1")), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert [h["status"] for h in hunks if h["pr"] == 2] == ["missing"]
+
+
+def test_a_change_of_the_final_newline_alone_is_applied_where_its_lines_are(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A parent drops the file's final newline and the child puts it back: the hunk's two images
+    are the same lines, so the top holding them holds the stack."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: no final newline", {"pkg/core.py": CORE.rstrip("\n")})
+    git_repo.pr_ref(1)
+    git_repo.branch("p2")
+    p2 = git_repo.commit("p2: final newline, a returns 5",
+                         {"pkg/core.py": CORE.replace("return 1", "return 5")})
+    git_repo.pr_ref(2)
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert [h["status"] for h in hunks] == ["applied", "applied"]
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 0 and {h["status"] for h in hunks} == {"applied"}
+    # without the child's own change the top is not there
+    core = tree / "pkg" / "core.py"
+    core.write_text(core.read_text().replace("return 5", "return 1"))
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 1 and sorted(h["status"] for h in hunks if h["pr"] == 2) == ["applied", "missing"]
+
+
+def test_patches_that_move_most_of_a_folder_leave_the_files_still_in_it_at_their_place(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PR moves pkg/old/{a,b,c}.py to pkg/new/ and edits pkg/old/config.py, while pkg/new has a
+    config.py of its own: the moves are no renamed folder, and the edit is judged in pkg/old."""
+    files = {"pkg/__init__.py": "", "pkg/old/__init__.py": "", "pkg/new/__init__.py": "",
+             "pkg/new/config.py": "NEW = True\n", "pkg/old/config.py": CORE}
+    files.update({f"pkg/old/{name}.py": CORE.replace("return 1", f"return '{name}'") for name in "abc"})
+    base = git_repo.commit("base", files)
+    git_repo.branch("p1")
+    moved: dict[str, str | bytes | None] = {f"pkg/old/{name}.py": None for name in "abc"}
+    moved.update({f"pkg/new/{name}.py": files[f"pkg/old/{name}.py"] for name in "abc"})
+    moved["pkg/old/config.py"] = CORE.replace("x = 2", "x = 3")
+    p1 = git_repo.commit("p1: move a, b, c", moved)
+    tree = _tree(git_repo, p1, tmp_path / "top")
+    patches = _patches(git_repo, base, [p1], tmp_path)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    (edit,) = [h for h in hunks if h["path"] == "pkg/old/config.py"]
+    assert (edit["installed_path"], edit["status"]) == ("pkg/old/config.py", "applied")
+    assert {h["status"] for h in hunks} == {"applied"}
+    # the old names back in place: the moves are not done
+    for name in "abc":
+        (tree / f"pkg/old/{name}.py").write_text(files[f"pkg/old/{name}.py"])
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert {h["status"] for h in hunks if h["change"] == "renamed"} == {"missing"}
+
+
+def test_patches_whose_child_deletes_a_file_the_parent_changed_leave_no_file_there(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Patches name no heads to read a file from: the child's patch deleting the file tells that
+    the stack leaves none, so the top lacking it holds the parent's change as the stack left it."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/old.py": NEW})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: SIX", {"pkg/old.py": NEW.replace("SIX = 6", "SIX = 66")})
+    git_repo.branch("p2")
+    p2 = git_repo.commit("p2: no old.py, c returns 4", {"pkg/old.py": None,
+                                                         "pkg/core.py": CORE.replace("return 3", "return 4")})
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    (six,) = [h for h in hunks if h["pr"] == 1]
+    assert (six["status"], six["superseded_by"]) == ("applied", {"pr": 2, "commit": None})
+    assert "gone at #2" in six["note"]
+    # without the child's deletion the file is judged as it is: the parent's line is not there
+    (tree / "pkg" / "old.py").write_text(NEW)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert [h["status"] for h in hunks if h["pr"] == 1] == ["missing"]

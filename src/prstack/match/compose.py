@@ -131,28 +131,57 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
-    stacked PRs: each one holds the PRs under it too): the hunk of the last PR above whose old
-    side holds the hunk's whole old side is how the stack leaves that region."""
+    stacked PRs: each one holds the PRs under it too): how the last PR above that changes the
+    region leaves it. That is its hunk whose old side holds the hunk's whole old side; or, where
+    its diff of the file starts from the same file (the same blob) and none of its hunks changes
+    the hunk's lines, the hunk's old lines: the stack undid it."""
+    for pr in reversed(above):
+        theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
+        if not theirs:
+            continue
+        held = next((s for s in reversed(theirs) if _holds_old_side(s, h)), None)
+        if held is not None:
+            return Composed(replace(held, pr=h.pr, commits=h.commits), pr.head_sha, Rewrite(pr.number, held.commit))
+        undone = _undone(h, theirs, pr)
+        if undone is not None:
+            return undone
+    return None
+
+
+def _holds_old_side(s: Hunk, h: Hunk) -> bool:
+    """Whether the later hunk `s` (from the same base as `h`) covers `h`'s whole old side (for a
+    new file: is the same new file)."""
+    if h.old_path is None:
+        return s.old_path is None and s.path == h.path
     old = [t for k, t in h.lines if k != "+"]
-    first = _first(h.old_start, h.old_lines)
-    found: tuple[Hunk, PullRequest] | None = None
-    for pr in above:
-        for s in by_pr.get(pr.number, {}).get(h.path, ()):
-            if h.old_path is None:
-                if s.old_path is None and s.path == h.path and s.lines:
-                    found = (s, pr)  # the same new file
-                continue
-            at = _first(s.old_start, s.old_lines)
-            if not old or not s.lines or not at - SLIP <= first <= at + s.old_lines + SLIP:
-                continue
-            theirs = [t for k, t in s.lines if k != "+"]
-            if any(theirs[i : i + len(old)] == old and abs(at + i - first) <= SLIP
-                   for i in range(len(theirs) - len(old) + 1) if theirs[i] == old[0]):
-                found = (s, pr)
-    if found is None:
+    first, at = _first(h.old_start, h.old_lines), _first(s.old_start, s.old_lines)
+    if not old or not at - SLIP <= first <= at + s.old_lines + SLIP:
+        return False
+    mine = [t for k, t in s.lines if k != "+"]
+    return any(mine[i : i + len(old)] == old and abs(at + i - first) <= SLIP
+               for i in range(len(mine) - len(old) + 1) if mine[i] == old[0])
+
+
+def _undone(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Composed | None:
+    """`h` as left by a later PR whose hunks of the file (`theirs`) all start from `h`'s own old
+    blob and none of which changes `h`'s lines: its old lines, the change undone."""
+    if not h.old_blob or h.change is not FileChange.MODIFIED or h.old_path != h.path:
         return None
-    s, pr = found
-    return Composed(replace(s, pr=h.pr, commits=h.commits), pr.head_sha, Rewrite(pr.number, s.commit))
+    if not all(s.old_blob and _same_blob(s.old_blob, h.old_blob) and s.path == h.path for s in theirs):
+        return None
+    first = _first(h.old_start, h.old_lines)
+    if any(_inside(s, _first(s.old_start, s.old_lines), first, h.old_lines) for s in theirs):
+        return None
+    shift = sum(s.new_lines - s.old_lines for s in theirs if _first(s.old_start, s.old_lines) < first)
+    lines = tuple(HunkLine(" ", t) for k, t in h.lines if k != "+")
+    kept = replace(h, lines=lines, new_start=h.old_start + shift, new_lines=h.old_lines, new_blob=None)
+    return Composed(kept, pr.head_sha, Rewrite(pr.number, None))
+
+
+def _same_blob(a: str, b: str) -> bool:
+    """Whether two (possibly abbreviated) blob ids name the same blob."""
+    n = min(len(a), len(b))
+    return n >= 7 and a[:n] == b[:n]
 
 
 def _first(start: int, count: int) -> int:

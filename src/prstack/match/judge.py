@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 
 from prstack.match.index import FileIndex, Matches
@@ -48,7 +48,20 @@ def judge(
     where the hunk must start; asked only when the guess is not a direct hit. An image found
     outside that window does not count when the hunk's own context is found inside it: a hunk
     of generic lines can match where another hunk made the same edit, but is judged at its place.
+    A hunk whose two images are the same lines (it changes only the newline at the end of the file,
+    which lines do not show) is applied where those lines are.
     """
+    verdict = _judge(idx, sh, guess, min_start, refine)
+    if sh.old == sh.new and verdict.status is HunkStatus.MISSING:
+        return replace(verdict, status=HunkStatus.APPLIED,
+                       note="its lines are there; it changes only the newline at the end of the file")
+    return verdict
+
+
+def _judge(
+    idx: FileIndex, sh: Shape, guess: int, min_start: int,
+    refine: Callable[[], tuple[int, int] | None] | None,
+) -> Verdict:
     direct = _direct(idx, sh, guess, min_start)
     if direct is not None:
         return direct

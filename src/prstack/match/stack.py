@@ -105,7 +105,29 @@ def judge_stack(
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, target, file_at, prefetch, package, explain)
-    return tuple(flag_results(composed, target.evidence, pathmap.binary_for))
+    return tuple(flag_results(_gone_later(prs, composed), target.evidence, pathmap.binary_for))
+
+
+def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:
+    """A hunk of a file the target lacks is present where a PR built on its own deletes the file
+    or moves it away: the stack leaves no file there (patches name no heads to read that from)."""
+    if not any(r.status is HunkStatus.FILE_MISSING for r in results):
+        return list(results)
+    above = chains_above(prs)
+    gone: dict[tuple[int, str], Rewrite] = {}
+    for r in results:
+        h = r.hunk
+        if h.change is FileChange.DELETED or (h.change is FileChange.RENAMED and h.old_path and h.old_path != h.path):
+            gone.setdefault((h.pr, h.old_path or h.path), Rewrite(h.pr, h.commit))
+    out = []
+    for r in results:
+        by = next((gone[(pr.number, r.hunk.path)] for pr in reversed(above.get(r.hunk.pr, ()))
+                   if (pr.number, r.hunk.path) in gone), None)
+        if r.status is HunkStatus.FILE_MISSING and by is not None:
+            r = replace(r, status=HunkStatus.APPLIED, superseded_by=by, evidence=replace(
+                r.evidence, note=f"the file is gone at #{by.pr} (deleted or moved there), as in the target"))
+        out.append(r)
+    return out
 
 
 def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], pathmap: PathMap, target: Target,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
-from prstack.models import Commit, Hunk, PullRequest
+from prstack.models import Commit, FileChange, Hunk, PullRequest
 from prstack.sources.base import Changes, Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps
 from prstack.sources.patch.files import Patch
@@ -77,7 +77,7 @@ class PatchPRs:
 
     def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
         paths = sorted({p for h in changes.hunks for p in (h.path, h.old_path) if p})
-        return like_repo(paths, target_files)
+        return like_repo(paths, target_files, gone_after(changes.hunks))
 
     def file_at(self, rev: str, path: str) -> bytes | None:
         return None
@@ -97,14 +97,29 @@ class Stack:
     hunks: tuple[Hunk, ...]
 
 
-def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
+def gone_after(hunks: Iterable[Hunk]) -> frozenset[str]:
+    """The paths the patches, bottom first, leave without a file: deleted, or renamed away."""
+    there: dict[str, bool] = {}
+    for h in hunks:
+        if h.change is FileChange.RENAMED and h.old_path and h.old_path != h.path:
+            there[h.old_path] = False
+        there[h.path] = h.change is not FileChange.DELETED
+    return frozenset(path for path, kept in there.items() if not kept)
+
+
+def like_repo(paths: Sequence[str], installed: Iterable[str], gone: frozenset[str] = frozenset()) -> list[str]:
     """The repository's files as far as a patch and the target tell them: the patch's paths, and
     beside each, the files the target holds in the folder of that name (`src/kvs/new.py` and a
     target's `kvs/model.py` give `src/kvs/model.py`), or in a folder of the same name deeper in
     the target that holds the patched file itself (a vendored copy: `third_party/sub/mod.py` and a
     target's `pkg/_vendor/sub/{mod,other}.py` give `third_party/sub/other.py`). With a clone, the
     repository's own files tell how its paths map to the target's (prstack.placement.paths);
-    these stand in for them, so that a patch places each file as the clone would."""
+    these stand in for them, so that a patch places each file as the clone would.
+
+    The paths the patches leave without a file (`gone`) are no files of the repository they make:
+    they only lead to their folder's files. A moved file's old name would otherwise pair with its
+    new one and pass for a renamed folder (placing every file left in the old folder in the new
+    one), and deleted files would pair with namesakes anywhere (README.md, __init__.py)."""
     by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
     for path in installed:
         parts = path.split("/")
@@ -122,7 +137,7 @@ def like_repo(paths: Sequence[str], installed: Iterable[str]) -> list[str]:
         cut = next((cut for cut in range(len(folder)) if folder[cut:] in by_dir), None)
         if cut is not None:
             out.update("/".join((*folder, name)) for name in by_dir[folder[cut:]])
-        elif folder:  # nowhere at its own path's tail: a copy deeper down holding the file itself
+        elif folder and path not in gone:  # nowhere at its own path's tail: a copy deeper down holding it
             for deeper in by_name.get((folder[-1], parts[-1]), ()):
                 out.update("/".join((*folder, name)) for name in by_dir[deeper])
-    return sorted(out)
+    return sorted(out - gone)
