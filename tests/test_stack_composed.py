@@ -389,3 +389,51 @@ def test_patches_whose_child_deletes_a_file_the_parent_changed_leave_no_file_the
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     assert [h["status"] for h in hunks if h["pr"] == 1] == ["missing"]
+
+
+def test_cumulative_patches_whose_child_keeps_part_of_a_parents_hunk(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parent changes two lines six apart (one hunk); the child takes one change back. The
+    child's diff from the fork point has a hunk for the kept change alone, which holds only part
+    of the parent's lines: the two, from the same file, compose over all of them."""
+    lines = [f"V{n} = {n}\n" for n in range(1, 30)]
+    text = "".join(lines)
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/table.py": text})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: V10, V16", {"pkg/table.py": text.replace("V10 = 10", "V10 = 100")
+                                          .replace("V16 = 16", "V16 = 160")})
+    git_repo.branch("p2")
+    p2 = git_repo.commit("p2: V16 back", {"pkg/table.py": text.replace("V10 = 10", "V10 = 100")})
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert [(h["pr"], h["status"], h["superseded_by"]) for h in hunks] == [
+        (1, "applied", {"pr": 2, "commit": None}), (2, "applied", None)]
+    table = tree / "pkg" / "table.py"
+    table.write_text(text)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert all(h["status"] != "applied" for h in hunks)
+
+
+def test_cumulative_patches_whose_child_takes_back_a_whole_file(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child puts a file the parent changed back as it was: its diff from the fork point no
+    longer names the file. Both diffs start from the same tree (a file both change starts from
+    the same blob), so the top leaves that file as it was, and holds the parent's change undone."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/table.py": NEW})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: SIX, c", {"pkg/table.py": NEW.replace("SIX = 6", "SIX = 66"),
+                                        "pkg/core.py": CORE.replace("return 3", "return 4")})
+    git_repo.branch("p2")
+    p2 = git_repo.commit("p2: SIX back, a", {"pkg/table.py": NEW, "pkg/core.py": CORE.replace(
+        "return 3", "return 4").replace("return 1", "return 5")})
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    (six,) = [h for h in hunks if h["path"] == "pkg/table.py"]
+    assert (six["pr"], six["status"], six["superseded_by"]) == (1, "applied", {"pr": 2, "commit": None})
+    # the parent's tree holds SIX = 66: the child is not there
+    assert main(["audit", *patches, "--tree", str(_tree(git_repo, p1, tmp_path / "p1")), "--format", "json"]) == 1

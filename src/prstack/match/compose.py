@@ -60,7 +60,12 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
             continue
         if numbers_above[h.pr].isdisjoint(touching.get(h.path, ())):
-            continue  # no PR above changes the file: nothing to compose
+            # no PR above changes the file: nothing to compose, unless the top's diff is from the
+            # same base as this one's and so leaves the file as it was there
+            kept = _same_base(h, above[h.pr], by_pr)
+            if kept is not None:
+                out[i] = kept
+            continue
         done = _carry(h, by_number[h.pr], above[h.pr], by_pr)
         if done is not None:
             out[i] = done
@@ -90,7 +95,11 @@ def _built_on(pr: PullRequest, below: PullRequest) -> bool:
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
            by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
-    or the file deleted above it)."""
+    or the file deleted above it). Where a later PR's diff of the file starts from the file `h`
+    starts from, the diffs are not one on another but each from the same base (see `_same_base`)."""
+    if h.old_blob and any(s.old_blob and _same_blob(s.old_blob, h.old_blob)
+                          for pr in above for s in by_pr.get(pr.number, {}).get(h.path, ())):
+        return _same_base(h, above, by_pr)
     lines: list[Line] = [(k, t) for k, t in h.lines]
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
@@ -131,20 +140,25 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
-    stacked PRs: each one holds the PRs under it too): how the last PR above that changes the
-    region leaves it. That is its hunk whose old side holds the hunk's whole old side; or, where
-    its diff of the file starts from the same file (the same blob) and none of its hunks changes
-    the hunk's lines, the hunk's old lines: the stack undid it."""
+    stacked PRs: each one holds the PRs under it too): how the last PR above that changes the file
+    leaves the hunk's lines. Where its diff of the file starts from the same file (the same blob),
+    its hunks over the hunk's lines are exactly what the stack did there (nothing, where none
+    changes them: the stack undid the hunk). Else, its hunk whose old side holds the hunk's whole
+    old side, a few lines off at most."""
     for pr in reversed(above):
         theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
         if not theirs:
+            if _same_start(by_pr.get(h.pr, {}), by_pr.get(pr.number, {})):
+                return _kept_old(h, pr)  # a diff from the same tree that leaves the file as it was
             continue
+        if any(s.change is FileChange.DELETED for s in theirs):
+            return None  # the file is gone: nothing of its lines is left to compose
+        from_base = _from_same_file(h, theirs, pr)
+        if from_base is not None:
+            return from_base
         held = next((s for s in reversed(theirs) if _holds_old_side(s, h)), None)
         if held is not None:
             return Composed(replace(held, pr=h.pr, commits=h.commits), pr.head_sha, Rewrite(pr.number, held.commit))
-        undone = _undone(h, theirs, pr)
-        if undone is not None:
-            return undone
     return None
 
 
@@ -162,20 +176,75 @@ def _holds_old_side(s: Hunk, h: Hunk) -> bool:
                for i in range(len(mine) - len(old) + 1) if mine[i] == old[0])
 
 
-def _undone(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Composed | None:
-    """`h` as left by a later PR whose hunks of the file (`theirs`) all start from `h`'s own old
-    blob and none of which changes `h`'s lines: its old lines, the change undone."""
+def _from_same_file(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Composed | None:
+    """`h`'s lines as a later PR's diff of the file (`theirs`) leaves them, where that diff starts
+    from `h`'s own old blob, so that both count the same lines: the later hunks whose changes fall
+    among `h`'s lines (and among theirs, and so on), composed over the lines they and `h` cover.
+    None when the blobs are not known to be the same, or the diffs disagree about a line."""
     if not h.old_blob or h.change is not FileChange.MODIFIED or h.old_path != h.path:
         return None
-    if not all(s.old_blob and _same_blob(s.old_blob, h.old_blob) and s.path == h.path for s in theirs):
+    if not all(s.old_blob and _same_blob(s.old_blob, h.old_blob) and s.path == h.path
+               and s.change is FileChange.MODIFIED for s in theirs):
         return None
+    base: dict[int, str] = {}  # line -> text, of the file both diffs start from
+
+    def learn(s: Hunk) -> bool:
+        pos = _first(s.old_start, s.old_lines)
+        for kind, text in s.lines:
+            if kind != "+":
+                if base.setdefault(pos, text) != text:
+                    return False
+                pos += 1
+        return True
+
+    if not learn(h):
+        return None
+    lo, hi = _first(h.old_start, h.old_lines), _first(h.old_start, h.old_lines) + h.old_lines
+    touching: list[Hunk] = []
+    rest = list(theirs)
+    while grown := [s for s in rest if _inside(s, _first(s.old_start, s.old_lines), lo, hi - lo)]:
+        for s in grown:
+            rest.remove(s)
+            touching.append(s)
+            if not learn(s):
+                return None
+            lo, hi = min(lo, _first(s.old_start, s.old_lines)), max(hi, _first(s.old_start, s.old_lines) + s.old_lines)
+    if any(p not in base for p in range(lo, hi)):
+        return None
+    removed: set[int] = set()
+    put: defaultdict[int, list[str]] = defaultdict(list)
+    for s in touching:
+        pos = _first(s.old_start, s.old_lines)
+        for kind, text in s.lines:
+            if kind == "+":
+                put[pos].append(text)
+            else:
+                if kind == "-":
+                    removed.add(pos)
+                pos += 1
+    lines: list[Line] = []
+    for pos in range(lo, hi + 1):
+        lines += [("+", t) for t in put.get(pos, ())]
+        if pos < hi:
+            lines.append(("-" if pos in removed else " ", base[pos]))
+    before = [s for s in rest if max(_change_spots(s, _first(s.old_start, s.old_lines))) <= lo]
+    shift = sum(s.new_lines - s.old_lines for s in before)
+    by = Rewrite(pr.number, touching[-1].commit if touching else None)
+    return Composed(_hunk_of(h, h.path, lines, lo, lo + shift), pr.head_sha, by)
+
+
+def _same_start(lower: dict[str, list[Hunk]], upper: dict[str, list[Hunk]]) -> bool:
+    """Whether two PRs' diffs start from the same tree, as far as their blobs tell: every file
+    both change starts from the same blob in both, and there is one such file at least."""
+    shared = [(lower[path][0].old_blob, upper[path][0].old_blob) for path in lower.keys() & upper.keys()]
+    return bool(shared) and all(a and b and _same_blob(a, b) for a, b in shared)
+
+
+def _kept_old(h: Hunk, pr: PullRequest) -> Composed:
+    """`h` undone by `pr`, whose diff starts from the same tree and leaves the file as it was."""
     first = _first(h.old_start, h.old_lines)
-    if any(_inside(s, _first(s.old_start, s.old_lines), first, h.old_lines) for s in theirs):
-        return None
-    shift = sum(s.new_lines - s.old_lines for s in theirs if _first(s.old_start, s.old_lines) < first)
-    lines = tuple(HunkLine(" ", t) for k, t in h.lines if k != "+")
-    kept = replace(h, lines=lines, new_start=h.old_start + shift, new_lines=h.old_lines, new_blob=None)
-    return Composed(kept, pr.head_sha, Rewrite(pr.number, None))
+    return Composed(_hunk_of(h, h.path, [(" ", t) for k, t in h.lines if k != "+"], first, first),
+                    pr.head_sha, Rewrite(pr.number, None))
 
 
 def _same_blob(a: str, b: str) -> bool:
