@@ -186,3 +186,28 @@ def test_a_pure_addition_of_repeated_lines_is_applied_when_the_target_holds_more
     for target in (["def f():", *BODY, "    x = 0", *K, *K, *TAIL, *G], ["x = 1", "y = 2", *DUP_HEAD]):
         (result,) = judge(text(DUP_BASE), text(DUP_HEAD), text(target), with_sides=True)
         assert result.status is HunkStatus.APPLIED, target
+
+
+REPLACED_BASE = ["def score(group):", "    kwargs = dict(", "        completions=group.completions,",
+                 "        prompt=group.prompt,", "        prompts=[group.prompt] * len(group),",
+                 "        ids=group.ids,", "        **group.extra,", "    )", "    return rewards(**kwargs)"]
+REPLACED_HEAD = [*REPLACED_BASE[:3], "        prompts=group.prompts,", *REPLACED_BASE[5:]]
+
+
+def test_replaced_lines_with_a_foreign_line_in_their_place_are_not_applied() -> None:
+    """Two lines replaced by one: a target holding the new line and, where the removed lines
+    were, a line of neither side (a commit of the PR's own taken back) was rewritten there."""
+    target = [*REPLACED_BASE[:3], "        prompt=group.prompts[0],", *REPLACED_HEAD[3:]]
+    (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(target), with_sides=True)
+    assert result.status is HunkStatus.DIVERGED
+    assert "1 other lines among them" in (result.evidence.note or "")
+    (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(REPLACED_HEAD), with_sides=True)
+    assert result.status is HunkStatus.APPLIED
+
+
+def test_a_foreign_line_in_the_context_leaves_a_replacement_applied() -> None:
+    """The same replacement with a line added later two lines after it, in the hunk's context:
+    what patch would take as fuzz is no rewrite of the change."""
+    target = [*REPLACED_HEAD[:5], "        seed=group.seed,", *REPLACED_HEAD[5:]]
+    (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(target), with_sides=True)
+    assert result.status is HunkStatus.APPLIED

@@ -215,6 +215,9 @@ def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
             subprocess.run(["git", "apply", "-R", "-"], input=diff, cwd=tree, text=True, check=True,
                            capture_output=True)
             after = tree / path
+            if _layout_only(before, after.read_bytes()):
+                after.write_bytes(before)  # a formatting commit: the code is the same, no drop to find
+                continue
             orig = tree.parent / "drop-orig"
             orig.write_bytes(before)
             ours = subprocess.run(["git", "diff", "--no-index", "-U0", str(orig), str(after)],
@@ -224,6 +227,12 @@ def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
                 return pr, c, path
             after.write_bytes(before)  # the revert misses the stack's net change: undo it, try the next
     return None
+
+
+def _layout_only(a: bytes, b: bytes) -> bool:
+    """Whether two versions of a file differ only in whitespace and line breaks (a re-wrap, trailing
+    spaces), which the matcher is meant to see through."""
+    return b"".join(a.split()) == b"".join(b.split())
 
 
 def is_ancestor(m: Path, a: str, b: str) -> bool:

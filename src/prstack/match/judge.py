@@ -278,6 +278,11 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     if not a_out and not r_kept:
         if not a_in and extra:
             return out(HunkStatus.DIVERGED, f"removed lines gone, {extra} other lines in their place")
+        inside = _among_changes(sh, pairs, [j for j, line in enumerate(idx.lines[rs:re_])
+                                            if j not in matched_t and not trivial(line)])
+        if inside:
+            return out(HunkStatus.DIVERGED, f"the changed lines are in place, with {inside} other lines "
+                       "among them: the region was rewritten")
         return out(HunkStatus.APPLIED, "changed lines found in place" + among)
     if not a_in and not r_gone:
         if not r_kept and extra:
@@ -288,6 +293,35 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     if a_in or not a_out:
         return out(HunkStatus.PARTIAL)
     return out(HunkStatus.DIVERGED, "some removed lines are gone; none of the added lines are at their place")
+
+
+def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: list[int]) -> int:
+    """How many of the region's unmatched lines (`unmatched`, positions in the region) stand among
+    a run of the hunk's changed lines: between two of its lines found, or, for a run that replaces
+    lines, anywhere between the lines found next before and next after it (in the place of the
+    removed lines). Lines the patch tool could drop as fuzz stand in the context, never there;
+    beside an added block of repeated lines, where the diff put it is a matter of choice."""
+    at = dict(pairs)
+    inside: set[int] = set()
+    kinds = [k for k, _ in sh.lines]
+    i = 0
+    while i < len(kinds):
+        if kinds[i] == " ":
+            i += 1
+            continue
+        first = i
+        while i < len(kinds) and kinds[i] != " ":
+            i += 1
+        found = [at[h] for h in range(first, i) if h in at]
+        if "-" in kinds[first:i]:
+            lo = max((at[h] for h in range(first) if h in at), default=-1)
+            hi = min((at[h] for h in range(i, len(kinds)) if h in at), default=1 << 30)
+        elif found:
+            lo, hi = min(found), max(found)
+        else:
+            continue
+        inside.update(j for j in unmatched if lo < j < hi)
+    return len(inside)
 
 
 def _elsewhere(idx: FileIndex, lines: list[str], rs: int, re_: int) -> str:
