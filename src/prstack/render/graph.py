@@ -112,7 +112,7 @@ def _stale_lines(stack: Stack, edge: StackEdge) -> list[Text]:
 
 LEGEND = {
     Evidence.ANCESTRY: "parent's head in its history",
-    Evidence.PATCH_ID: "copies of the parent's commits",
+    Evidence.PATCH_ID: "copies of its commits",
     Evidence.EDITED_COPY: "edited copies of them",
     Evidence.BASE_BRANCH: "GitHub base branch",
     Evidence.MARKER: "named in a message",
@@ -137,6 +137,9 @@ def graph_tree(stack: Stack) -> RenderableType:
     def add(branch: Tree, number: int, edge: StackEdge | None) -> None:
         if number in drawn:
             line = Text.assemble((f"#{number}", "bold"), ("  (drawn above; also builds on this PR)", "dim"))
+            if edge is not None:
+                line.append("  ← ", style="dim")
+                line.append(", ".join(e.value for e in edge.evidence), style="magenta")
             branch.add(line)
             return
         drawn.add(number)

@@ -48,16 +48,22 @@ def status_label(r: HunkResult) -> str:
 
 def heading(r: HunkResult, width: int) -> Text:
     """"missing PR #1 src/pkg/a.py → pkg/a.py:15" within `width` cells: the paths shortened in
-    their middle, the longer first, never losing their file names."""
+    their middle (sharing the room), never losing their file names."""
     label = status_label(r)
     fixed = f"{label} PR #{r.hunk.pr}  → "
     paths = [clean(r.hunk.path), clean(where(r))]
     room = width - cell_len(fixed)
-    for i in sorted(range(2), key=lambda i: -cell_len(paths[i])):
-        excess = sum(cell_len(p) for p in paths) - room
-        if excess <= 0:
-            break
-        paths[i] = shorten_middle(paths[i], cell_len(paths[i]) - excess)
+    repo_path, found = paths
+    if cell_len(repo_path) + cell_len(found) > room:
+        half = room // 2
+        if cell_len(repo_path) <= half:
+            found = shorten_middle(found, room - cell_len(repo_path))
+        elif cell_len(found) <= half:
+            repo_path = shorten_middle(repo_path, room - cell_len(found))
+        else:
+            repo_path = shorten_middle(repo_path, half)
+            found = shorten_middle(found, room - cell_len(repo_path))
+    paths = [repo_path, found]
     return Text.assemble((label, STATUS_STYLE[r.status]), f" PR #{r.hunk.pr} {paths[0]} → {paths[1]}")
 
 
