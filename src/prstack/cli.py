@@ -245,7 +245,7 @@ def plan(
                                                     help="Write the combined patch here.")] = None,
     emit_script: Annotated[Path | None, typer.Option("--emit-script", metavar="FILE",
                                                      help="Write the git commands here.")] = None,
-    fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, offline: OfflineOpt = False,
+    fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan.run import combined_patch, plan_stack
@@ -264,7 +264,7 @@ def plan(
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, offline=offline,
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:
