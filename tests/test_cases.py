@@ -153,7 +153,7 @@ def normalise(text: str, root: Path, places: dict[str, str]) -> str:
 
 def hunk_statuses(stdout: str) -> list[str]:
     data = json.loads(stdout)
-    assert data["schema"] == "prstack.audit/1"
+    assert data["schema"] == "prstack.audit/2"
     return [h["status"] for h in data["hunks"]]
 
 

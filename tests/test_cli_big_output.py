@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from prstack.render.titles import FALLBACK_FOOTNOTE
 
 HUNKS = 240
 
@@ -47,7 +48,7 @@ def test_markdown_stays_within_githubs_comment_limit(big: tuple[Path, Path]) -> 
     assert len(text) <= 65_536
     assert "more not shown" in text and "--format json" in text
     assert str(tree) not in text and str(repo) not in text  # no local absolute paths
-    assert "Use compute_v2 everywhere (subject of the first commit)" in text  # the title column is filled
+    assert "| Use compute_v2 everywhere\\* |" in text  # the title column is filled, marked as a commit subject
     assert text.index("| PR |") < text.index("**missing**")  # the summary first
 
 
@@ -63,10 +64,11 @@ def test_table_gives_a_line_per_hunk_past_a_few_dozen(big: tuple[Path, Path]) ->
 
 
 def test_plan_and_audit_show_the_same_title(big: tuple[Path, Path]) -> None:
-    repo, _ = big
+    repo, tree = big
     plan = run("plan", "7", "--git", str(repo), "--onto", "main")
-    assert "Use compute_v2 everywhere (subject of the first commit)" in plan.stdout.replace("\n", " ") or \
-        "subject of the first" in plan.stdout, plan.stdout
+    audit = run("audit", "7", "--git", str(repo), "--tree", str(tree), "--format", "markdown")
+    assert "Use compute_v2" in plan.stdout and "everywhere*" in plan.stdout, plan.stdout
+    assert "Use compute_v2 everywhere\\*" in audit.stdout and FALLBACK_FOOTNOTE in plan.stdout.replace("\n", " ")
 
 
 def test_a_whole_file_rewrite_is_a_short_panel(tmp_path: Path) -> None:

@@ -216,11 +216,13 @@ def test_usage_says_several_prs_are_taken() -> None:
 
 
 def test_piped_output_honours_columns(demo_build: DemoBuild) -> None:
+    """Piped, the report is as wide as COLUMNS says, else 80 columns (a CI log): its panels' borders
+    span that width, whatever terminal the test runs from."""
     args = ("audit", "40898", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages))
     widths = {}
-    for columns in ("80", ""):
+    for columns in ("100", "132", ""):
         env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | ({"COLUMNS": columns} if columns else {})
         done = subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True, env=env)
         assert done.returncode == 1, done.stderr
-        widths[columns] = max(len(line) for line in done.stdout.splitlines())
-    assert widths["80"] <= 80 < widths[""]
+        widths[columns] = {len(line) for line in done.stdout.splitlines() if line.startswith(("╭", "╰"))}
+    assert widths == {"100": {100}, "132": {132}, "": {80}}

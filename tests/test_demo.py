@@ -109,7 +109,7 @@ def test_cli_json_exit_code_and_contract(demo_build: DemoBuild, capsys: pytest.C
                  "--site-packages", str(demo_build.site_packages), "--format", "json"])
     assert code == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == "prstack.audit/1"
+    assert data["schema"] == "prstack.audit/2"
     assert set(data["target"]) >= {"kind", "path", "distribution", "version", "vcs_commit"}
     assert data["target"]["distribution"] == "kvserve"
     assert data["target"]["vcs_commit"] == demo_build.repo.fork_build[:9]

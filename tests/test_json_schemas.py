@@ -32,8 +32,10 @@ def test_each_schema_is_a_valid_json_schema(schema_id: str) -> None:
 def test_real_outputs_validate(demo_build: DemoBuild) -> None:
     git, site, wheel = str(demo_build.repo.path), str(demo_build.site_packages), str(demo_build.wheel)
     cases = [
-        ("prstack.audit/1", ["audit", "40898", "--git", git, "--site-packages", site, "--format", "json"]),
-        ("prstack.audit/1", ["audit", "40898", "--git", git, "--wheel", wheel, "--format", "json"]),
+        ("prstack.audit/2", ["audit", "40898", "--git", git, "--site-packages", site, "--format", "json"]),
+        ("prstack.audit/2", ["audit", "40898", "--git", git, "--wheel", wheel, "--format", "json"]),
+        ("prstack.audit/1", ["audit", "40898", "--git", git, "--wheel", wheel, "--format", "json",
+                             "--schema", "prstack.audit/1"]),
         ("prstack.graph/1", ["graph", "40898", "--git", git, "--format", "json"]),
         ("prstack.hunks/1", ["hunks", "40898", "--git", git, "--format", "json"]),
         ("prstack.plan/1", ["plan", "40898", "--git", git, "--onto", "main", "--format", "json"]),
@@ -50,4 +52,4 @@ def test_a_broken_output_does_not_validate(demo_build: DemoBuild) -> None:
                   str(demo_build.site_packages), "--format", "json")
     data["hunks"][0]["status"] = "fine"
     with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(data, schema("prstack.audit/1"))
+        jsonschema.validate(data, schema("prstack.audit/2"))

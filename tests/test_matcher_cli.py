@@ -30,7 +30,7 @@ def _audit(tmp_path: Path, base: str, head: str, target: str | None, other: str,
         (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
     code = main(["audit", "1", "--git", str(repo.path), "--tree", str(tree), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == "prstack.audit/1"
+    assert data["schema"] == "prstack.audit/2"
     return code, [h["status"] for h in data["hunks"]]
 
 

@@ -100,7 +100,7 @@ def test_a_stack_of_patches_as_the_prs(kind: str, demo_build: DemoBuild, tmp_pat
         got_code, by_patch = run_json(["audit", *(a for f in files for a in ("--patch", f)), kind, site], capsys)
         assert verdicts(by_patch) == verdicts(by_pr)
         assert got_code == code == 1
-        jsonschema.validate(by_patch, schema("prstack.audit/1"), cls=jsonschema.Draft202012Validator)
+        jsonschema.validate(by_patch, schema("prstack.audit/2"), cls=jsonschema.Draft202012Validator)
         assert [p["patch"] for p in by_patch["prs"]] == files
         assert [(p["number"], p["depends_on"], p["status"]) for p in by_patch["prs"]] == [
             (p["number"], p["depends_on"], p["status"]) for p in by_pr["prs"]]

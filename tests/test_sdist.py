@@ -19,7 +19,7 @@ def test_the_sdists_tests_find_their_files(tmp_path: Path) -> None:
         tar.extractall(tmp_path / "unpacked", filter="data")
     (top,) = (tmp_path / "unpacked").iterdir()
     for needed in ("bench/bench_stack.py", "bench/benchgen.py", "tests/cases", "fixtures/demo", "docs",
-                   "src/prstack/schemas/prstack.audit-1.json"):
+                   "src/prstack/schemas/prstack.audit-1.json", "src/prstack/schemas/prstack.audit-2.json"):
         assert (top / needed).exists(), needed
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                            "tests/test_stack_bench.py", "tests/test_cases.py"], cwd=top, capture_output=True,
@@ -36,4 +36,5 @@ def test_the_wheel_ships_the_schemas_and_fixtures(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema_id in ("audit", "graph", "hunks", "plan"):
         assert f"prstack/schemas/prstack.{schema_id}-1.json" in names
+    assert "prstack/schemas/prstack.audit-2.json" in names
     assert any(n.startswith("prstack/_fixtures/demo/") for n in names)

@@ -116,6 +116,7 @@ def test_graph_with_github_metadata(
     from ghserver import build_stack, serve_stack
 
     monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "120")  # each node on one line
     for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PATH", "/usr/bin:/bin")

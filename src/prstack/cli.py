@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from prstack.cli_support import (
+    audit_call,
     console,
     crashed,
     fail,
@@ -20,16 +21,18 @@ from prstack.cli_support import (
     progress_shown,
     quiet_libraries,
     show,
+    source_options,
     target_spec,
     tolerant_streams,
     usage_error,
 )
 from prstack.errors import InputError, PrstackError
-from prstack.render import GraphFormat, HunksFormat, OutputFormat
+from prstack.render import AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from prstack.next_steps import AuditCall
     from prstack.report import AuditReport
     from prstack.sources.open import OpenedClone
 
@@ -89,10 +92,13 @@ DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Whi
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: bool) -> int:
+def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: bool, call: AuditCall | None,
+          schema: AuditSchema = AuditSchema.V2) -> int:
+    from prstack.next_steps import summary
     from prstack.render import render_audit
 
-    show(render_audit(report, fmt, verbose=verbose), out)
+    shown = summary(report, call) if fmt is not OutputFormat.JSON else None
+    show(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema), out)
     return 0 if report.all_present else 1
 
 
@@ -110,6 +116,9 @@ def audit(
     patch: Annotated[list[str] | None, typer.Option(
         "--patch", metavar="FILE", help="A patch file (unified diff, format-patch mails, GitHub .diff/.patch), "
         "a folder of patches, a quilt series or '-' as the PRs instead (repeatable; no clone).")] = None,
+    schema: Annotated[AuditSchema, typer.Option(
+        "--schema", metavar="ID", help="The JSON's schema: prstack.audit/2, or prstack.audit/1 (a PR's old "
+        "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
     from prstack.audit import audit_stack
@@ -122,18 +131,23 @@ def audit(
         spec = target_spec(installed, python, site_packages, wheel, tree, dist)
         with progress_shown():
             report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
-        raise typer.Exit(_emit(None, report, fmt, verbose))  # a Console only for a table
+        given = tuple(arg for p in patch for arg in ("--patch", p))
+        call = audit_call(prs or [], given + source_options(git, repo, api_url, offline, base), spec, fmt=fmt,
+                          verbose=verbose, plannable=False)
+        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
+    given = source_options(git, repo, api_url, offline, base)
     numbers, repo = parse_prs(prs, repo)
     spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+    call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
         source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
-    raise typer.Exit(_emit(None, report, fmt, verbose))  # a Console only for a table
+    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",
@@ -196,6 +210,7 @@ def demo(
 ) -> None:
     """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
     from prstack.demo.run import prepare_keep, rerun_commands, run_demo
+    from prstack.next_steps import AuditCall
 
     out = console()
     started = time.perf_counter()
@@ -206,7 +221,9 @@ def demo(
         if fmt is OutputFormat.TABLE:
             out.print(f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
                       f"installed in {workdir / 'venv' / 'site-packages'}", highlight=False)
-        code = _emit(out, result.report, fmt, verbose)
+        rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not OutputFormat.TABLE
+                                                     else ())), verbose=verbose)
+        code = _emit(out, result.report, fmt, verbose, rerun)
         if fmt is OutputFormat.TABLE:
             out.print(f"\n{result.verdict()}", highlight=False, markup=False)
             out.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
@@ -228,7 +245,7 @@ def plan(
                                                     help="Write the combined patch here.")] = None,
     emit_script: Annotated[Path | None, typer.Option("--emit-script", metavar="FILE",
                                                      help="Write the git commands here.")] = None,
-    fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, offline: OfflineOpt = False,
+    fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan.run import combined_patch, plan_stack
@@ -247,7 +264,7 @@ def plan(
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, offline=offline,
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:

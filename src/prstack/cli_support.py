@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
+    from prstack.next_steps import AuditCall
     from prstack.targets.base import TargetSpec
 
 DEBUG_ENV = "PRSTACK_DEBUG"
@@ -79,6 +80,30 @@ def target_spec(
     return TargetSpec(kind, str(value) if value != "" else None, dist)
 
 
+def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
+               fmt: str = "table", verbose: bool = False, plannable: bool = True) -> AuditCall:
+    """The audit as it was run, as the argument lists its next steps are built from. `source` is
+    the PR source's options as given (--git PATH, --repo, --api-url, --offline, --base; --patch)."""
+    from prstack.next_steps import AuditCall
+
+    where = (f"--{target.kind.value}",) + ((target.path,) if target.path is not None else ())
+    where += ("--dist", target.dist) if target.dist else ()
+    shown = ("--format", fmt) if fmt != "table" else ()
+    return AuditCall(
+        rerun=("prstack", "audit", *prs, *source, *where, *shown),
+        plan=("prstack", "plan", *prs, *source, *where) if plannable else None,
+        target_kind=target.kind, target_path=target.path, verbose=verbose)
+
+
+def source_options(git: Path | None, repo: str | None, api_url: str | None, offline: bool,
+                   base: str | None) -> tuple[str, ...]:
+    """The PR source's options as given, to repeat them in the commands a report suggests."""
+    given = (("--git", str(git) if git is not None else None), ("--repo", repo), ("--api-url", api_url),
+             ("--base", base))
+    return tuple(arg for name, value in given if value is not None for arg in (name, value)) + (
+        ("--offline",) if offline else ())
+
+
 def check_interpreter(python: str) -> None:
     """Refuse what is not a file that could run: an empty string, a folder, a file without execute rights."""
     path = Path(python)
@@ -87,21 +112,27 @@ def check_interpreter(python: str) -> None:
                          "give the path of one, e.g. /opt/venv/bin/python.")
 
 
+PIPED_WIDTH = 80
+"""Columns of output to a pipe or a file without COLUMNS (a CI log), as rich's default."""
+
+
 def console() -> Console:
-    """Standard output, as wide as the terminal or as COLUMNS says; a pipe or a file without
-    COLUMNS gets a fixed, wide layout."""
+    """Standard output as wide as the terminal, or as COLUMNS says; a pipe or a file without
+    COLUMNS gets PIPED_WIDTH (never the width of a terminal the input or errors happen to be on)."""
     from rich.console import Console
 
-    return Console() if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip() else Console(width=120)
+    piped = not sys.stdout.isatty() and not os.environ.get("COLUMNS", "").strip()
+    return Console(width=PIPED_WIDTH) if piped else Console()
 
 
 def show(rendered: RenderableType | str, out: Console | None = None) -> None:
-    """Text formats (JSON, markdown, dot...) go to stdout as they are; rich renderables through a Console."""
+    """Text formats (JSON, markdown, dot...) go to stdout as they are; rich renderables through a
+    Console, not cropped (renderers fit the width themselves, and keep commands to copy whole)."""
     if isinstance(rendered, str):
         sys.stdout.write(rendered)
         sys.stdout.flush()
     else:
-        (out or console()).print(rendered)
+        (out or console()).print(rendered, crop=False)
 
 
 def tolerant_streams() -> None:

@@ -39,8 +39,23 @@ def report(target: TargetInfo, prs: Sequence[PullRequest], results: Sequence[Hun
 
 
 def pr_status(results: Iterable[HunkResult]) -> PRStatus:
-    """Roll a PR's hunk verdicts up as prstack.audit/1 says (file-missing counts as missing; a
-    hunk whose file was not read is shipped and not present, so the PR is not applied)."""
+    """Roll a PR's hunk verdicts up as prstack.audit/2 says: `applied` when every shipped hunk is
+    present, `partial` when some of its shipped change is present (a hunk applied or relocated, or
+    a hunk with some of its lines applied) and some is not, `missing` when none of it is,
+    `not-shipped` when it ships nothing. A hunk whose file was not read is shipped and not present."""
+    shipped = [r.status for r in results if r.status.shipped or r.unread]
+    if not shipped:
+        return PRStatus.NOT_SHIPPED
+    if all(s.present for s in shipped):
+        return PRStatus.APPLIED
+    if any(s.present or s is HunkStatus.PARTIAL for s in shipped):
+        return PRStatus.PARTIAL
+    return PRStatus.MISSING
+
+
+def pr_status_v1(results: Iterable[HunkResult]) -> PRStatus:
+    """Roll a PR's hunk verdicts up as prstack.audit/1 said: `missing` only when every shipped hunk
+    is missing (file-missing counts as missing), `partial` for anything else not applied."""
     shipped = [r.status for r in results if r.status.shipped or r.unread]
     if not shipped:
         return PRStatus.NOT_SHIPPED

@@ -243,6 +243,45 @@ class Planner:
     def _own(self, number: int) -> list[Hunk]:
         return [h for h in self.hunks if h.pr == number]
 
+    def _conflicts_the_other_way(self, pr: PullRequest, picks: Sequence[Pick], applied: Sequence[int],
+                                 plan: Mapping[int, PRPlan]) -> tuple[Conflict, ...]:
+        """Conflicts of a PR whose picks went on cleanly with an earlier, unrelated PR that would
+        not go on after it (the onto-point, the PR and its parents, then that PR and its parents):
+        a pair that conflicts one way conflicts whatever the order given, which only decides
+        which of the two goes first."""
+        mine = self._ancestors(pr.number)
+        paths = {p for h in self._own(pr.number) for p in (h.path, h.old_path) if p}
+        found: list[Conflict] = []
+        for n in applied:
+            if n in mine or pr.number in self._ancestors(n):
+                continue
+            if not any(_touches(self._own(n), path) for path in paths):
+                continue
+            tree = self.onto.tree
+            for m in applied:
+                if m in mine:
+                    tree = self._replay(tree, plan[m].picks).tree
+            first = self._replay(tree, picks)
+            if first.conflict is not None:
+                continue
+            tree, theirs = first.tree, [n, *self._ancestors(n)]
+            for m in applied:
+                if m not in theirs or m in mine:
+                    continue
+                then = self._replay(tree, plan[m].picks)
+                if then.conflict is not None and then.failed is not None:
+                    out = then.conflict
+                    found += [Conflict(
+                        path, then.failed.commit, conflict_regions(self.backend.file_at(out.tree, path)),
+                        tuple(h for h in self._own(pr.number) if h.path == path or h.old_path == path),
+                        with_onto=False, with_prs=(n,),
+                        message=f"#{n} does not go on after #{pr.number}: the two conflict in {path}, "
+                                "whichever goes first",
+                    ) for path in out.conflicted]
+                    break
+                tree = then.tree
+        return tuple(found)
+
     def run(self, order: Sequence[int]) -> Plan:
         state = _State(self.onto.tree)
         plan: dict[int, PRPlan] = {}
@@ -273,8 +312,12 @@ class Planner:
                               squash=True, paths=lack.paths)]
                 done = self._replay(state.tree, picks)
             kept, redundant = done.kept, done.redundant
+            conflicts: tuple[Conflict, ...] = ()
             if done.conflict is not None and done.failed is not None:
                 conflicts = self._conflicts(pr, state, picks, done.conflict, done.failed, plan)
+            elif kept:
+                conflicts = self._conflicts_the_other_way(pr, picks, state.applied, plan)
+            if conflicts:
                 plan[number] = PRPlan(pr, PlanStatus.CONFLICT,
                                       _conflict_reason(conflicts, self.onto),
                                       redundant=tuple(redundant), conflicts=conflicts)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, assert_never
 if TYPE_CHECKING:  # not imported at run time: `--help` and JSON/markdown output need no rich
     from rich.console import RenderableType
 
+    from prstack.next_steps import Summary
     from prstack.report import AuditReport
 
 
@@ -15,6 +16,15 @@ class OutputFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
+
+
+class AuditSchema(StrEnum):
+    """`audit --schema`: the JSON schema id an audit is written in. prstack.audit/2 rolls a PR up
+    as `missing` when none of its shipped change is present; prstack.audit/1 (kept for one release)
+    called that `partial` unless every shipped hunk was missing."""
+
+    V2 = "prstack.audit/2"
+    V1 = "prstack.audit/1"
 
 
 class GraphFormat(StrEnum):
@@ -33,18 +43,20 @@ class HunksFormat(StrEnum):
     JSON = "json"
 
 
-def render_audit(report: AuditReport, fmt: OutputFormat, *, verbose: bool = False) -> RenderableType:
-    """The audit report in the asked format (a string for json/markdown, a renderable for table)."""
+def render_audit(report: AuditReport, fmt: OutputFormat, *, verbose: bool = False, summary: Summary | None = None,
+                 schema: AuditSchema = AuditSchema.V2) -> RenderableType:
+    """The audit report in the asked format (a string for json/markdown, a renderable for table);
+    the table ends with `summary`, markdown starts with it; JSON is written in `schema`."""
     if fmt is OutputFormat.TABLE:
         from prstack.render import table
 
-        return table.audit_table(report, verbose=verbose)
+        return table.audit_table(report, verbose=verbose, summary=summary)
     if fmt is OutputFormat.JSON:  # imported alone: JSON needs no rich (~20 ms)
         from prstack.render import json_report
 
-        return json_report.audit_json(report)
+        return json_report.audit_json(report, schema)
     if fmt is OutputFormat.MARKDOWN:
         from prstack.render import markdown
 
-        return markdown.audit_markdown(report, verbose=verbose)
+        return markdown.audit_markdown(report, verbose=verbose, summary=summary)
     assert_never(fmt)

@@ -14,7 +14,7 @@ from rich.tree import Tree
 from prstack.models import PRState
 from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
-from prstack.stack.facts import MatchKind, StackEdge
+from prstack.stack.facts import Evidence, MatchKind, StackEdge
 from prstack.stack.graph import Stack
 
 SCHEMA = "prstack.graph/1"
@@ -110,23 +110,53 @@ def _stale_lines(stack: Stack, edge: StackEdge) -> list[Text]:
     return lines
 
 
-def graph_tree(stack: Stack) -> RenderableType:
-    """A rich tree: bottom PRs at the root, the PRs built on each beneath it."""
-    tree = Tree(Text("PR stack (each PR under the one it builds on)", style="bold"))
+LEGEND = {
+    Evidence.ANCESTRY: "parent's head in its history",
+    Evidence.PATCH_ID: "copies of its commits",
+    Evidence.EDITED_COPY: "edited copies of them",
+    Evidence.BASE_BRANCH: "GitHub base branch",
+    Evidence.MARKER: "named in a message",
+}
+"""Why a child builds on its parent, as the one-line legend under the tree says it."""
 
-    def add(branch: Tree, number: int, edge: StackEdge | None, path: tuple[int, ...]) -> None:
+
+def legend(stack: Stack) -> Text | None:
+    """One line saying what the evidence words after "←" mean, those the tree uses only."""
+    used = {e for edge in stack.edges for e in edge.evidence}
+    if not used:
+        return None
+    return Text("← " + "; ".join(f"{e.value}: {why}" for e, why in LEGEND.items() if e in used), style="dim")
+
+
+def graph_tree(stack: Stack) -> RenderableType:
+    """A rich tree: bottom PRs at the root, the PRs built on each beneath it. Each PR is drawn
+    once, under its first parent; under another parent it is named, not drawn again."""
+    tree = Tree(Text("PR stack (each PR under the one it builds on)", style="bold"))
+    drawn: set[int] = set()
+
+    def add(branch: Tree, number: int, edge: StackEdge | None) -> None:
+        if number in drawn:
+            line = Text.assemble((f"#{number}", "bold"), ("  (drawn above; also builds on this PR)", "dim"))
+            if edge is not None:
+                line.append("  ← ", style="dim")
+                line.append(", ".join(e.value for e in edge.evidence), style="magenta")
+            branch.add(line)
+            return
+        drawn.add(number)
         node = branch.add(_node_label(stack, number, edge))
         if edge is not None:
             for line in _stale_lines(stack, edge):
                 node.add(line)
         for child in stack.children(number):
-            if child not in path:
-                add(node, child, stack.edge(number, child), (*path, child))
+            add(node, child, stack.edge(number, child))
 
     for number in stack.order:
         if not stack.parents.get(number):
-            add(tree, number, None, (number,))
-    notes: list[RenderableType] = [tree]
+            add(tree, number, None)
+    for number in stack.order:  # a cycle's PRs have parents but no root above them
+        if number not in drawn:
+            add(tree, number, None)
+    notes: list[RenderableType] = [tree, *filter(None, [legend(stack)])]
     for u in stack.unconfirmed:
         line = Text(f"unconfirmed: #{u.child} names #{u.parent} (", style="yellow")
         line.append_text(safe("; ".join(u.markers) or "base branch"))

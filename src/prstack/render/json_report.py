@@ -1,29 +1,31 @@
-"""The audit as JSON, schema prstack.audit/1 (src/prstack/schemas/prstack.audit-1.json; fields in README)."""
+"""The audit as JSON, schema prstack.audit/2 or /1 (src/prstack/schemas/prstack.audit-N.json; fields in README)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prstack.build import BuildReport
-from prstack.models import HunkResult, HunkStatus
+from prstack.models import HunkResult, HunkStatus, PRReport, PRStatus
+from prstack.render import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
-from prstack.report import AuditReport
+from prstack.report import AuditReport, pr_status_v1
 
-SCHEMA = "prstack.audit/1"
+SCHEMA = AuditSchema.V2.value
 
 
-def audit_dict(report: AuditReport) -> dict[str, Any]:
-    data = _audit_dict(report)
+def audit_dict(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> dict[str, Any]:
+    """The audit as the JSON document of `schema` (the two differ only in `prs[].status`)."""
+    data = _audit_dict(report, schema)
     if (build := report.build) is not None:
         data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
     return data
 
 
-def _audit_dict(report: AuditReport) -> dict[str, Any]:
+def _audit_dict(report: AuditReport, schema: AuditSchema) -> dict[str, Any]:
     t = report.target
     return {
-        "schema": SCHEMA,
+        "schema": schema.value,
         "target": {
             "kind": t.kind,
             "path": t.path,
@@ -38,7 +40,7 @@ def _audit_dict(report: AuditReport) -> dict[str, Any]:
                 "head_sha": p.pr.head_sha,
                 "base_sha": p.pr.base_sha,
                 "depends_on": list(p.pr.depends_on),
-                "status": p.status.value,
+                "status": _status(report, p, schema).value,
                 "counts": dict(p.counts),
                 "merged": p.pr.merged,
                 "pr_head": p.pr.pr_head or p.pr.head_sha,
@@ -48,6 +50,12 @@ def _audit_dict(report: AuditReport) -> dict[str, Any]:
         ],
         "hunks": [_hunk(r) for r in report.results],
     }
+
+
+def _status(report: AuditReport, p: PRReport, schema: AuditSchema) -> PRStatus:
+    if schema is AuditSchema.V1:
+        return pr_status_v1(r for r in report.results if r.hunk.pr == p.pr.number)
+    return p.status
 
 
 def build_dict(build: BuildReport) -> dict[str, Any]:
@@ -109,5 +117,5 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
     }
 
 
-def audit_json(report: AuditReport) -> str:
-    return dumps_rows_last(audit_dict(report))
+def audit_json(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> str:
+    return dumps_rows_last(audit_dict(report, schema))

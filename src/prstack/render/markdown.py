@@ -5,9 +5,11 @@ from __future__ import annotations
 import html
 
 from prstack.models import HunkResult, HunkStatus
-from prstack.render.table import build_notes, pr_state_note, status_label, where
+from prstack.next_steps import Summary, without_local_paths
+from prstack.render.panels import status_label, where
+from prstack.render.table import build_notes, pr_state_note
 from prstack.render.text import clean
-from prstack.render.titles import shown_title
+from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, table_title
 from prstack.report import AuditReport
 
 
@@ -47,13 +49,26 @@ LIMIT = 65_536
 """GitHub refuses a comment longer than this many characters."""
 
 
-def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = LIMIT) -> str:
-    """The summary table first, then the hunks to look at that fit within `limit` characters."""
+def summary_lines(summary: Summary) -> list[str]:
+    """The conclusion in bold, then the next steps as a shell block (commands with their `# why`,
+    local absolute paths named by their option's metavar: a PR comment is read on other machines)."""
+    lines = [f"**{_prose(summary.sentence())}**" + (" Next:" if summary.steps else ""), ""]
+    if summary.steps:
+        commands = (clean(f"{without_local_paths(s)}  # {s.why}").replace("````", "` ` ` `") for s in summary.steps)
+        lines += ["````sh", *commands, "````", ""]
+    return lines
+
+
+def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = LIMIT,
+                   summary: Summary | None = None) -> str:
+    """The conclusion and next steps first, then the table, then the hunks to look at that fit
+    within `limit` characters."""
     t = report.target
     head = f"{t.distribution or ''} {t.version or ''}".strip() or t.kind
     lines = [
         f"### prstack audit: {_cell(head)}",
         "",
+        *(summary_lines(summary) if summary is not None else []),
         *_target_lines(report),
         "",
         "| PR | title | head | on | status | applied | missing | other | not shipped |",
@@ -62,11 +77,15 @@ def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = L
     for p in report.prs:
         c = p.counts
         other = c["partial"] + c["diverged"] + c["conflict"] + c["file-missing"]
+        title, from_commit = table_title(p.pr)
+        mark = "\\" + FALLBACK_MARK if from_commit else ""
         lines.append(
-            f"| #{p.pr.number} | {_cell(shown_title(p.pr))} | `{p.pr.head_sha[:10]}` | "
+            f"| #{p.pr.number} | {_cell(title)}{mark} | `{p.pr.head_sha[:10]}` | "
             f"{', '.join(f'#{n}' for n in p.pr.depends_on) or '—'} | **{p.status.value}**{pr_state_note(p.pr)} | "
             f"{c['applied'] + c['relocated']} | {c['missing']} | {other} | {c['not-shipped'] + c['unverifiable']} |"
         )
+    if any(table_title(p.pr)[1] for p in report.prs):
+        lines += ["", "\\" + FALLBACK_FOOTNOTE]
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
     if not shown:
         return "\n".join(lines) + "\n"

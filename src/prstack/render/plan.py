@@ -30,7 +30,7 @@ from rich.text import Text
 from prstack.plan import Conflict, Onto, OntoKind, Plan, PlanStatus, PRPlan
 from prstack.render import OutputFormat
 from prstack.render.text import clean, safe
-from prstack.render.titles import shown_title
+from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, shown_title, table_title
 
 SCHEMA = "prstack.plan/1"
 STATUS_STYLE = {
@@ -95,16 +95,19 @@ def plan_table(plan: Plan) -> RenderableType:
     for col in ("step", "PR", "title", "on", "status", "picks", "why"):
         table.add_column(col)
     for step, p in enumerate(plan.prs, 1):
+        title, from_commit = table_title(p.pr)
         table.add_row(
             str(step),
             f"#{p.pr.number}",
-            safe(title_of(p)),
+            safe(title) + Text(FALLBACK_MARK if from_commit else "", style="dim"),
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(p.status.value, style=STATUS_STYLE[p.status]),
             str(len(p.picks)),
             safe(p.reason),
         )
     parts: list[RenderableType] = [table]
+    if any(table_title(p.pr)[1] for p in plan.prs):
+        parts.append(Text(FALLBACK_FOOTNOTE, style="dim"))
     for p in plan.prs:
         parts += [_conflict_panel(p, c, plan) for c in p.conflicts]
     parts.append(Text(verdict(plan), style="bold" if plan.clean else "bold red"))

@@ -1,39 +1,34 @@
-"""The audit as rich renderables: one row per PR in stack order, then each hunk that is not applied."""
+"""The audit as rich renderables: a PR a row (or two) in stack order, the hunks to look at, the next steps."""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
-from rich.panel import Panel
+from rich import box
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from prstack.build import BuildReport
-from prstack.models import HunkResult, HunkStatus, PRState, PRStatus, PullRequest
-from prstack.render.text import safe
-from prstack.render.titles import shown_title
+from prstack.models import HunkStatus, PRReport, PRState, PRStatus, PullRequest
+from prstack.next_steps import Summary
+from prstack.render.fit import Unwrapped, wrapped
+from prstack.render.panels import HunkPanel, hunk_lines
+from prstack.render.text import clean, safe
+from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, table_title
 from prstack.report import AuditReport
 
-STATUS_STYLE = {
-    HunkStatus.APPLIED: "green",
-    HunkStatus.RELOCATED: "green",
-    HunkStatus.MISSING: "bold red",
-    HunkStatus.PARTIAL: "yellow",
-    HunkStatus.DIVERGED: "magenta",
-    HunkStatus.CONFLICT: "bold red",
-    HunkStatus.FILE_MISSING: "bold red",
-    HunkStatus.NOT_SHIPPED: "dim",
-    HunkStatus.UNVERIFIABLE: "dim",
-}
 PANEL_LINES = 60
 """Diff lines shown in a panel (a whole-file rewrite is thousands); --verbose shows all."""
-MISSING_LISTED = 10
-"""Lines named under "not in the target:" in a short panel."""
 PANELS_UP_TO = 30
 """Past this many hunks to show, a line per hunk instead of a panel each (--verbose keeps the panels)."""
 OTHER_STATUSES = (HunkStatus.PARTIAL, HunkStatus.DIVERGED, HunkStatus.CONFLICT, HunkStatus.FILE_MISSING)
-DIFF_STYLE = {"+": "green", "-": "red", "@": "cyan"}
 PR_STYLE = {PRStatus.APPLIED: "green", PRStatus.MISSING: "bold red",
             PRStatus.PARTIAL: "yellow", PRStatus.NOT_SHIPPED: "dim"}
+WIDE = 100
+"""From this width on, the table has a column for each PR's head commit."""
+TITLE_LINES = 2
+GAP = 2
+"""Cells between two columns."""
 
 
 def pr_state_note(pr: PullRequest) -> str:
@@ -46,24 +41,25 @@ def pr_state_note(pr: PullRequest) -> str:
     return f" ({held[2:]})" if held else ""
 
 
-def target_line(report: AuditReport) -> Text:
+def target_line(report: AuditReport) -> RenderableType:
+    """"Target: kind path" whole (a path is not broken), then the build's header and notes, wrapped."""
     t = report.target
     line = Text("Target: ", style="bold")
     line.append_text(safe(f"{t.kind} {t.path}"))
     build = report.build
-    if build is not None:
-        line.append("\nBuild: ", style="bold")
-        line.append_text(safe(build.header))
-        for text, style in build_notes(build):
-            line.append("\n")
-            line.append_text(safe(text, style))
-        return line
-    if t.distribution:
-        line.append(" — ")
-        line.append_text(safe(f"{t.distribution} {t.version or ''}".strip(), "bold"))
-    if t.vcs_commit:
-        line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
-    return line
+    if build is None:
+        if t.distribution:
+            line.append(" — ")
+            line.append_text(safe(f"{t.distribution} {t.version or ''}".strip(), "bold"))
+        if t.vcs_commit:
+            line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
+        return Unwrapped(line)
+    notes = Text("Build: ", style="bold")
+    notes.append_text(safe(build.header))
+    for text, style in build_notes(build):
+        notes.append("\n")
+        notes.append_text(safe(text, style))
+    return Group(Unwrapped(line), notes)
 
 
 def build_notes(build: BuildReport) -> list[tuple[str, str]]:
@@ -84,86 +80,99 @@ def build_notes(build: BuildReport) -> list[tuple[str, str]]:
     return notes
 
 
-def where(r: HunkResult) -> str:
-    """Where the hunk was expected or found, as path:line."""
-    h = r.hunk
-    if r.found_path and r.found_line:
-        return f"{r.found_path}:{r.found_line}"
-    path = r.installed_path or h.path
-    return f"{path}:{h.new_start}" if h.new_start else path
 
 
-def status_label(r: HunkResult) -> str:
-    """A hunk's status as the reports name it: "applied (rewritten later by #N)" for a hunk present
-    as a later PR of the stack rewrote it."""
-    w = r.superseded_by
-    return f"{r.status.value} (rewritten later by #{w.pr})" if w is not None and r.status.present else r.status.value
+def state_words(pr: PullRequest) -> list[str]:
+    """What the graph says of a PR, in a word or two each: merged, stale parent, older copy."""
+    words = ["merged"] if pr.merged else ["stale parent"] if pr.state is PRState.STALE else []
+    return [*words, "older copy"] if pr.pr_head else words
 
 
-def hunk_panel(r: HunkResult, max_lines: int | None = None) -> Panel:
-    """The hunk's diff and evidence; past `max_lines` diff lines, the rest is counted, not shown."""
-    h = r.hunk
-    body = Text()
-    lines = h.diff_text().splitlines()
-    for line in lines[:max_lines]:
-        body.append_text(safe(line, DIFF_STYLE.get(line[:1], "")))
-        body.append("\n")
-    if max_lines is not None and len(lines) > max_lines:
-        body.append(f"… {len(lines) - max_lines} more lines (--verbose shows them)\n", style="dim")
-    ev = r.evidence
-    if ev.note:
-        body.append_text(safe(ev.note, "italic"))
-        body.append("\n")
-    if ev.missing_lines:
-        body.append("not in the target: ", style="bold")
-        listed = ev.missing_lines if max_lines is None else ev.missing_lines[:MISSING_LISTED]
-        rest = len(ev.missing_lines) - len(listed)
-        body.append_text(safe(" | ".join(listed) + (f" and {rest} more" if rest else "")))
-        body.append("\n")
-    title = Text.assemble((status_label(r), STATUS_STYLE[r.status]), " ")
-    title.append_text(safe(f"PR #{h.pr} {h.path} → {where(r)}"))
-    commit = f"commit {h.commit[:12]}" if h.commit else "commit unknown"
-    return Panel(body, title=title, title_align="left", subtitle=commit, subtitle_align="right")
+def footnotes(report: AuditReport) -> list[str]:
+    """What the table's marks and words stand for: first commits' subjects, older copies' heads."""
+    notes = [FALLBACK_FOOTNOTE] if any(table_title(p.pr)[1] for p in report.prs) else []
+    notes += [f"#{p.pr.number} is held as an older copy: its head is {p.pr.pr_head[:10]}, this stack's copy "
+              f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
+    notes += [f"#{p.pr.number} was built on a stale copy of the PR below it (`prstack graph` says which commits "
+              "it lacks)." for p in report.prs if p.pr.state is PRState.STALE and not p.pr.merged]
+    return notes
 
 
-def audit_table(report: AuditReport, *, verbose: bool = False) -> RenderableType:
-    table = Table(title="PRs in stack order (bottom first)", title_justify="left")
-    titled = any(shown_title(p.pr) for p in report.prs)
-    for col in ("PR", "title", "head", "on", "status", "applied", "missing", "other", "not shipped"):
-        if col != "title" or titled:
-            table.add_column(col)
-    for p in report.prs:
+class PRTable:
+    """One row per PR, sized to the terminal: the PR, status and count columns whole, a head
+    column from WIDE cells on, and the title in what is left, on at most two lines."""
+
+    COUNTS = ("applied", "missing", "other", "not shipped")
+
+    def __init__(self, prs: tuple[PRReport, ...]) -> None:
+        self.prs = prs
+
+    def _cells(self, p: PRReport) -> dict[str, Text]:
         c = p.counts
-        other = sum(c[s.value] for s in OTHER_STATUSES)
-        state = p.status.value + pr_state_note(p.pr)
-        table.add_row(
-            f"#{p.pr.number}",
-            *([safe(shown_title(p.pr))] if titled else []),
-            p.pr.head_sha[:10],
-            ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
-            Text(state, style=PR_STYLE[p.status]),
-            str(c["applied"] + c["relocated"]),
-            str(c["missing"]),
-            str(other),
-            str(c["not-shipped"] + c["unverifiable"]),
-        )
+        on = ", ".join(f"#{n}" for n in p.pr.depends_on)
+        state = Text(p.status.value, style=PR_STYLE[p.status])
+        if words := state_words(p.pr):
+            state.append("\n" + ", ".join(words), style="dim")
+        return {
+            "PR": Text(f"#{p.pr.number}") + (Text(f"\non {on}", style="dim") if on else Text()),
+            "head": Text(p.pr.head_sha[:10]),
+            "status": state,
+            "applied": Text(str(c["applied"] + c["relocated"])),
+            "missing": Text(str(c["missing"])),
+            "other": Text(str(sum(c[s.value] for s in OTHER_STATUSES))),
+            "not shipped": Text(str(c["not-shipped"] + c["unverifiable"])),
+        }
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        fixed = ["PR", *(["head"] if width >= WIDE else []), "status", *self.COUNTS]
+        rows = [self._cells(p) for p in self.prs]
+        sizes = {col: max([max(cell_len(w) for w in col.split()),
+                           *(max(cell_len(line) for line in row[col].plain.split("\n")) for row in rows)])
+                 for col in fixed}
+        titles = [table_title(p.pr) for p in self.prs]
+        titled = any(title for title, _ in titles)
+        room = width - sum(sizes.values()) - GAP * len(fixed)
+        table = Table(title="PRs in stack order (bottom first)", title_justify="left", box=box.SIMPLE_HEAD,
+                      show_edge=False, pad_edge=False, padding=(0, GAP - 1, 0, 0), collapse_padding=True)
+        for col in fixed[:1]:
+            table.add_column(col, no_wrap=True, width=sizes[col])
+        if titled:
+            table.add_column("title", width=max(room, 10), no_wrap=True)
+        for col in fixed[1:]:
+            numeric = col in self.COUNTS
+            table.add_column("\n".join(col.split()), no_wrap=True, width=sizes[col],
+                             justify="right" if numeric else "left")
+        for row, (title, from_commit) in zip(rows, titles, strict=True):
+            cells: list[RenderableType] = [row["PR"]]
+            if titled:
+                mark = FALLBACK_MARK if from_commit else ""
+                lines = wrapped(clean(title), max(room, 10) - len(mark), TITLE_LINES)
+                cells.append(Text("\n".join(lines)) + Text(mark, style="dim"))
+            cells += [row[col] for col in fixed[1:]]
+            table.add_row(*cells)
+        yield table
+
+
+def summary_lines(summary: Summary) -> RenderableType:
+    """The closing summary: which PRs are not fully in the target, then each next step as a command
+    line to copy (never wrapped), what it does after a `#`."""
+    sentence = Text(summary.sentence(), style="bold red" if summary.lacking else "bold green")
+    if not summary.steps:
+        return sentence
+    steps = [Text("  ") + safe(step.command) + Text(f"  # {step.why}", style="dim") for step in summary.steps]
+    return Group(sentence, Unwrapped(*steps))
+
+
+def audit_table(report: AuditReport, *, verbose: bool = False, summary: Summary | None = None) -> RenderableType:
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
-    parts: list[RenderableType] = [target_line(report), table]
+    parts: list[RenderableType] = [target_line(report), PRTable(report.prs)]
+    if notes := footnotes(report):
+        parts.append(Text("\n".join(notes), style="dim"))
     if verbose or len(shown) <= PANELS_UP_TO:
-        parts += [hunk_panel(r, None if verbose else PANEL_LINES) for r in shown]
+        parts += [HunkPanel(r, None if verbose else PANEL_LINES) for r in shown]
     elif shown:
         parts.append(hunk_lines(shown))
+    if summary is not None:
+        parts.append(summary_lines(summary))
     return Group(*parts)
-
-
-
-def hunk_lines(shown: list[HunkResult]) -> Table:
-    """One line per hunk: file, lines, status, where it was expected or found."""
-    table = Table(title=f"{len(shown)} hunks to look at (--verbose shows each diff)", title_justify="left")
-    for col in ("PR", "file", "lines", "status", "where"):
-        table.add_column(col)
-    for r in shown:
-        h = r.hunk
-        table.add_row(f"#{h.pr}", safe(h.path), f"{h.new_start},{h.new_lines}",
-                      Text(status_label(r), style=STATUS_STYLE[r.status]), safe(where(r)))
-    return table

@@ -5,6 +5,8 @@ from __future__ import annotations
 from prstack.models import PullRequest
 
 FALLBACK_NOTE = " (subject of the first commit)"
+FALLBACK_MARK = "*"
+FALLBACK_FOOTNOTE = "* no title from GitHub: the subject of the PR's first commit."
 
 
 def title_and_source(pr: PullRequest) -> tuple[str | None, str | None]:
@@ -18,8 +20,15 @@ def title_and_source(pr: PullRequest) -> tuple[str | None, str | None]:
 
 def shown_title(pr: PullRequest) -> str:
     """GitHub's title; else the first commit's subject, said so; else the patch file's name; else empty."""
-    if pr.title:
-        return pr.title
-    if pr.commits and pr.commits[0].subject:
-        return pr.commits[0].subject + FALLBACK_NOTE
-    return f"(patch {pr.patch})" if pr.patch else ""
+    title, from_commit = table_title(pr)
+    return title + FALLBACK_NOTE if from_commit else title
+
+
+def table_title(pr: PullRequest) -> tuple[str, bool]:
+    """The title a table cell shows (GitHub's, the first commit's subject, the patch file's name or
+    empty), and whether it is the first commit's subject: a table marks those with FALLBACK_MARK,
+    which one footnote (FALLBACK_FOOTNOTE) explains."""
+    title, source = title_and_source(pr)
+    if title is None:
+        return (f"(patch {pr.patch})" if pr.patch else ""), False
+    return title, source == "first-commit"

@@ -1,4 +1,4 @@
-"""The JSON Schemas of prstack's JSON outputs, one file per schema id (prstack.audit/1 -> prstack.audit-1.json)."""
+"""The JSON Schemas of prstack's JSON outputs, one file per schema id (prstack.audit/2 -> prstack.audit-2.json)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from typing import Any
 
-IDS = ("prstack.audit/1", "prstack.graph/1", "prstack.hunks/1", "prstack.plan/1")
+IDS = ("prstack.audit/2", "prstack.audit/1", "prstack.graph/1", "prstack.hunks/1", "prstack.plan/1")
 
 
 def schema(schema_id: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.cache import Cache
+from prstack.sources.github.errors import with_clone
 from prstack.sources.github.fetch import CacheRepo
 from prstack.sources.github.repo_id import infer_repo, remote_repos, repo_from_git
 
@@ -69,7 +70,10 @@ def open_source(
         if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
             return OpenedClone(source, gh.stack(numbers, known_only=True), gh.repo)
         if repo is not None:
-            return OpenedClone(source, gh.stack(numbers), gh.repo)
+            try:
+                return OpenedClone(source, gh.stack(numbers), gh.repo)
+            except SourceError as exc:
+                raise with_clone(exc) from None
         try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
             return OpenedClone(source, gh.stack(numbers), gh.repo)
         except PrstackError:

@@ -114,7 +114,8 @@ def relate(
     exact_parent = {m.parent_sha for m in exact}
     exact_child = {m.child_sha for m in exact}
     first = min(position[m.child_sha] for m in matches)
-    lacks = tuple(c.sha for c in own if c.sha not in exact_parent)
+    lacks = tuple(c.sha for c in own if c.sha not in exact_parent and len(c.parents) < 2)  # (a merge of
+    # the default branch into the parent is no change of the parent's that the child lacks)
     carries = tuple(c.sha for c in child.commits[first : last + 1] if c.sha not in exact_child)
     stale = Stale(lacks, carries) if lacks or carries else None
     edited = [position[m.child_sha] for m in matches if m.how is MatchKind.SUBJECT]

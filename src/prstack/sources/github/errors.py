@@ -13,6 +13,16 @@ from prstack.errors import InputError, SourceError
 
 TOKEN_HINT = "set GITHUB_TOKEN (or GH_TOKEN, or `gh auth login`)"
 OFFLINE_HINT = "work offline with --offline (after `prstack fetch`) or --git PATH"
+CLONE_HINT = "leave out --repo to read the PRs from the --git clone alone, or add --offline to use what the cache holds"
+
+
+def with_clone(error: SourceError) -> SourceError:
+    """The same failure for a run that has its --git clone and asked GitHub because of --repo: the
+    advice fits it (never "or --git PATH", which was given)."""
+    text = str(error)
+    if "--git PATH" not in text:
+        return error
+    return SourceError(f"{text.split('; ', 1)[0]}; {CLONE_HINT}.")
 
 
 @dataclass(frozen=True)
