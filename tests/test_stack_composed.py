@@ -14,7 +14,7 @@ import pytest
 from conftest import GitRepo
 from prstack.cli import main
 from prstack.hunks import parse_diff
-from prstack.match.compose import compose_stack
+from prstack.match.compose import chains_above, compose_stack, stacked_above
 from prstack.models import PullRequest, Rewrite
 
 CORE = "def a():\n    return 1\n\n\ndef b():\n    x = 2\n    return x\n\n\ndef c():\n    return 3\n"
@@ -437,3 +437,67 @@ def test_cumulative_patches_whose_child_takes_back_a_whole_file(
     assert (six["pr"], six["status"], six["superseded_by"]) == (1, "applied", {"pr": 2, "commit": None})
     # the parent's tree holds SIX = 66: the child is not there
     assert main(["audit", *patches, "--tree", str(_tree(git_repo, p1, tmp_path / "p1")), "--format", "json"]) == 1
+
+
+def test_a_symbolic_link_is_unverifiable_by_design_not_compared_by_what_it_points_to(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PR adding AGENTS.md as a link to GUIDE.md: its diff's text is the link's target path,
+    while reading the file in the target follows the link. The top holds the link: exit 0."""
+    git_repo.commit("base", {"pkg/__init__.py": "", "GUIDE.md": "# guide\n\nrun the tests\n"})
+    git_repo.branch("p1")
+    (git_repo.path / "AGENTS.md").symlink_to("GUIDE.md")
+    top = git_repo.commit("p1: AGENTS.md, a constant", {"pkg/__init__.py": "X = 1\n"})
+    git_repo.pr_ref(1)
+    tree = _tree(git_repo, top, tmp_path / "top")
+    assert (tree / "AGENTS.md").is_symlink()
+    code, hunks = _audit(capsys, git_repo, 1, tree)
+    assert code == 0
+    by_path = {h["path"]: h for h in hunks}
+    assert (by_path["AGENTS.md"]["status"], by_path["AGENTS.md"]["unverifiable"]) == ("unverifiable", "by-design")
+    assert by_path["pkg/__init__.py"]["status"] == "applied"
+
+
+def test_a_parent_the_child_holds_as_a_copy_that_main_rewrote_is_present_on_the_top(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The parent was merged upstream by rebase, and main rewrote its line later. The child, not
+    built on the parent's head, cherry-picked the parent's commit and then merged main: no PR's
+    own change holds the rewrite, yet the top's file is the child's head's, which holds the
+    parent's change as its history left it."""
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: x is 20", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    git_repo.pr_ref(1)
+    git_repo.branch("p2", "main")
+    git_repo.commit("p2: a returns 5", {"pkg/core.py": CORE.replace("return 1", "return 5")})
+    git_repo.git("cherry-pick", p1)
+    git_repo.branch("main", "main")
+    git_repo.git("cherry-pick", p1)
+    git_repo.commit("main: x is 200", {"pkg/core.py": CORE.replace("x = 2", "x = 200")})
+    git_repo.branch("p2", "p2")
+    git_repo.git("-c", "commit.gpgsign=false", "merge", "--quiet", "-X", "theirs", "-m", "Merge main", "main")
+    top = git_repo.commit("p2: c returns 4", {"pkg/core.py": CORE.replace("x = 2", "x = 200")
+                                             .replace("return 3", "return 4").replace("return 1", "return 5")})
+    git_repo.pr_ref(2)
+    tree = _tree(git_repo, top, tmp_path / "top")
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 0, hunks
+    (parent,) = [h for h in hunks if h["pr"] == 1]
+    assert parent["status"] == "applied" and "#2" in parent["note"]
+    # the child's own change reverted in the file: neither holds
+    (tree / "pkg" / "core.py").write_text(CORE.replace("x = 2", "x = 200").replace("return 1", "return 5"))
+    code, hunks = _audit(capsys, git_repo, 2, tree)
+    assert code == 1 and any(h["status"] != "applied" for h in hunks if h["pr"] == 2)
+
+
+def test_the_prs_above_a_pr_are_every_pr_built_on_it_the_top_first() -> None:
+    """#2 holds a copy of #1's commit but is not built on #1's head; #3 is built on #2's head, #4
+    on #1's head: all of them hold #1's change, though only #4 carries its lines by position."""
+    one = PullRequest(number=1, head_sha="h1", base_sha="b")
+    two = PullRequest(number=2, head_sha="h2", base_sha="b2", depends_on=(1,))
+    three = PullRequest(number=3, head_sha="h3", base_sha="h2", depends_on=(2,))
+    four = PullRequest(number=4, head_sha="h4", base_sha="h1", depends_on=(1,))
+    prs = [one, two, three, four]
+    assert [pr.number for pr in stacked_above(prs)[1]] == [4, 3, 2]
+    assert [pr.number for pr in stacked_above(prs)[2]] == [3]
+    assert stacked_above(prs)[3] == () == stacked_above(prs)[4]
+    assert [pr.number for pr in chains_above(prs)[1]] == [4]

@@ -57,6 +57,7 @@ def check_path(path: str) -> str:
     return path
 
 
+_SYMLINK_RE = re.compile(r"^(?:new file |deleted file |old |new )?mode 120000$", re.MULTILINE)
 _KINDS: frozenset[LineKind] = frozenset((" ", "-", "+"))
 
 
@@ -96,13 +97,14 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
             change = FileChange.MODE
         else:
             change = FileChange.MODIFIED
+        symlink = _SYMLINK_RE.search(info) is not None
         path = check_path(new_path or old_path or "")
         if old_path is not None:
             check_path(old_path)
         if len(pfile) == 0:
             hunks.append(
                 Hunk(pr, path, old_path, change if not pfile.is_binary_file else FileChange.BINARY,
-                     0, 0, 0, 0, (), (), old_blob, new_blob)
+                     0, 0, 0, 0, (), (), old_blob, new_blob, symlink)
             )
             continue
         for uh in pfile:
@@ -113,7 +115,7 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
             )
             hunks.append(
                 Hunk(pr, path, old_path, change, uh.source_start, uh.source_length,
-                     uh.target_start, uh.target_length, lines, (), old_blob, new_blob)
+                     uh.target_start, uh.target_length, lines, (), old_blob, new_blob, symlink)
             )
     return hunks
 

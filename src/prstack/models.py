@@ -110,6 +110,8 @@ class Hunk:
     """Git blob id of the file before the change, where the diff names it."""
     new_blob: str | None = None
     """Git blob id of the file after the change, where the diff names it."""
+    symlink: bool = False
+    """The file is a symbolic link (git mode 120000) on either side: its text is where it points."""
 
     @property
     def commit(self) -> str | None:

@@ -86,6 +86,28 @@ def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...
     return out
 
 
+def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
+    """PR -> every PR of the stack that builds on it, directly or not (by `depends_on`: on its head,
+    or on a copy of its commits), the top first. Each one's head holds the PR's change as the
+    stack left it there, even where the stack's line positions cannot carry a hunk up to it."""
+    order = {pr.number: i for i, pr in enumerate(prs)}
+    on: dict[int, list[PullRequest]] = {}
+    for pr in prs:
+        for below in pr.depends_on:
+            on.setdefault(below, []).append(pr)
+    out = {}
+    for pr in prs:
+        seen: dict[int, PullRequest] = {}
+        todo = list(on.get(pr.number, ()))
+        while todo:
+            up = todo.pop()
+            if up.number not in seen and up.number != pr.number:
+                seen[up.number] = up
+                todo.extend(on.get(up.number, ()))
+        out[pr.number] = tuple(sorted(seen.values(), key=lambda p: -order[p.number]))
+    return out
+
+
 def _built_on(pr: PullRequest, below: PullRequest) -> bool:
     """Whether `pr`'s change starts at `below`'s head (patches, which name no commits, by the
     order they were given in)."""

@@ -73,6 +73,10 @@ def match_file(
     the file at the stack's top, for a PR below it: a target that holds the file as the whole
     stack leaves it holds the PR's change as the stack composed it.
     """
+    if any(h.symlink for h in hunks):  # (one file's hunks: all of them)
+        note = "a symbolic link: what it points to is not compared (only file contents are)"
+        return [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path, evidence=MatchEvidence(note=note))
+                for h in hunks]
     results = _match_file(hunks, target, installed_path, base, head, package, explain)
     if top is not None and any(not r.status.present for r in results):
         same = next((n for n, text in top.texts() if (target is None and text is None) or (

@@ -13,7 +13,7 @@ from typing import Protocol, TypeGuard
 from prstack import progress
 from prstack.build import flag_results
 from prstack.match.atbase import PackageAtBase
-from prstack.match.compose import Composed, chains_above, compose_stack
+from prstack.match.compose import Composed, chains_above, compose_stack, stacked_above
 from prstack.match.explain import BaseText
 from prstack.match.file import Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
@@ -64,7 +64,7 @@ def judge_stack(
     the target's, when one is already made."""
     pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
     by_pr = {pr.number: pr for pr in prs}
-    above = chains_above(prs)
+    above = stacked_above(prs)
     groups = _grouped(hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
@@ -83,7 +83,7 @@ def judge_stack(
             assert location.installed_path is not None
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = _sides(by_pr[number], file_hunks[0])
-            tops = tuple((pr.number, (pr.head_sha, path)) for pr in reversed(above[number]) if pr.head_sha)
+            tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops))
             job_keys.append((number, path))
