@@ -211,3 +211,11 @@ def test_a_foreign_line_in_the_context_leaves_a_replacement_applied() -> None:
     target = [*REPLACED_HEAD[:5], "        seed=group.seed,", *REPLACED_HEAD[5:]]
     (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(target), with_sides=True)
     assert result.status is HunkStatus.APPLIED
+
+
+def test_new_code_in_the_place_of_replaced_lines_leaves_the_replacement_applied() -> None:
+    """A line unlike the removed ones where they were (code added there later, as a release
+    does): the change is there, with more beside it."""
+    target = [*REPLACED_BASE[:3], "        seed=group.seed,", *REPLACED_HEAD[3:]]
+    (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(target), with_sides=True)
+    assert result.status is HunkStatus.APPLIED

@@ -75,6 +75,12 @@ class Explainer:
                 return other
         return None
 
+    def added_by_others(self, pr: int, path: str) -> frozenset[str]:
+        """The lines (stripped) that the audited hunks of `path` of PRs other than `pr` add: a
+        line of the target among a hunk's changes that one of them adds is no foreign line."""
+        return frozenset(text.strip() for other in self._hunks_at.get(path, ()) if other.pr != pr
+                         for kind, text in other.lines if kind == "+")
+
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
         `base`: `by_base` of the block, asked once per block by the caller."""

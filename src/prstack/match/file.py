@@ -110,6 +110,7 @@ def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str
     results: list[HunkResult] = []
     carry = 0
     min_start = 0
+    known: frozenset[str] | None = None
     for h in hunks:
         fixed = _file_level(h, target, installed_path)
         if fixed is not None:
@@ -124,7 +125,9 @@ def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str
             ref_line = exp_new if head is not None else _start0(h.old_start, h.old_lines)
             ref_len = h.new_lines if head is not None else h.old_lines
             refine = partial(anchors.window, ref_line, ref_line + ref_len)
-        verdict = judge(idx, Shape.of(h), exp_new + carry, min_start, refine)
+        if known is None:
+            known = explain.added_by_others(h.pr, installed_path) if explain is not None else frozenset()
+        verdict = judge(idx, Shape.of(h), exp_new + carry, min_start, refine, known)
         if verdict.start is not None and verdict.end is not None:
             carry = verdict.end - (exp_new + h.new_lines)
             min_start = max(min_start, verdict.end)

@@ -18,6 +18,8 @@ NEAR = 60
 """Beyond PATCH_FUZZ, and for images made only of trivial lines, matches must be this close."""
 WEAK = 3
 """Images of trivial lines only count this close to where the hunk is expected."""
+RESEMBLES = 0.8
+"""How alike (difflib's ratio) a line must be to a removed line to count as that line rewritten."""
 MAX_ALIGN = 4000
 """Regions longer than this are compared as multisets instead of aligned."""
 
@@ -40,7 +42,7 @@ class Verdict:
 
 def judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
-    refine: Callable[[], tuple[int, int] | None] | None = None,
+    refine: Callable[[], tuple[int, int] | None] | None = None, known: frozenset[str] = frozenset(),
 ) -> Verdict:
     """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`.
 
@@ -51,7 +53,7 @@ def judge(
     A hunk whose two images are the same lines (it changes only the newline at the end of the file,
     which lines do not show) is applied where those lines are.
     """
-    verdict = _judge(idx, sh, guess, min_start, refine)
+    verdict = _judge(idx, sh, guess, min_start, refine, known)
     if sh.old == sh.new and verdict.status is HunkStatus.MISSING:
         return replace(verdict, status=HunkStatus.APPLIED,
                        note="its lines are there; it changes only the newline at the end of the file")
@@ -60,7 +62,7 @@ def judge(
 
 def _judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
-    refine: Callable[[], tuple[int, int] | None] | None,
+    refine: Callable[[], tuple[int, int] | None] | None, known: frozenset[str],
 ) -> Verdict:
     direct = _direct(idx, sh, guess, min_start)
     if direct is not None:
@@ -88,13 +90,13 @@ def _judge(
     if span is not None and at_place and (found is None or (
             sh.lead > 0 and off(span[0]) <= WEAK and off(span[0]) < off(found.start)
             and not (sh.pure and found.start is not None and abs(found.start - span[0]) <= WEAK))):
-        return _classify(idx, sh, span)
+        return _classify(idx, sh, span, known)
     if found is not None:
         return found
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
     if found is not None and (window is None or off(found.start) <= WEAK):
         return found
-    verdict = _region(idx, sh, expected, min_start)
+    verdict = _region(idx, sh, expected, min_start, known)
     if sh.pure and verdict.status is HunkStatus.APPLIED and verdict.start is not None and off(verdict.start) > WEAK:
         # a pure addition found only by a piece of its context far from its place: a copy of its
         # lines elsewhere in the file is not its own evidence
@@ -233,7 +235,7 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
     return Verdict(status, s, e, 0, REWRAPPED, note="lines re-wrapped in the target")
 
 
-def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict:
+def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: frozenset[str]) -> Verdict:
     """Neither image is there: find the hunk's place by its context, then say line by line which
     changes are in (partial), whether it holds conflict markers, or was rewritten (diverged)."""
     span = _locate(idx, sh, expected, min_start, whole=False)
@@ -243,11 +245,12 @@ def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict
                            note="neither the old nor the new lines, nor their context, are there")
         span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
                 min(len(idx), expected + max(len(sh.old), len(sh.new))))
-    return _classify(idx, sh, span)
+    return _classify(idx, sh, span, known)
 
 
-def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
-    """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites."""
+def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset[str]) -> Verdict:
+    """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites.
+    `known`: lines other audited hunks of the file add (stripped), no foreign lines among changes."""
     rs, re_ = span
     if idx.in_conflict(rs, re_):
         return Verdict(HunkStatus.CONFLICT, rs, re_, None, None,
@@ -278,11 +281,12 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     if not a_out and not r_kept:
         if not a_in and extra:
             return out(HunkStatus.DIVERGED, f"removed lines gone, {extra} other lines in their place")
-        inside = _among_changes(sh, pairs, [j for j, line in enumerate(idx.lines[rs:re_])
-                                            if j not in matched_t and not trivial(line)])
+        inside = _among_changes(sh, pairs, {j: line for j, line in enumerate(idx.lines[rs:re_])
+                                            if j not in matched_t and not trivial(line)
+                                            and line.strip() not in known})
         if inside:
             return out(HunkStatus.DIVERGED, f"the changed lines are in place, with {inside} other lines "
-                       "among them: the region was rewritten")
+                       "among them, like the removed ones: the old code is back in another form")
         return out(HunkStatus.APPLIED, "changed lines found in place" + among)
     if not a_in and not r_gone:
         if not r_kept and extra:
@@ -295,12 +299,12 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> Verdict:
     return out(HunkStatus.DIVERGED, "some removed lines are gone; none of the added lines are at their place")
 
 
-def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: list[int]) -> int:
-    """How many of the region's unmatched lines (`unmatched`, positions in the region) stand among
-    a run of the hunk's changed lines: between two of its lines found, or, for a run that replaces
-    lines, anywhere between the lines found next before and next after it (in the place of the
-    removed lines). Lines the patch tool could drop as fuzz stand in the context, never there;
-    beside an added block of repeated lines, where the diff put it is a matter of choice."""
+def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: dict[int, str]) -> int:
+    """How many of the region's unmatched lines (position in the region -> text) stand in the place
+    of a run of the hunk's removed lines, between the lines found next before and next after the
+    run, and read like one of those removed lines: the old code back in another form, so the
+    change is not there as made. Other lines there (code added later beside the change, as a
+    later release does) and lines in the context (which patch would take as fuzz) do not count."""
     at = dict(pairs)
     inside: set[int] = set()
     kinds = [k for k, _ in sh.lines]
@@ -312,15 +316,13 @@ def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: list[int]
         first = i
         while i < len(kinds) and kinds[i] != " ":
             i += 1
-        found = [at[h] for h in range(first, i) if h in at]
-        if "-" in kinds[first:i]:
-            lo = max((at[h] for h in range(first) if h in at), default=-1)
-            hi = min((at[h] for h in range(i, len(kinds)) if h in at), default=1 << 30)
-        elif found:
-            lo, hi = min(found), max(found)
-        else:
+        removed = [t.strip() for k, t in sh.lines[first:i] if k == "-"]
+        if not removed:
             continue
-        inside.update(j for j in unmatched if lo < j < hi)
+        lo = max((at[h] for h in range(first) if h in at), default=-1)
+        hi = min((at[h] for h in range(i, len(kinds)) if h in at), default=1 << 30)
+        inside.update(j for j, line in unmatched.items() if lo < j < hi and any(
+            SequenceMatcher(None, line.strip(), old).ratio() >= RESEMBLES for old in removed))
     return len(inside)
 
 
