@@ -163,7 +163,7 @@ def test_a_partly_upstream_patch_is_reduced_by_write_and_applies(
     series = (out / "series").read_text().split()
     assert series == ["0001-two-fixes.patch", "0002-other.patch"]
     reduced = (out / series[0]).read_text()
-    assert "value_5" not in reduced.replace(" value_5", "") or "-value_5" not in reduced
+    assert "value_5" not in reduced
     assert "+value_35 = 'x'" in reduced and "@@ -34,7 +34,7 @@" in reduced  # two lines lower now
     for tool in (["patch", "-p1", "--quiet"], ["git", "apply"]):
         work = tmp_path / f"candidate-{tool[0]}"

@@ -96,11 +96,13 @@ def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = No
     for source, prs, hunks, unnamed in sources:
         groups = grouped(hunks)
         in_trees: dict[str, dict[GroupKey, list[HunkResult]]] = {}
+        held: dict[str, dict[GroupKey, tuple[bool, ...]]] = {}
         if git is not None:
             judge = TreeJudge({pr.number: pr for pr in prs}, groups, blob_ids=lambda names: blob_ids(git, names),
                               read=git.file_at, prefetch=git.prefetch_files, with_sides=source.with_files)
-            commits = [r.commit for r in tags] + [c for c in (default_sha, candidate_sha) if c is not None]
-            in_trees = judge.judge(list(dict.fromkeys(commits)))
+            in_trees = judge.judge([c for c in (candidate_sha,) if c is not None])
+            held = judge.presence(list(dict.fromkeys([r.commit for r in tags] + ([default_sha] if default_sha
+                                                                                 else []))))
             judgements += judge.judgements
         if candidate_sha is not None:
             at_candidate = _by_hunk(groups, in_trees[candidate_sha])
@@ -114,13 +116,13 @@ def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = No
             candidate = Candidate(opened.info.path, opened.info.kind.value, opened.info.vcs_commit,
                                   opened.info.version)
             read_candidate = _target_reader(opened, source, prs, hunks)
-        default = _by_hunk(groups, in_trees[default_sha]) if default_sha is not None else {}
-        per_release = [_by_hunk(groups, in_trees[r.commit]) for r in tags]
+        default = _held_by_hunk(groups, held[default_sha]) if default_sha is not None else {}
+        per_release = [_held_by_hunk(groups, held[r.commit]) for r in tags]
         names = [r.name for r in tags]
         for pr in prs:
             own = [h for h in hunks if h.pr == pr.number]
             results = [at_candidate.get(id(h)) or _unjudged(h) for h in own]
-            ups = tuple(HunkUpkeep(r, landing([bool(rel[id(h)].status.present) for rel in per_release], names))
+            ups = tuple(HunkUpkeep(r, landing([rel[id(h)] for rel in per_release], names))
                         for h, r in zip(own, results, strict=True))
             counted = [u for u in ups if u.counted]
             first, note = first_release([u.landing for u in counted], names)
@@ -139,6 +141,12 @@ def _by_hunk(groups: Mapping[GroupKey, list[Hunk]], results: Mapping[GroupKey, l
     return {id(h): r for key, hs in groups.items() for h, r in zip(hs, results[key], strict=True)}
 
 
+def _held_by_hunk(groups: Mapping[GroupKey, list[Hunk]], held: Mapping[GroupKey, tuple[bool, ...]]
+                  ) -> dict[int, bool]:
+    """Presence by the id of the hunk."""
+    return {id(h): p for key, hs in groups.items() for h, p in zip(hs, held[key], strict=True)}
+
+
 def _ref_reader(git: GitSource, sha: str) -> Callable[[str], bytes | None]:
     return lambda path: git.file_at(sha, path)
 
@@ -150,7 +158,7 @@ def _unjudged(h: Hunk) -> HunkResult:
     return HunkResult(h, HunkStatus.UNVERIFIABLE, unread=True, evidence=MatchEvidence(note="not judged"))
 
 
-def _state(pr: PullRequest, merged: str | None, at_default: Sequence[HunkResult] | None
+def _state(pr: PullRequest, merged: str | None, at_default: Sequence[bool] | None
            ) -> tuple[ItemState, MergedBy | None]:
     """Merged as the stack's facts say (ancestry, rebase, squash, content, GitHub), else by the
     content of the default branch's tree (every counted hunk there); closed where known."""
@@ -158,7 +166,7 @@ def _state(pr: PullRequest, merged: str | None, at_default: Sequence[HunkResult]
         return ItemState.MERGED, MergedBy(merged) if merged in MergedBy.__members__.values() else MergedBy.GITHUB
     if pr.state is PRState.MERGED:
         return ItemState.MERGED, MergedBy.GITHUB
-    if at_default and all(r.status.present for r in at_default):
+    if at_default and all(at_default):
         return ItemState.MERGED, MergedBy.CONTENT
     if pr.state is PRState.CLOSED:
         return ItemState.CLOSED, None
