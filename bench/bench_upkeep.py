@@ -89,8 +89,9 @@ def bench_prs(repo: Path, count: int) -> None:
 def bench_patches(repo: Path, count: int) -> None:
     tags = versions(repo)
     candidate = tags[-1]
-    numbers = sorted(int(r.rsplit("/", 2)[-2]) for r in
-                     git(repo, "for-each-ref", "--format=%(refname)", "refs/pull").split())[-count:]
+    numbers = sorted({int(r.rsplit("/", 2)[-2]) for r in
+                      git(repo, "for-each-ref", "--format=%(refname)", "refs/pull").split()
+                      if r.endswith("/head")})[-count:]
     with tempfile.TemporaryDirectory(prefix="prstack-bench-upkeep-") as tmp:
         folder, tree = Path(tmp) / "patches", Path(tmp) / "tree"
         folder.mkdir()
