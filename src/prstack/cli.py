@@ -305,6 +305,68 @@ def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     out.print(f"cached under {Cache().root}", markup=False, highlight=False, soft_wrap=True)
 
 
+@app.command(epilog=_examples(
+    "prstack upkeep 40727 40898 --git ~/src/vllm --onto v0.21.0",
+    "prstack upkeep --patch patches/ --git ~/src/vllm --releases 'v0.2*' --write refreshed/",
+    "prstack upkeep --wheel dist/vllm-0.21.0-cp312-linux_x86_64.whl   # the carried set of ./pyproject.toml",
+) + "\n\n" + EXIT_CODES.format(ok="every item is retire or keep", bad="an item is partly upstream or needs a rebase"))
+def upkeep(
+    prs: Annotated[list[str] | None, typer.Argument(
+        metavar="[PR...]", help="Carried PRs (N, #N or URL); none: the manifest's.", show_default=False)] = None,
+    git: GitOpt = None,
+    patch: Annotated[list[str] | None, typer.Option(
+        "--patch", metavar="FILE", help="A carried patch, folder of patches or quilt series (repeatable).")] = None,
+    releases: Annotated[str | None, typer.Option(
+        "--releases", metavar="PATTERN", help="Tags that are releases, a glob (default: tags that are versions).")
+    ] = None,
+    onto: Annotated[str | None, typer.Option(
+        "--onto", metavar="REF", help="The candidate: a ref of the clone (default: the newest release).")] = None,
+    installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
+    wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None,
+    write: Annotated[Path | None, typer.Option(
+        "--write", metavar="DIR", help="Write the refreshed series for the candidate here (with a `series` file).")
+    ] = None,
+    manifest: Annotated[Path | None, typer.Option(
+        "--manifest", metavar="FILE", help="prstack.toml or pyproject.toml declaring the carried set "
+        "(default: the one in this folder, when no PR or patch is given).")] = None,
+    fmt: FormatOpt = OutputFormat.TABLE,
+) -> None:
+    """For each carried PR or patch: retire, keep or rebase on the candidate, and the first release holding it."""
+    from prstack.render.upkeep import render_upkeep
+    from prstack.sources.git.repo import GitSource
+    from prstack.upkeep.manifest import find_manifest, read_manifest
+    from prstack.upkeep.run import Carried
+    from prstack.upkeep.run import upkeep as run_upkeep
+    from prstack.upkeep.series import refreshed_series
+
+    numbers, _ = parse_prs(prs or [], None)
+    notes: dict[str, str] = {}
+    if manifest is not None or (not numbers and not patch):
+        declared = read_manifest(manifest or find_manifest(Path.cwd()))
+        numbers, patch, notes = list(declared.numbers), list(declared.patches), declared.notes
+        git, releases = git or declared.git, releases or declared.releases
+        dist = dist or declared.distribution
+    has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
+    spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
+    with progress_shown():
+        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes), GitSource(git) if git else None,
+                          releases=releases, onto=onto, target=spec)
+    if write is not None:
+        series = refreshed_series(done.report, done.candidate_file)
+        try:
+            write.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot make {write}: {exc.strerror}; give a writable folder.") from None
+        for name, data in series.files.items():
+            _write(write / name, data)
+        left = "".join(f"  not written: {n}: {why}\n" for n, why in
+                       ((f"#{i.number}" if i.patch is None else i.patch, why) for i, why in series.unwritten))
+        sys.stderr.write(f"wrote {len(series.written)} patch(es) and a series file to {write}; "
+                         f"dropped {len(series.dropped)} retired\n{left}")
+    show(render_upkeep(done.report, fmt))
+    raise typer.Exit(0 if done.report.settled else 1)
+
+
 cache_app = typer.Typer(help="What the local cache holds (info); emptying it (clear).",
                         epilog=_examples("prstack cache info", "prstack cache clear"),
                         context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,0 +1,120 @@
+"""Carried hunks judged in many trees of one clone (releases, a ref, the default branch): each
+file's blob at each tree from one stream, each distinct blob judged once per PR and file."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from prstack.match.file import match_file
+from prstack.match.stack import _sides
+from prstack.models import Hunk, HunkResult, PullRequest
+
+GroupKey = tuple[int, str]
+"""(PR number, repository path): the hunks of one PR in one file, judged together."""
+BlobIds = Callable[[Sequence[tuple[str, str]]], list[str | None]]
+"""(commit, path) pairs -> the blob id of each there (None: no such file)."""
+ReadFile = Callable[[str, str], bytes | None]
+Prefetch = Callable[[Iterable[tuple[str, str]]], None]
+
+
+def grouped(hunks: Iterable[Hunk]) -> dict[GroupKey, list[Hunk]]:
+    """Hunks by (PR, path), in the order they first occur."""
+    groups: defaultdict[GroupKey, list[Hunk]] = defaultdict(list)
+    for hunk in hunks:
+        groups[(hunk.pr, hunk.path)].append(hunk)
+    return dict(groups)
+
+
+class TreeJudge:
+    """Verdicts of each hunk group in the files of many commits' trees. A file's blob is judged
+    once per group however many trees hold it (the same file at thirty tags: one judgement)."""
+
+    def __init__(self, prs: Mapping[int, PullRequest], groups: Mapping[GroupKey, list[Hunk]], *,
+                 blob_ids: BlobIds, read: ReadFile, prefetch: Prefetch, with_sides: bool) -> None:
+        self._prs, self._groups = prs, groups
+        self._blob_ids, self._read, self._prefetch = blob_ids, read, prefetch
+        self._with_sides = with_sides
+        self._judged: dict[tuple[GroupKey, str | None], list[HunkResult]] = {}
+        self.judgements = 0
+        """How many (group, blob) judgements were made (the rest were shared)."""
+
+    def blobs(self, commits: Sequence[str]) -> dict[str, dict[GroupKey, str | None]]:
+        """Per commit, each group's file blob there."""
+        paths = sorted({path for _, path in self._groups})
+        ids = self._blob_ids([(c, p) for c in commits for p in paths])
+        at = {(c, p): ids[i * len(paths) + j] for i, c in enumerate(commits) for j, p in enumerate(paths)}
+        return {c: {key: at[(c, key[1])] for key in self._groups} for c in commits}
+
+    def presence(self, commits: Sequence[str]) -> dict[str, dict[GroupKey, tuple[bool, ...]]]:
+        """Per commit, whether each group's hunks are present in that commit's tree. A blob that
+        lacks some added line of a hunk (whitespace, quotes and line breaks aside: what no
+        normalisation of the matcher could find) does not hold that hunk; the matcher judges the rest."""
+        blobs = self.blobs(commits)
+        pairs = {(key, blob) for per in blobs.values() for key, blob in per.items()}
+        self._prefetch([(blob, "") for _, blob in pairs if blob is not None])
+        texts = {blob: self._read(blob, "") for blob in {b for _, b in pairs if b is not None}}
+        loose = {blob: _loose(text) for blob, text in texts.items() if text is not None}
+        found: dict[tuple[GroupKey, str | None], tuple[bool, ...]] = {}
+        full: list[tuple[GroupKey, str | None]] = []
+        for key, blob in pairs:
+            there = loose.get(blob) if blob is not None else None
+            maybe = tuple(_may_hold(h, there) for h in self._groups[key])
+            if (key, blob) in self._judged or any(maybe):
+                full.append((key, blob))
+            found[(key, blob)] = maybe
+        judged = self._judge_pairs(full, texts)
+        for pair in full:
+            found[pair] = tuple(m and r.status.present for m, r in zip(found[pair], judged[pair], strict=True))
+        return {c: {key: found[(key, blob)] for key, blob in per.items()} for c, per in blobs.items()}
+
+    def judge(self, commits: Sequence[str]) -> dict[str, dict[GroupKey, list[HunkResult]]]:
+        """Per commit, each group's verdicts in that commit's tree."""
+        blobs = self.blobs(commits)
+        pairs = [(key, blob) for per in blobs.values() for key, blob in per.items()]
+        judged = self._judge_pairs(pairs, {})
+        return {c: {key: judged[(key, blob)] for key, blob in per.items()} for c, per in blobs.items()}
+
+    def _judge_pairs(self, pairs: Iterable[tuple[GroupKey, str | None]], texts: Mapping[str, bytes | None]
+                     ) -> dict[tuple[GroupKey, str | None], list[HunkResult]]:
+        """The matcher's verdicts of each (group, blob), each made once (`texts`: blobs read already)."""
+        pairs = list(pairs)
+        todo = sorted({(key, blob) for key, blob in pairs if (key, blob) not in self._judged},
+                      key=lambda kb: (kb[0], kb[1] or ""))
+        sides = {key: self._sides(key) for key in {key for key, _ in todo}}
+        wanted = [(blob, "") for _, blob in todo if blob is not None and blob not in texts]
+        wanted += [side for key in sides for side in sides[key] if side is not None]
+        self._prefetch(wanted)
+        both = {key: tuple(self._read(*side) if side is not None else None for side in pair)
+                for key, pair in sides.items()}
+        for key, blob in todo:
+            base, head = both[key]
+            target = (texts[blob] if blob in texts else self._read(blob, "")) if blob is not None else None
+            self._judged[(key, blob)] = match_file(self._groups[key], target, installed_path=key[1], base=base,
+                                                   head=head)
+            self.judgements += 1
+        return {pair: self._judged[pair] for pair in pairs}
+
+    def _sides(self, key: GroupKey) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+        if not self._with_sides:
+            return None, None
+        return _sides(self._prs[key[0]], self._groups[key][0])
+
+
+_LOOSE = bytes(range(33)) + b"\"'`\x7f"
+"""Bytes no line is compared by for `_may_hold`: whitespace, line breaks, controls and quotes."""
+
+
+def _loose(text: bytes) -> bytes:
+    return text.translate(None, _LOOSE)
+
+
+def _may_hold(hunk: Hunk, loose: bytes | None) -> bool:
+    """False when the blob (`_loose` of it; None: no file) surely lacks the hunk's change: an added
+    line of it is nowhere in the blob. A hunk that adds nothing is left to the matcher."""
+    added = [line for line in hunk.added if line.strip()]
+    if not added or not hunk.lines:
+        return True
+    if loose is None:
+        return False
+    return all(_loose(line.encode("utf-8", "surrogateescape")) in loose for line in added)

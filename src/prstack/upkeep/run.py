@@ -1,0 +1,193 @@
+"""The upkeep: a carried set (PRs of a clone, patch files) judged in each release's tree and in the
+candidate, each item's state, first release and verdict. Orchestration only: the sources read,
+`TreeJudge` and the audit judge, `prstack.upkeep.judging` decides."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from prstack.audit import audit_opened
+from prstack.errors import InputError
+from prstack.models import Hunk, HunkResult, PRState, PullRequest
+from prstack.sources.base import PRSource
+from prstack.sources.git.repo import GitSource
+from prstack.targets.base import Target, TargetSpec
+from prstack.targets.confined import Unreadable
+from prstack.upkeep.across import GroupKey, TreeJudge, grouped
+from prstack.upkeep.judging import first_release, landing, verdict
+from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, UpkeepReport
+from prstack.upkeep.trees import blob_ids, check_pattern, release_tags
+
+__all__ = ["Carried", "Upkeep", "upkeep"]
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What is carried: PRs of the clone and patch files (folders, quilt series), with notes."""
+
+    numbers: tuple[int, ...] = ()
+    patches: tuple[str, ...] = ()
+    notes: Mapping[str, str] = field(default_factory=dict)
+    """A note per item: keyed by "#N" for a PR, by the patch's name for a patch."""
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    """The report, and the candidate's files by repository path (for a refreshed series)."""
+
+    report: UpkeepReport
+    candidate_file: Callable[[str], bytes | None]
+    judgements: int = 0
+    """How many (PR, file, blob) judgements the releases took."""
+
+
+def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = None, onto: str | None = None,
+           target: TargetSpec | None = None) -> Upkeep:
+    """Each carried item across the clone's releases (`releases`: a tag glob) and against the
+    candidate: `onto` (a ref of the clone), else `target` (as an audit opens it), else the
+    newest release."""
+    if not carried.numbers and not carried.patches:
+        raise InputError("nothing carried: give PR numbers, --patch FILE, or a manifest ([tool.prstack] in "
+                         "pyproject.toml, or prstack.toml) listing them.")
+    if carried.numbers and git is None:
+        raise InputError("upkeep of PRs reads them and the releases from a clone: give --git PATH.")
+    if onto is not None and target is not None:
+        raise InputError("--onto and a target both name the candidate; give one of them.")
+    tags = release_tags(git, releases) if git is not None else []
+    if git is not None:
+        check_pattern(tags, releases, git)
+    if onto is None and target is None:
+        if not tags:
+            raise InputError("no candidate: give --onto REF with --git, or a target (--wheel, --site-packages, "
+                             "--tree, --installed, --python) of the release you move to.")
+        onto = tags[-1].name
+    candidate_sha = git.resolve(onto) if git is not None and onto is not None else None
+    if onto is not None and candidate_sha is None:
+        raise InputError("--onto names a ref of a clone: give --git PATH too, or a target instead.")
+    sources: list[tuple[PRSource, Sequence[PullRequest], Sequence[Hunk], dict[int, str | None]]] = []
+    default_sha: str | None = None
+    how: dict[int, tuple[str | None, str | None]] = {}
+    if carried.numbers:
+        from prstack.sources.git.prs import ClonePRs
+
+        assert git is not None
+        clone = ClonePRs(git, carried.numbers)
+        changes = clone.load().finish()
+        default_sha = git.resolve(changes.default_ref)
+        how = {n: (f.merged, f.landed) for n, f in changes.stack.facts.items()}
+        sources.append((clone, changes.prs, changes.hunks, {}))
+    if carried.patches:
+        from prstack.sources.patch.files import read_patch_files, split_patch
+        from prstack.sources.patch.source import PatchPRs
+
+        patches = [split_patch(f) for f in read_patch_files(carried.patches, sys.stdin.buffer)]
+        files = PatchPRs(patches)
+        named = {pr.number: (p.number is not None) for pr, p in zip(files.changes.prs, patches, strict=True)}
+        sources.append((files, files.changes.prs, files.changes.hunks,
+                        {n: None for n, ok in named.items() if not ok}))
+        if git is not None and default_sha is None:
+            default_sha = git.resolve(git.default_ref)
+    items: list[Item] = []
+    judgements = 0
+    read_candidate: Callable[[str], bytes | None] = lambda path: None  # noqa: E731
+    candidate = Candidate(onto or "", "ref", candidate_sha)
+    for source, prs, hunks, unnamed in sources:
+        groups = grouped(hunks)
+        in_trees: dict[str, dict[GroupKey, list[HunkResult]]] = {}
+        held: dict[str, dict[GroupKey, tuple[bool, ...]]] = {}
+        if git is not None:
+            judge = TreeJudge({pr.number: pr for pr in prs}, groups, blob_ids=lambda names: blob_ids(git, names),
+                              read=git.file_at, prefetch=git.prefetch_files, with_sides=source.with_files)
+            in_trees = judge.judge([c for c in (candidate_sha,) if c is not None])
+            held = judge.presence(list(dict.fromkeys([r.commit for r in tags] + ([default_sha] if default_sha
+                                                                                 else []))))
+            judgements += judge.judgements
+        if candidate_sha is not None:
+            at_candidate = _by_hunk(groups, in_trees[candidate_sha])
+            assert git is not None
+            read_candidate = _ref_reader(git, candidate_sha)
+        else:
+            assert target is not None
+            report, opened = audit_opened(source, target)
+            by_value = {r.hunk: r for r in report.results}
+            at_candidate = {id(h): by_value[h] for h in hunks if h in by_value}
+            candidate = Candidate(opened.info.path, opened.info.kind.value, opened.info.vcs_commit,
+                                  opened.info.version)
+            read_candidate = _target_reader(opened, source, prs, hunks)
+        default = _held_by_hunk(groups, held[default_sha]) if default_sha is not None else {}
+        per_release = [_held_by_hunk(groups, held[r.commit]) for r in tags]
+        names = [r.name for r in tags]
+        for pr in prs:
+            own = [h for h in hunks if h.pr == pr.number]
+            results = [at_candidate.get(id(h)) or _unjudged(h) for h in own]
+            ups = tuple(HunkUpkeep(r, landing([rel[id(h)] for rel in per_release], names))
+                        for h, r in zip(own, results, strict=True))
+            counted = [u for u in ups if u.counted]
+            first, note = first_release([u.landing for u in counted], names)
+            merged, landed = how.get(pr.number, (None, None)) if pr.patch is None else (None, None)
+            state, merged_by = _state(pr, merged, [default[id(u.result.hunk)] for u in counted] if default else None)
+            number = None if pr.number in unnamed else pr.number
+            key = pr.patch if pr.patch is not None else f"#{pr.number}"
+            items.append(Item(pr, number, pr.patch, state, merged_by, landed, first, note, verdict(results), ups,
+                              carried.notes.get(key)))
+    return Upkeep(UpkeepReport(tuple(tags), candidate, tuple(items)), read_candidate, judgements)
+
+
+def _by_hunk(groups: Mapping[GroupKey, list[Hunk]], results: Mapping[GroupKey, list[HunkResult]]
+             ) -> dict[int, HunkResult]:
+    """Verdicts by the id of the hunk they judge."""
+    return {id(h): r for key, hs in groups.items() for h, r in zip(hs, results[key], strict=True)}
+
+
+def _held_by_hunk(groups: Mapping[GroupKey, list[Hunk]], held: Mapping[GroupKey, tuple[bool, ...]]
+                  ) -> dict[int, bool]:
+    """Presence by the id of the hunk."""
+    return {id(h): p for key, hs in groups.items() for h, p in zip(hs, held[key], strict=True)}
+
+
+def _ref_reader(git: GitSource, sha: str) -> Callable[[str], bytes | None]:
+    return lambda path: git.file_at(sha, path)
+
+
+def _unjudged(h: Hunk) -> HunkResult:
+    """A hunk the candidate's audit gave no verdict for: not read, so not present."""
+    from prstack.models import HunkStatus, MatchEvidence
+
+    return HunkResult(h, HunkStatus.UNVERIFIABLE, unread=True, evidence=MatchEvidence(note="not judged"))
+
+
+def _state(pr: PullRequest, merged: str | None, at_default: Sequence[bool] | None
+           ) -> tuple[ItemState, MergedBy | None]:
+    """Merged as the stack's facts say (ancestry, rebase, squash, content, GitHub), else by the
+    content of the default branch's tree (every counted hunk there); closed where known."""
+    if merged is not None:
+        return ItemState.MERGED, MergedBy(merged) if merged in MergedBy.__members__.values() else MergedBy.GITHUB
+    if pr.state is PRState.MERGED:
+        return ItemState.MERGED, MergedBy.GITHUB
+    if at_default and all(at_default):
+        return ItemState.MERGED, MergedBy.CONTENT
+    if pr.state is PRState.CLOSED:
+        return ItemState.CLOSED, None
+    return (ItemState.OPEN if pr.patch is None else ItemState.UNKNOWN), None
+
+
+def _target_reader(opened: Target, source: PRSource, prs: Sequence[PullRequest], hunks: Sequence[Hunk]
+                   ) -> Callable[[str], bytes | None]:
+    """The target's copy of a repository path, placed as the audit placed it."""
+    from prstack.placement.paths import PathMap, Placement
+
+    loaded = source.load().finish()
+    pathmap = PathMap(opened.files(), source.repo_files(loaded, opened.files()))
+
+    def read(path: str) -> bytes | None:
+        location = pathmap.locate(path)
+        if location.placement is not Placement.SHIPPED or not location.installed_path:
+            return None
+        try:
+            return opened.read(location.installed_path)
+        except Unreadable:
+            return None
+
+    return read

@@ -1,0 +1,67 @@
+"""Upstream releases read from a clone: its version tags in order, and the blob of each file at
+each of them from one `git cat-file --batch-check` stream (trees are read, never checked out)."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from prstack.errors import InputError
+from prstack.sources.git.repo import GitSource
+from prstack.sources.git.runner import run_git
+from prstack.upkeep.model import Release
+
+
+def release_tags(git: GitSource, pattern: str | None = None) -> list[Release]:
+    """The clone's releases, oldest first: tags matching `pattern` (a glob, as `git tag --list`
+    takes), else the tags that parse as versions; in version order (tags that are no version,
+    which only a pattern lets in, by their date, before none of the versions they follow)."""
+    out = run_git(git.path, ["for-each-ref", "--format=%(refname:short)%00%(objectname)%00%(*objectname)"
+                             "%00%(*objecttype)%00%(objecttype)%00%(creatordate:unix)", "refs/tags"],
+                  git.env).decode("utf-8", "surrogateescape")
+    rows: list[tuple[tuple[int, Version | None, int], Release]] = []
+    for line in out.splitlines():
+        fields = line.split("\0")
+        if len(fields) != 6:
+            continue
+        name, obj, peeled, peeled_type, obj_type, date = fields
+        commit = peeled if peeled and peeled_type == "commit" else obj if obj_type == "commit" else None
+        if commit is None or (pattern is not None and not fnmatch.fnmatchcase(name, pattern)):
+            continue
+        try:
+            version: Version | None = Version(name)
+        except InvalidVersion:
+            if pattern is None:
+                continue
+            version = None
+        when = int(date) if date.isdigit() else 0
+        rows.append(((0, version, when) if version is not None else (1, None, when), Release(name, commit)))
+    versioned = sorted((key, r) for key, r in rows if key[1] is not None)
+    others = sorted(((key[2], r.name), r) for key, r in rows if key[1] is None)
+    return [r for _, r in versioned] + [r for _, r in others]
+
+
+def blob_ids(git: GitSource, names: Sequence[tuple[str, str]]) -> list[str | None]:
+    """The blob id of each (commit, path), in order, from one `git cat-file --batch-check`;
+    None where the path is no file there (absent, a folder, a submodule)."""
+    if not names:
+        return []
+    wanted = [(rev, path) for rev, path in names if "\n" not in path]
+    data = "".join(f"{rev}:{path}\n" for rev, path in wanted).encode("utf-8", "surrogateescape")
+    out = run_git(git.path, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], git.env, data)
+    answers = out.decode("utf-8", "surrogateescape").split("\n")
+    found: dict[tuple[str, str], str | None] = {}
+    for key, answer in zip(wanted, answers, strict=False):
+        parts = answer.split(" ")
+        found[key] = parts[0] if len(parts) == 2 and parts[1] == "blob" else None
+    return [found.get(key) for key in names]
+
+
+def check_pattern(releases: Sequence[Release], pattern: str | None, git: GitSource) -> None:
+    """Fail with what to do when no tag is a release."""
+    if not releases:
+        given = f"no tag matches --releases {pattern!r}" if pattern else "no tag parses as a version"
+        raise InputError(f"{given} in {git.path}; fetch the tags (git -C {git.path} fetch --tags) or give "
+                         "--releases 'PATTERN' (a glob such as 'v*').")

@@ -1,0 +1,59 @@
+"""The upkeep's pure judgements: a hunk's landing across releases, an item's first release and its
+note, the verdict from the candidate's statuses; and one judgement per distinct blob."""
+
+from __future__ import annotations
+
+from conftest import GitRepo
+from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
+from prstack.sources.git.repo import GitSource
+from prstack.upkeep.judging import first_release, landing, verdict
+from prstack.upkeep.model import Verdict
+from prstack.upkeep.run import Carried, upkeep
+
+NAMES = ["v1", "v2", "v3", "v4"]
+HUNK = Hunk(1, "a.py", "a.py", FileChange.MODIFIED, 1, 1, 1, 1, (HunkLine("-", "x = 1"), HunkLine("+", "x = 2")))
+
+
+def _results(*statuses: HunkStatus) -> list[HunkResult]:
+    return [HunkResult(HUNK, s) for s in statuses]
+
+
+def test_landing_is_the_start_of_the_last_run_of_releases_holding_it() -> None:
+    """Present in v2, gone in v3, back in v4: landed in v4, first seen in v2, reverted in v3."""
+    lg = landing([False, True, False, True], NAMES)
+    assert (lg.landed_in, lg.first_seen, lg.reverted_in) == ("v4", "v2", ("v3",))
+    assert landing([False, True, True, False], NAMES).landed_in is None
+
+
+def test_first_release_holds_every_hunk_and_says_when_they_landed_apart() -> None:
+    a, b = landing([False, True, True, True], NAMES), landing([False, False, True, True], NAMES)
+    first, note = first_release([a, b], NAMES)
+    assert first == "v3" and note is not None and "1 in v2, 1 in v3" in note
+    first, note = first_release([a, landing([False] * 4, NAMES)], NAMES)
+    assert first is None and note is not None and "1 of 2 hunk(s) not in the newest release" in note
+
+
+def test_verdict_from_the_candidate_statuses() -> None:
+    """retire, partly-upstream, keep (every pre-image there) and rebase (a region diverged)."""
+    assert verdict(_results(HunkStatus.APPLIED, HunkStatus.RELOCATED)) is Verdict.RETIRE
+    assert verdict(_results(HunkStatus.APPLIED, HunkStatus.DIVERGED)) is Verdict.PARTLY_UPSTREAM
+    assert verdict(_results(HunkStatus.MISSING, HunkStatus.NOT_SHIPPED)) is Verdict.KEEP
+    assert verdict(_results(HunkStatus.MISSING, HunkStatus.CONFLICT)) is Verdict.REBASE
+    assert verdict(_results(HunkStatus.NOT_SHIPPED)) is Verdict.REBASE
+
+
+def test_a_blob_shared_by_many_tags_is_judged_once(git_repo: GitRepo) -> None:
+    """Ten tags, the PR's file changed in none after the first: the candidate's verdict is one
+    judgement, and the releases share it (none needs the matcher again)."""
+    r = git_repo
+    r.commit("base", {"a.py": "".join(f"v{i} = {i}\n" for i in range(20)), "b.py": "0\n"})
+    r.branch("pr")
+    r.commit("fix", {"a.py": "".join(f"v{i} = {i * (i != 5) or 'five'}\n" for i in range(20))})
+    r.pr_ref(1)
+    r.git("checkout", "-q", "main")
+    for n in range(10):
+        r.commit(f"other {n}", {"b.py": f"{n}\n"})
+        r.git("tag", f"1.{n}")
+    done = upkeep(Carried((1,)), GitSource(r.path))
+    assert len(done.report.releases) == 10 and done.judgements == 1
+    assert done.report.items[0].verdict is Verdict.KEEP
