@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from prstack.cli_support import (
+    as_text,
     audit_call,
     console,
     crashed,
@@ -27,7 +28,7 @@ from prstack.cli_support import (
     usage_error,
 )
 from prstack.errors import InputError, PrstackError
-from prstack.render import AuditSchema, GraphFormat, HunksFormat, OutputFormat
+from prstack.render import AuditFormat, AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,6 +78,10 @@ PrsArg = Annotated[list[str], typer.Argument(
     metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)]
 GitOpt = Annotated[Path | None, typer.Option("--git", metavar="PATH", help="Local clone holding refs/pull/N/head.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", metavar="table|json|markdown", help="Output format.")]
+AuditFormatOpt = Annotated[AuditFormat, typer.Option("--format", metavar="table|json|markdown|junit",
+                                                     help="Output format (junit: JUnit XML for CI test reports).")]
+OutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the --format output to FILE; the table still goes to the terminal.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too, as panels.")]
 RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", help="GitHub repository.")]
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
@@ -92,12 +97,16 @@ DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Whi
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: bool, call: AuditCall | None,
-          schema: AuditSchema = AuditSchema.V2) -> int:
+def _emit(out: Console | None, report: AuditReport, fmt: AuditFormat, verbose: bool, call: AuditCall | None,
+          schema: AuditSchema = AuditSchema.V2, output: Path | None = None) -> int:
     from prstack.next_steps import summary
     from prstack.render import render_audit
 
-    shown = summary(report, call) if fmt is not OutputFormat.JSON else None
+    if output is not None:  # the format to the file, the table to the terminal
+        shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
+        _write(output, as_text(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema)).encode())
+        fmt = AuditFormat.TABLE
+    shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
     show(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema), out)
     return 0 if report.all_present else 1
 
@@ -112,7 +121,8 @@ def audit(
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
     wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
-    fmt: FormatOpt = OutputFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
+    fmt: AuditFormatOpt = AuditFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
+    output: OutputOpt = None,
     patch: Annotated[list[str] | None, typer.Option(
         "--patch", metavar="FILE", help="A patch file (unified diff, format-patch mails, GitHub .diff/.patch), "
         "a folder of patches, a quilt series or '-' as the PRs instead (repeatable; no clone).")] = None,
@@ -134,7 +144,7 @@ def audit(
         given = tuple(arg for p in patch for arg in ("--patch", p))
         call = audit_call(prs or [], given + source_options(git, repo, api_url, offline, base), spec, fmt=fmt,
                           verbose=verbose, plannable=False)
-        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
+        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     given = source_options(git, repo, api_url, offline, base)
@@ -147,7 +157,7 @@ def audit(
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
-    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
+    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",
@@ -204,7 +214,7 @@ def _opened(prs: Sequence[str], git: Path | None, repo: str | None, api_url: str
 @app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")
              + "\n\n" + EXIT_CODES.format(ok="(never: the example has a dropped hunk)", bad="the dropped hunk, found"))
 def demo(
-    fmt: FormatOpt = OutputFormat.TABLE, verbose: VerboseOpt = False,
+    fmt: AuditFormatOpt = AuditFormat.TABLE, verbose: VerboseOpt = False, output: OutputOpt = None,
     keep: Annotated[Path | None, typer.Option(
         "--keep", metavar="DIR", help="Build the example in DIR (new, empty or an earlier demo) and keep it.")] = None,
 ) -> None:
@@ -218,13 +228,13 @@ def demo(
         workdir = prepare_keep(keep) if keep is not None else Path(tmp)
         with progress_shown():
             result = run_demo(workdir)
-        if fmt is OutputFormat.TABLE:
+        if fmt is AuditFormat.TABLE or output is not None:
             out.print(f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
                       f"installed in {workdir / 'venv' / 'site-packages'}", highlight=False)
-        rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not OutputFormat.TABLE
+        rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not AuditFormat.TABLE
                                                      else ())), verbose=verbose)
-        code = _emit(out, result.report, fmt, verbose, rerun)
-        if fmt is OutputFormat.TABLE:
+        code = _emit(out, result.report, fmt, verbose, rerun, output=output)
+        if fmt is AuditFormat.TABLE or output is not None:
             out.print(f"\n{result.verdict()}", highlight=False, markup=False)
             out.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
     if keep is not None:

@@ -135,6 +135,19 @@ def show(rendered: RenderableType | str, out: Console | None = None) -> None:
         (out or console()).print(rendered, crop=False)
 
 
+def as_text(rendered: RenderableType | str, width: int = PIPED_WIDTH) -> str:
+    """What `show` would print, as plain text for a file (a rich renderable without colours)."""
+    if isinstance(rendered, str):
+        return rendered
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(rendered, crop=False)
+    return buffer.getvalue()
+
+
 def tolerant_streams() -> None:
     """Whatever stdout/stderr cannot encode (a lone surrogate, a non-UTF-8 locale) is replaced, never fatal."""
     for stream in (sys.stdout, sys.stderr):
