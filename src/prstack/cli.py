@@ -24,6 +24,7 @@ from prstack.cli_support import (
     show,
     source_options,
     target_spec,
+    target_specs,
     tolerant_streams,
     usage_error,
 )
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from prstack.next_steps import AuditCall
     from prstack.report import AuditReport
     from prstack.sources.open import OpenedClone
+    from prstack.targets.base import TargetSpec
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
 NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
@@ -119,8 +121,25 @@ def audit(
     prs: Annotated[list[str] | None, typer.Argument(
         metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)] = None,
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
-    installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
-    wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
+    installed: InstalledOpt = False,
+    python: Annotated[list[str] | None, typer.Option(
+        "--python", metavar="PY", help="Target: that interpreter's environment (repeatable).")] = None,
+    site_packages: Annotated[list[Path] | None, typer.Option(
+        "--site-packages", metavar="DIR", help="Target: a site-packages folder (repeatable).")] = None,
+    wheel: Annotated[list[Path] | None, typer.Option(
+        "--wheel", metavar="FILE", help="Target: a wheel, not installed (repeatable).")] = None,
+    tree: Annotated[list[Path] | None, typer.Option(
+        "--tree", metavar="DIR", help="Target: a plain source tree (repeatable).")] = None,
+    image: Annotated[list[Path] | None, typer.Option(
+        "--image", metavar="FILE_OR_DIR", help="Target: a container image, a `docker save` tar or an OCI image "
+        "layout (folder or tar), read without a daemon (repeatable).")] = None,
+    platform: Annotated[str | None, typer.Option(
+        "--platform", metavar="OS/ARCH", help="Which platform of a multi-platform image (default: the host's).",
+    )] = None,
+    python_path: Annotated[str | None, typer.Option(
+        "--python-path", metavar="DIR", help="Which environment of an image, by its site directory "
+        "(/usr/lib/python3.12/site-packages), when several hold the project.")] = None,
+    dist: DistOpt = None, base: BaseOpt = None,
     fmt: AuditFormatOpt = AuditFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
     output: OutputOpt = None,
     patch: Annotated[list[str] | None, typer.Option(
@@ -130,15 +149,19 @@ def audit(
         "--schema", metavar="ID", help="The JSON's schema: prstack.audit/2, or prstack.audit/1 (a PR's old "
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
-    """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
+    """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
     from prstack.audit import audit_stack
     from prstack.sources.open import open_source
     from prstack.targets.repos import repo_candidates
 
+    specs = target_specs(installed, python or [], site_packages or [], wheel or [], tree or [], image or [], dist,
+                         platform=platform, python_path=python_path)
     if patch:
         from prstack.patch_cli import audit_patch_files
 
-        spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+        if len(specs) > 1:
+            raise InputError("--patch audits one target at a time; give one target, or run once per target.")
+        spec = specs[0]
         with progress_shown():
             report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
         given = tuple(arg for p in patch for arg in ("--patch", p))
@@ -149,7 +172,9 @@ def audit(
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     given = source_options(git, repo, api_url, offline, base)
     numbers, repo = parse_prs(prs, repo)
-    spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+    if len(specs) > 1:
+        raise typer.Exit(_audit_matrix(numbers, specs, git, repo, api_url, offline, base, fmt, schema, output))
+    spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
         source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
@@ -158,6 +183,13 @@ def audit(
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
     raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
+
+
+def _audit_matrix(numbers: list[int], specs: list[TargetSpec], git: Path | None, repo: str | None,
+                  api_url: str | None, offline: bool, base: str | None, fmt: AuditFormat, schema: AuditSchema,
+                  output: Path | None) -> int:
+    """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
+    raise InputError("several targets in one run are not supported yet; give one target.")
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",
