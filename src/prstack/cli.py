@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
 import typer
 
@@ -32,7 +32,7 @@ from prstack.errors import InputError, PrstackError
 from prstack.render import AuditFormat, AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
     from prstack.next_steps import AuditCall
     from prstack.report import AuditReport
@@ -189,7 +189,37 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], git: Path | None,
                   api_url: str | None, offline: bool, base: str | None, fmt: AuditFormat, schema: AuditSchema,
                   output: Path | None) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
-    raise InputError("several targets in one run are not supported yet; give one target.")
+    from prstack.audit import audit_targets
+    from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
+    from prstack.sources.git.prs import ClonePRs
+    from prstack.sources.open import open_source
+    from prstack.targets.repos import repo_candidates
+
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+                             named=lambda: repo_candidates(specs[0]))
+        if source.repo is not None:
+            specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
+        reports = audit_targets(ClonePRs(source.git, numbers, base, source.meta), specs)
+
+    def rendered(fmt: AuditFormat) -> RenderableType:
+        if fmt is AuditFormat.TABLE:
+            return matrix_table(reports)
+        if fmt is AuditFormat.JSON:
+            return matrix_json(reports, schema)
+        if fmt is AuditFormat.MARKDOWN:
+            return matrix_markdown(reports)
+        if fmt is AuditFormat.JUNIT:
+            from prstack.render.junit import audit_junit
+
+            return audit_junit(reports)
+        assert_never(fmt)
+
+    if output is not None:
+        _write(output, as_text(rendered(fmt)).encode())
+        fmt = AuditFormat.TABLE
+    show(rendered(fmt))
+    return 0 if all(r.all_present for r in reports) else 1
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",

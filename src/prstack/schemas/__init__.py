@@ -6,7 +6,7 @@ import json
 from importlib import resources
 from typing import Any
 
-IDS = ("prstack.audit/2", "prstack.audit/1", "prstack.graph/1", "prstack.hunks/1", "prstack.plan/1")
+IDS = ("prstack.audit/2", "prstack.audit/1", "prstack.graph/1", "prstack.hunks/1", "prstack.plan/1", "prstack.matrix/1")
 
 
 def schema(schema_id: str) -> dict[str, Any]:
