@@ -239,7 +239,12 @@ def is_ancestor(m: Path, a: str, b: str) -> bool:
     return subprocess.run(["git", "--git-dir", str(m), "merge-base", "--is-ancestor", a, b]).returncode == 0
 
 
-def run_top(s: Stack, base: Audit) -> Result:
+def run_top(s: Stack, base: Audit, lacking: int) -> Result:
+    """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
+    "unable to read") has no truth to offer: the case is skipped, and counted."""
+    if lacking and base.rc == 2 and "unable to read" in base.stderr:
+        return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
+                      audits=[base])
     r = Result(s.repo, s.top, "top", base.rc == 0 and not base.bad, audits=[base], offending=base.bad)
     if not r.ok:
         r.why = f"exit {base.rc}" + (f": {base.stderr}" if base.rc not in (0, 1) else "")
@@ -344,7 +349,7 @@ def run_case(s: Stack, oracles: set[str]) -> list[Result]:
             return [Result(s.repo, s.top, o, None, f"bench error: {e}") for o in sorted(oracles)]
         base = audit([*by_pr(m, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
         if base is not None and "top" in oracles:
-            out.append(run_top(s, base))
+            out.append(run_top(s, base, lacking))
             out[-1].detail["blobs_lacking"] = lacking
         if "patch" in oracles:
             out.append(guarded(s, "patch", lambda: run_patch(m, s, tree, work)))
