@@ -67,8 +67,8 @@ def test_no_target_and_two_targets(demo_build: DemoBuild) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path))
     assert_one_line_error(done, "no target")
     done = run("audit", "40898", "--git", str(demo_build.repo.path),
-               "--site-packages", str(demo_build.site_packages), "--wheel", str(demo_build.wheel))
-    assert_one_line_error(done, "--site-packages and --wheel", "exactly one")
+               "--site-packages", str(demo_build.site_packages), "--platform", "linux/amd64")
+    assert_one_line_error(done, "--platform", "--image")
 
 
 def test_site_packages_shipping_none_of_the_files(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:

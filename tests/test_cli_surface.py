@@ -110,7 +110,7 @@ def test_an_internal_error_exits_2_with_one_line_and_traceback_on_request(tmp_pa
     (tmp_path / "sitecustomize.py").write_text(
         "import prstack.cli_support as s\n"
         "def boom(*a, **k):\n    raise ZeroDivisionError('planted')\n"
-        "s.target_spec = boom\nimport prstack.cli as c\nc.target_spec = boom\n")
+        "s.target_spec = s.target_specs = boom\nimport prstack.cli as c\nc.target_spec = c.target_specs = boom\n")
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     done = run("audit", "1", "--installed", env=env)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1

@@ -17,13 +17,13 @@ from prstack.models import Hunk
 from prstack.placement.paths import PathMap
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
-from prstack.sources.base import PRSource
+from prstack.sources.base import Changes, Loading, PRSource
 from prstack.sources.git.detect import PRMetadata
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 
-__all__ = ["audit", "audit_opened", "audit_stack"]
+__all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
 
 
 def audit(source: PRSource, spec: TargetSpec) -> AuditReport:
@@ -41,9 +41,7 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
     Python's cycle collector is paused meanwhile: an audit makes hundreds of thousands of small
     objects that all live to its end, and the collector would walk them again and again."""
     with _collector_paused():
-        if needs_pr_paths(spec) and spec.repo is None:
-            hint = source.hint
-            spec = replace(spec, repo=hint.repo, names=(*spec.names, *hint.names))
+        spec = _hinted(source, spec)
         early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
         loading = source.load()
         changes = loading.ready if early is not None else loading.finish()
@@ -52,20 +50,48 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
         else:
             paths = sorted({h.path for h in changes.hunks})
             target = open_target(spec, paths, source.repo_files(changes, ()))
-        repo_files = source.repo_files(changes, target.files())
-        if source.with_files and spec.dist is None:
-            _stop_on_another_project(changes.hunks, repo_files, target)
-        package, pathmap = package_index(target), PathMap(target.files(), repo_files)
-        at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
-                                 pathmap) if source.with_files else None)
-        results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,
-                              package, None if loading.complete else loading, at_base, pathmap)
-        if not source.with_files:
-            results = noted_without_base(results, target)
-        done = report(target.info, changes.prs, results)
-        build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
-                           source.contains, source.patch_contains)
-        return replace(done, build=build), target
+        return _judged(source, changes, target, spec, None if loading.complete else loading), target
+
+
+def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditReport]:
+    """The audit of several targets: the stack, its hunks and the files at base and head read once,
+    each target opened and judged in turn (a report each, in the order given)."""
+    with _collector_paused():
+        loading = source.load()
+        changes = loading.finish()
+        paths = sorted({h.path for h in changes.hunks})
+        reports = []
+        for spec in specs:
+            spec = _hinted(source, spec)
+            target = open_target(spec, paths, source.repo_files(changes, ()))
+            reports.append(_judged(source, changes, target, spec, None))
+        return reports
+
+
+def _hinted(source: PRSource, spec: TargetSpec) -> TargetSpec:
+    if needs_pr_paths(spec) and spec.repo is None:
+        hint = source.hint
+        return replace(spec, repo=hint.repo, names=(*spec.names, *hint.names))
+    return spec
+
+
+def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
+            loading: Loading | None) -> AuditReport:
+    """Every hunk of `changes` judged against the opened `target`, with what its build says."""
+    repo_files = source.repo_files(changes, target.files())
+    if source.with_files and spec.dist is None:
+        _stop_on_another_project(changes.hunks, repo_files, target)
+    package, pathmap = package_index(target), PathMap(target.files(), repo_files)
+    at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
+                             pathmap) if source.with_files else None)
+    results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,
+                          package, loading, at_base, pathmap)
+    if not source.with_files:
+        results = noted_without_base(results, target)
+    done = report(target.info, changes.prs, results)
+    build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
+                       source.contains, source.patch_contains)
+    return replace(done, build=build)
 
 
 def audit_stack(git: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,

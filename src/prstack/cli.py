@@ -8,11 +8,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
 import typer
 
 from prstack.cli_support import (
+    as_text,
     audit_call,
     console,
     crashed,
@@ -23,18 +24,20 @@ from prstack.cli_support import (
     show,
     source_options,
     target_spec,
+    target_specs,
     tolerant_streams,
     usage_error,
 )
 from prstack.errors import InputError, PrstackError
-from prstack.render import AuditSchema, GraphFormat, HunksFormat, OutputFormat
+from prstack.render import AuditFormat, AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
     from prstack.next_steps import AuditCall
     from prstack.report import AuditReport
     from prstack.sources.open import OpenedClone
+    from prstack.targets.base import TargetSpec
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
 NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
@@ -77,6 +80,10 @@ PrsArg = Annotated[list[str], typer.Argument(
     metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)]
 GitOpt = Annotated[Path | None, typer.Option("--git", metavar="PATH", help="Local clone holding refs/pull/N/head.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", metavar="table|json|markdown", help="Output format.")]
+AuditFormatOpt = Annotated[AuditFormat, typer.Option("--format", metavar="table|json|markdown|junit",
+                                                     help="Output format (junit: JUnit XML for CI test reports).")]
+OutputOpt = Annotated[Path | None, typer.Option(
+    "--output", "-o", metavar="FILE", help="Write the --format output to FILE; the table still goes to the terminal.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="List every hunk, applied ones too, as panels.")]
 RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", help="GitHub repository.")]
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
@@ -92,12 +99,16 @@ DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Whi
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _emit(out: Console | None, report: AuditReport, fmt: OutputFormat, verbose: bool, call: AuditCall | None,
-          schema: AuditSchema = AuditSchema.V2) -> int:
+def _emit(out: Console | None, report: AuditReport, fmt: AuditFormat, verbose: bool, call: AuditCall | None,
+          schema: AuditSchema = AuditSchema.V2, output: Path | None = None) -> int:
     from prstack.next_steps import summary
     from prstack.render import render_audit
 
-    shown = summary(report, call) if fmt is not OutputFormat.JSON else None
+    if output is not None:  # the format to the file, the table to the terminal
+        shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
+        _write(output, as_text(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema)).encode())
+        fmt = AuditFormat.TABLE
+    shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
     show(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema), out)
     return 0 if report.all_present else 1
 
@@ -110,9 +121,27 @@ def audit(
     prs: Annotated[list[str] | None, typer.Argument(
         metavar="PR...", help="PR numbers, #N or PR URLs (the stack under them too).", show_default=False)] = None,
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
-    installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
-    wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None, base: BaseOpt = None,
-    fmt: FormatOpt = OutputFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
+    installed: InstalledOpt = False,
+    python: Annotated[list[str] | None, typer.Option(
+        "--python", metavar="PY", help="Target: that interpreter's environment (repeatable).")] = None,
+    site_packages: Annotated[list[Path] | None, typer.Option(
+        "--site-packages", metavar="DIR", help="Target: a site-packages folder (repeatable).")] = None,
+    wheel: Annotated[list[Path] | None, typer.Option(
+        "--wheel", metavar="FILE", help="Target: a wheel, not installed (repeatable).")] = None,
+    tree: Annotated[list[Path] | None, typer.Option(
+        "--tree", metavar="DIR", help="Target: a plain source tree (repeatable).")] = None,
+    image: Annotated[list[Path] | None, typer.Option(
+        "--image", metavar="FILE_OR_DIR", help="Target: a container image, a `docker save` tar or an OCI image "
+        "layout (folder or tar), read without a daemon (repeatable).")] = None,
+    platform: Annotated[str | None, typer.Option(
+        "--platform", metavar="OS/ARCH", help="Which platform of a multi-platform image (default: the host's).",
+    )] = None,
+    python_path: Annotated[str | None, typer.Option(
+        "--python-path", metavar="DIR", help="Which environment of an image, by its site directory "
+        "(/usr/lib/python3.12/site-packages), when several hold the project.")] = None,
+    dist: DistOpt = None, base: BaseOpt = None,
+    fmt: AuditFormatOpt = AuditFormat.TABLE, offline: OfflineOpt = False, verbose: VerboseOpt = False,
+    output: OutputOpt = None,
     patch: Annotated[list[str] | None, typer.Option(
         "--patch", metavar="FILE", help="A patch file (unified diff, format-patch mails, GitHub .diff/.patch), "
         "a folder of patches, a quilt series or '-' as the PRs instead (repeatable; no clone).")] = None,
@@ -120,26 +149,32 @@ def audit(
         "--schema", metavar="ID", help="The JSON's schema: prstack.audit/2, or prstack.audit/1 (a PR's old "
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
-    """Is every hunk of these PRs (and the PRs they stack on) in the target?"""
+    """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
     from prstack.audit import audit_stack
     from prstack.sources.open import open_source
     from prstack.targets.repos import repo_candidates
 
+    specs = target_specs(installed, python or [], site_packages or [], wheel or [], tree or [], image or [], dist,
+                         platform=platform, python_path=python_path)
     if patch:
         from prstack.patch_cli import audit_patch_files
 
-        spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+        if len(specs) > 1:
+            raise InputError("--patch audits one target at a time; give one target, or run once per target.")
+        spec = specs[0]
         with progress_shown():
             report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
         given = tuple(arg for p in patch for arg in ("--patch", p))
         call = audit_call(prs or [], given + source_options(git, repo, api_url, offline, base), spec, fmt=fmt,
                           verbose=verbose, plannable=False)
-        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
+        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     given = source_options(git, repo, api_url, offline, base)
     numbers, repo = parse_prs(prs, repo)
-    spec = target_spec(installed, python, site_packages, wheel, tree, dist)
+    if len(specs) > 1:
+        raise typer.Exit(_audit_matrix(numbers, specs, git, repo, api_url, offline, base, fmt, schema, output))
+    spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
         source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
@@ -147,7 +182,44 @@ def audit(
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
-    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema))  # a Console only for a table
+    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
+
+
+def _audit_matrix(numbers: list[int], specs: list[TargetSpec], git: Path | None, repo: str | None,
+                  api_url: str | None, offline: bool, base: str | None, fmt: AuditFormat, schema: AuditSchema,
+                  output: Path | None) -> int:
+    """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
+    from prstack.audit import audit_targets
+    from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
+    from prstack.sources.git.prs import ClonePRs
+    from prstack.sources.open import open_source
+    from prstack.targets.repos import repo_candidates
+
+    with progress_shown():
+        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+                             named=lambda: repo_candidates(specs[0]))
+        if source.repo is not None:
+            specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
+        reports = audit_targets(ClonePRs(source.git, numbers, base, source.meta), specs)
+
+    def rendered(fmt: AuditFormat) -> RenderableType:
+        if fmt is AuditFormat.TABLE:
+            return matrix_table(reports)
+        if fmt is AuditFormat.JSON:
+            return matrix_json(reports, schema)
+        if fmt is AuditFormat.MARKDOWN:
+            return matrix_markdown(reports)
+        if fmt is AuditFormat.JUNIT:
+            from prstack.render.junit import audit_junit
+
+            return audit_junit(reports)
+        assert_never(fmt)
+
+    if output is not None:
+        _write(output, as_text(rendered(fmt)).encode())
+        fmt = AuditFormat.TABLE
+    show(rendered(fmt))
+    return 0 if all(r.all_present for r in reports) else 1
 
 
 @app.command(epilog=_examples("prstack graph 40898 --git ~/src/vllm",
@@ -204,7 +276,7 @@ def _opened(prs: Sequence[str], git: Path | None, repo: str | None, api_url: str
 @app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")
              + "\n\n" + EXIT_CODES.format(ok="(never: the example has a dropped hunk)", bad="the dropped hunk, found"))
 def demo(
-    fmt: FormatOpt = OutputFormat.TABLE, verbose: VerboseOpt = False,
+    fmt: AuditFormatOpt = AuditFormat.TABLE, verbose: VerboseOpt = False, output: OutputOpt = None,
     keep: Annotated[Path | None, typer.Option(
         "--keep", metavar="DIR", help="Build the example in DIR (new, empty or an earlier demo) and keep it.")] = None,
 ) -> None:
@@ -218,13 +290,13 @@ def demo(
         workdir = prepare_keep(keep) if keep is not None else Path(tmp)
         with progress_shown():
             result = run_demo(workdir)
-        if fmt is OutputFormat.TABLE:
+        if fmt is AuditFormat.TABLE or output is not None:
             out.print(f"[bold]prstack demo[/]: PR #40898 (stacked on #40727) audited in a fork's build of kvserve, "
                       f"installed in {workdir / 'venv' / 'site-packages'}", highlight=False)
-        rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not OutputFormat.TABLE
+        rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not AuditFormat.TABLE
                                                      else ())), verbose=verbose)
-        code = _emit(out, result.report, fmt, verbose, rerun)
-        if fmt is OutputFormat.TABLE:
+        code = _emit(out, result.report, fmt, verbose, rerun, output=output)
+        if fmt is AuditFormat.TABLE or output is not None:
             out.print(f"\n{result.verdict()}", highlight=False, markup=False)
             out.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
     if keep is not None:

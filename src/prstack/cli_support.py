@@ -80,6 +80,36 @@ def target_spec(
     return TargetSpec(kind, str(value) if value != "" else None, dist)
 
 
+def target_specs(
+    installed: bool, python: Sequence[str], site_packages: Sequence[Path], wheel: Sequence[Path],
+    tree: Sequence[Path], image: Sequence[Path], dist: str | None, *, platform: str | None = None,
+    python_path: str | None = None,
+) -> list[TargetSpec]:
+    """Every target named, in the order of the options' kinds (an audit of several is a matrix)."""
+    from prstack.targets.base import TargetSpec
+
+    given: list[tuple[str, str | None]] = [("--installed", None)] if installed else []
+    for name, values in (("--python", python), ("--site-packages", site_packages), ("--wheel", wheel),
+                         ("--tree", tree), ("--image", image)):
+        given += [(name, str(v)) for v in values]
+    if not given:
+        raise InputError(
+            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
+            "--wheel FILE, --tree DIR or --image FILE_OR_DIR."
+        )
+    if (platform is not None or python_path is not None) and not image:
+        raise InputError("--platform and --python-path choose within an image; give --image FILE_OR_DIR too.")
+    specs = []
+    for name, value in given:
+        if name == "--python":
+            check_interpreter(str(value))
+        kind = TargetKind(name.removeprefix("--"))
+        in_image = kind is TargetKind.IMAGE
+        specs.append(TargetSpec(kind, value, dist, platform=platform if in_image else None,
+                                python_path=python_path if in_image else None))
+    return specs
+
+
 def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
                fmt: str = "table", verbose: bool = False, plannable: bool = True) -> AuditCall:
     """The audit as it was run, as the argument lists its next steps are built from. `source` is
@@ -88,10 +118,12 @@ def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
 
     where = (f"--{target.kind.value}",) + ((target.path,) if target.path is not None else ())
     where += ("--dist", target.dist) if target.dist else ()
+    where += ("--platform", target.platform) if target.platform else ()
+    where += ("--python-path", target.python_path) if target.python_path else ()
     shown = ("--format", fmt) if fmt != "table" else ()
     return AuditCall(
         rerun=("prstack", "audit", *prs, *source, *where, *shown),
-        plan=("prstack", "plan", *prs, *source, *where) if plannable else None,
+        plan=("prstack", "plan", *prs, *source, *where) if plannable and target.kind is not TargetKind.IMAGE else None,
         target_kind=target.kind, target_path=target.path, verbose=verbose)
 
 
@@ -133,6 +165,19 @@ def show(rendered: RenderableType | str, out: Console | None = None) -> None:
         sys.stdout.flush()
     else:
         (out or console()).print(rendered, crop=False)
+
+
+def as_text(rendered: RenderableType | str, width: int = PIPED_WIDTH) -> str:
+    """What `show` would print, as plain text for a file (a rich renderable without colours)."""
+    if isinstance(rendered, str):
+        return rendered
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, force_terminal=False).print(rendered, crop=False)
+    return buffer.getvalue()
 
 
 def tolerant_streams() -> None:

@@ -50,6 +50,7 @@ class TargetKind(StrEnum):
     SITE_PACKAGES = "site-packages"
     WHEEL = "wheel"
     TREE = "tree"
+    IMAGE = "image"
 
 
 class PRStatus(StrEnum):
@@ -258,9 +259,33 @@ class TargetInfo:
     version: str | None = None
     vcs_commit: str | None = None
     """The commit the build says it came from (direct_url.json or the version's +g<sha>)."""
+    image: ImageInfo | None = None
+    """For a container image: which image, platform and environment were read, and from which layers."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", TargetKind(self.kind))  # (a caller may name it by its string)
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What an image audit read: the image by digest, its platform, the Python environment used."""
+
+    digest: str
+    """The manifest's digest (sha256:...); for a docker save tarball, the image ID (its config's digest)."""
+    digest_kind: str
+    """'manifest', or 'config' for a docker save tarball (which carries no manifest blob)."""
+    platform: str | None
+    """The platform whose manifest was read (linux/amd64...); None when the image names none."""
+    platforms: tuple[str, ...]
+    """Every platform a multi-platform image offers."""
+    environment: str
+    """The site directory audited, as a path in the image (/opt/venv/lib/python3.12/site-packages)."""
+    environments: tuple[str, ...]
+    """Every Python environment found in the image."""
+    layers: tuple[str, ...]
+    """The layers' digests, bottom first."""
+    files: tuple[tuple[str, str], ...] = ()
+    """(installed path, digest of the layer that last wrote it) of each file the audit read."""
 
 
 @dataclass(frozen=True)

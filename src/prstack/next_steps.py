@@ -117,7 +117,7 @@ def reinstall(kind: TargetKind | None, path: str | None) -> tuple[str, ...] | No
 
 
 LOCAL_PATH_NAMES = {"--git": "PATH", "--tree": "DIR", "--site-packages": "DIR", "--wheel": "FILE",
-                    "--python": "PY", "--patch": "FILE", "--target": "DIR", "-w": "DIR"}
+                    "--python": "PY", "--patch": "FILE", "--image": "FILE", "--target": "DIR", "-w": "DIR"}
 """What a local path given after each option is called where it must not be shown (a PR comment)."""
 
 

@@ -18,6 +18,15 @@ class OutputFormat(StrEnum):
     MARKDOWN = "markdown"
 
 
+class AuditFormat(StrEnum):
+    """`audit --format`: the output formats, and JUnit XML for CI test reports."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    JUNIT = "junit"
+
+
 class AuditSchema(StrEnum):
     """`audit --schema`: the JSON schema id an audit is written in. prstack.audit/2 rolls a PR up
     as `missing` when none of its shipped change is present; prstack.audit/1 (kept for one release)
@@ -43,20 +52,25 @@ class HunksFormat(StrEnum):
     JSON = "json"
 
 
-def render_audit(report: AuditReport, fmt: OutputFormat, *, verbose: bool = False, summary: Summary | None = None,
-                 schema: AuditSchema = AuditSchema.V2) -> RenderableType:
-    """The audit report in the asked format (a string for json/markdown, a renderable for table);
+def render_audit(report: AuditReport, fmt: AuditFormat | OutputFormat, *, verbose: bool = False,
+                 summary: Summary | None = None, schema: AuditSchema = AuditSchema.V2) -> RenderableType:
+    """The audit report in the asked format (a string for json/markdown/junit, a renderable for table);
     the table ends with `summary`, markdown starts with it; JSON is written in `schema`."""
-    if fmt is OutputFormat.TABLE:
+    fmt = AuditFormat(fmt)
+    if fmt is AuditFormat.TABLE:
         from prstack.render import table
 
         return table.audit_table(report, verbose=verbose, summary=summary)
-    if fmt is OutputFormat.JSON:  # imported alone: JSON needs no rich (~20 ms)
+    if fmt is AuditFormat.JSON:  # imported alone: JSON needs no rich (~20 ms)
         from prstack.render import json_report
 
         return json_report.audit_json(report, schema)
-    if fmt is OutputFormat.MARKDOWN:
+    if fmt is AuditFormat.MARKDOWN:
         from prstack.render import markdown
 
         return markdown.audit_markdown(report, verbose=verbose, summary=summary)
+    if fmt is AuditFormat.JUNIT:
+        from prstack.render import junit
+
+        return junit.audit_junit([report])
     assert_never(fmt)

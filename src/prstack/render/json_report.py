@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prstack.build import BuildReport
-from prstack.models import HunkResult, HunkStatus, PRReport, PRStatus
+from prstack.models import HunkResult, HunkStatus, ImageInfo, PRReport, PRStatus
 from prstack.render import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
@@ -19,7 +19,23 @@ def audit_dict(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> dic
     data = _audit_dict(report, schema)
     if (build := report.build) is not None:
         data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
+    if (image := report.target.image) is not None:  # added field (README, "Container images")
+        data["target"]["image"] = image_dict(image)
     return data
+
+
+def image_dict(image: ImageInfo) -> dict[str, Any]:
+    """Which image, platform and environment an image audit read, and the layer behind each file read."""
+    return {
+        "digest": image.digest,
+        "digest_kind": image.digest_kind,
+        "platform": image.platform,
+        "platforms": list(image.platforms),
+        "environment": image.environment,
+        "environments": list(image.environments),
+        "layers": list(image.layers),
+        "files": dict(image.files),
+    }
 
 
 def _audit_dict(report: AuditReport, schema: AuditSchema) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import html
 from prstack.models import HunkResult, HunkStatus
 from prstack.next_steps import Summary, without_local_paths
 from prstack.render.panels import status_label, where
-from prstack.render.table import build_notes, pr_state_note
+from prstack.render.table import build_notes, image_note, pr_state_note
 from prstack.render.text import clean
 from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, table_title
 from prstack.report import AuditReport
@@ -27,6 +27,13 @@ def _target_name(report: AuditReport) -> str:
 
 
 def _target_lines(report: AuditReport) -> list[str]:
+    t = report.target
+    if (image := image_note(t)) is not None:
+        return [*_build_lines(report), "", _prose(image)]
+    return _build_lines(report)
+
+
+def _build_lines(report: AuditReport) -> list[str]:
     t = report.target
     build = report.build
     if build is None:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.build import BuildReport
-from prstack.models import HunkStatus, PRReport, PRState, PRStatus, PullRequest
+from prstack.models import HunkStatus, PRReport, PRState, PRStatus, PullRequest, TargetInfo
 from prstack.next_steps import Summary
 from prstack.render.fit import Unwrapped, wrapped
 from prstack.render.panels import HunkPanel, hunk_lines
@@ -46,6 +46,7 @@ def target_line(report: AuditReport) -> RenderableType:
     t = report.target
     line = Text("Target: ", style="bold")
     line.append_text(safe(f"{t.kind} {t.path}"))
+    image = image_note(t)
     build = report.build
     if build is None:
         if t.distribution:
@@ -53,13 +54,27 @@ def target_line(report: AuditReport) -> RenderableType:
             line.append_text(safe(f"{t.distribution} {t.version or ''}".strip(), "bold"))
         if t.vcs_commit:
             line.append_text(safe(f", built from {t.vcs_commit[:12]}"))
-        return Unwrapped(line)
+        return Group(Unwrapped(line), safe(image)) if image else Unwrapped(line)
     notes = Text("Build: ", style="bold")
     notes.append_text(safe(build.header))
     for text, style in build_notes(build):
         notes.append("\n")
         notes.append_text(safe(text, style))
-    return Group(Unwrapped(line), notes)
+    return Group(Unwrapped(line), *([safe(image)] if image else []), notes)
+
+
+def image_note(t: TargetInfo) -> str | None:
+    """For an image: its digest, the platform and environment read, and how many layers the files came from."""
+    im = t.image
+    if im is None:
+        return None
+    what = "image ID" if im.digest_kind == "config" else "manifest"
+    platform = f", platform {im.platform}" if im.platform else ""
+    others = len(im.environments) - 1
+    also = f" (of {len(im.environments)} found)" if others > 0 else ""
+    layers = len({d for _, d in im.files})
+    return (f"Image: {what} {im.digest}{platform}; environment {im.environment}{also}; {len(im.files)} file(s) "
+            f"read, from {layers} of its {len(im.layers)} layer(s)")
 
 
 def build_notes(build: BuildReport) -> list[tuple[str, str]]:

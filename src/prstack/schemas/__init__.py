@@ -7,7 +7,7 @@ from importlib import resources
 from typing import Any
 
 IDS = ("prstack.audit/2", "prstack.audit/1", "prstack.graph/1", "prstack.hunks/1", "prstack.plan/1",
-       "prstack.upkeep/1")
+       "prstack.upkeep/1", "prstack.matrix/1")
 
 
 def schema(schema_id: str) -> dict[str, Any]:

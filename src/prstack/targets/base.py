@@ -66,6 +66,10 @@ class TargetSpec:
     """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
     names: tuple[str, ...] = ()
     """Other names the repository goes by (its clone's folder): finds a distribution named like it."""
+    platform: str | None = None
+    """For an image: the platform of a multi-platform image (linux/amd64); default the host's."""
+    python_path: str | None = None
+    """For an image: the site directory to audit when several environments hold the project."""
 
     def __post_init__(self) -> None:
         try:
@@ -166,6 +170,10 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
                 if spec.dist is not None:
                     raise
         return TreeTarget(root)
+    if spec.kind is TargetKind.IMAGE:
+        from prstack.targets.image import open_image
+
+        return open_image(spec, repo_paths, repo_files)
     if spec.kind is TargetKind.WHEEL:
         from prstack.targets.wheel import WheelTarget
 
