@@ -496,8 +496,11 @@ def test_the_prs_above_a_pr_are_every_pr_built_on_it_the_top_first() -> None:
     two = PullRequest(number=2, head_sha="h2", base_sha="b2", depends_on=(1,))
     three = PullRequest(number=3, head_sha="h3", base_sha="h2", depends_on=(2,))
     four = PullRequest(number=4, head_sha="h4", base_sha="h1", depends_on=(1,))
-    prs = [one, two, three, four]
-    assert [pr.number for pr in stacked_above(prs)[1]] == [4, 3, 2]
+    # built on #4's head, though its parent by the graph is a PR outside the stack
+    five = PullRequest(number=5, head_sha="h5", base_sha="h4", depends_on=(99,))
+    prs = [one, two, three, four, five]
+    assert [pr.number for pr in stacked_above(prs)[1]] == [5, 4, 3, 2]
     assert [pr.number for pr in stacked_above(prs)[2]] == [3]
-    assert stacked_above(prs)[3] == () == stacked_above(prs)[4]
-    assert [pr.number for pr in chains_above(prs)[1]] == [4]
+    assert [pr.number for pr in stacked_above(prs)[4]] == [5]
+    assert stacked_above(prs)[3] == () == stacked_above(prs)[5]
+    assert [pr.number for pr in chains_above(prs)[1]] == [4, 5]

@@ -88,12 +88,13 @@ def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...
 
 def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     """PR -> every PR of the stack that builds on it, directly or not (by `depends_on`: on its head,
-    or on a copy of its commits), the top first. Each one's head holds the PR's change as the
-    stack left it there, even where the stack's line positions cannot carry a hunk up to it."""
+    or on a copy of its commits; or by its change starting at the PR's head), the top first. Each
+    one's head holds the PR's change as the stack left it there, even where the stack's line
+    positions cannot carry a hunk up to it."""
     order = {pr.number: i for i, pr in enumerate(prs)}
     on: dict[int, list[PullRequest]] = {}
     for pr in prs:
-        for below in pr.depends_on:
+        for below in {*pr.depends_on, *(b.number for b in prs if b is not pr and _built_on(pr, b))}:
             on.setdefault(below, []).append(pr)
     out = {}
     for pr in prs:
