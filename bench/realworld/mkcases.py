@@ -2,6 +2,7 @@
 
 Run once by a maintainer (needs the snapshots); writes cases.tsv. See bench/README.md for the rules.
     PRSTACK_REALWORLD_MIRRORS=/work/.mirror python bench/realworld/mkcases.py > bench/realworld/cases.tsv
+    python bench/realworld/mkcases.py --rewritten 2 > bench/realworld/rewritten.tsv   # lines rewritten later
 """
 
 from __future__ import annotations
@@ -123,8 +124,11 @@ def rows_for(p: Project, per_pair: int, unmerged: int) -> list[list[str]]:
             st = stacked_on(r, head, f"{c}^", by_sha, n)
             flags = ",".join(x for x in ("merges-main" if mm else "", f"stacked-on-{st}" if st else "") if x)
             label = "merged" if ship else "merged-tests-docs"
-            if ship and not survives(p, c, tb, ship):
-                continue  # later edits rewrote some of its lines: no clean truth for "after"
+            rewritten = bool(ship) and not survives(p, c, tb, ship)
+            if rewritten != REWRITTEN:
+                continue  # later edits rewrote some of its lines: kept apart (--rewritten), truth by history
+            if rewritten:
+                label = "merged-rewritten"
             picked += 1
             for dist, truth in ((va, "absent"), (vb, "present")):
                 rows.append([p.repo, str(n), head, base, f"{p.dist}=={dist}", label, flags or "-",
@@ -213,9 +217,14 @@ def already_there(r: Path, base: str, head: str, tag: str, files: list[str]) -> 
     return added <= have
 
 
+REWRITTEN = "--rewritten" in sys.argv
+"""Only the merged PRs some of whose lines a later commit rewrote before the newer release."""
+
+
 def main() -> None:
-    per_pair = int(sys.argv[1]) if len(sys.argv) > 1 else 4
-    unmerged = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    args = [a for a in sys.argv[1:] if a != "--rewritten"]
+    per_pair = int(args[0]) if args else 4
+    unmerged = 0 if REWRITTEN else int(args[1]) if len(args) > 1 else 10
     print("\t".join(["repo", "pr", "head", "base", "wheel", "label", "flags", "truth", "merged_as"]))
     stats: Counter[str] = Counter()
     for p in PROJECTS.values():

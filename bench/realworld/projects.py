@@ -22,7 +22,9 @@ class Project:
         return Path(root) / self.repo.replace("/", "+") / "repo"
 
     def shipped(self, path: str) -> bool:
-        return any(path.startswith(p) for p in self.packages)
+        """Under a package folder, and in no hidden folder of it (pydantic/.agents/ is no package
+        data: the wheels ship none of it)."""
+        return any(path.startswith(p) for p in self.packages) and "/." not in path
 
 
 PROJECTS: dict[str, Project] = {
