@@ -55,10 +55,13 @@ def open_source(
     repository (--repo, or inferred) is asked for the stack's metadata, and the PR heads are fetched
     into the managed cache repository unless it already holds them. `offline` never touches the
     network: the cache must already hold everything. `token` defaults to GITHUB_TOKEN, GH_TOKEN or
-    `gh auth token`. `named`: the repositories the target's distributions name (asked only when
-    the repository must be inferred).
+    `gh auth token`. `named`: the repositories the target's distributions name (asked when the
+    repository must be inferred, or to refuse a given one that the target's one distribution does
+    not name).
     """
     cache = cache if cache is not None else Cache()
+    if repo is not None and named is not None:
+        _named_by_target(infer_repo(explicit=repo), named())
     if git is not None:
         source = GitSource(git)
         if repo is not None:
@@ -115,6 +118,19 @@ def _same_project(path: Path, repo: RepoId) -> None:
         shown = ", ".join(sorted({str(r) for r in remotes}))
         raise InputError(f"{repo} is not the repository of the clone {path} (its remotes name {shown}); "
                          f"give a PR of {shown.split(', ')[0]}, or a clone of {repo} with --git.")
+
+
+def _named_by_target(repo: RepoId, named: Sequence[tuple[str, frozenset[RepoId]]]) -> None:
+    """Refuse a repository (a PR URL's, --repo) that the target, one distribution or checkout,
+    does not name: its Project-URLs (or remotes) name other repositories, none of the same name
+    (a fork is the same project by name). A target of several distributions is left to choosing."""
+    if len(named) != 1:
+        return
+    what, repos = named[0]
+    if repos and all(r.name.lower().removesuffix(".git") != repo.name.lower() for r in repos):
+        shown = ", ".join(sorted({str(r) for r in repos}))
+        raise InputError(f"{repo} is not the repository of the target {what} (its Project-URL or remote names "
+                         f"{shown}); give a PR of {shown.split(', ')[0]}, or a target built from {repo}.")
 
 
 def _github(
