@@ -4,6 +4,7 @@ beside per-PR `git apply --check -R` and per-hunk `patch -R --dry-run` on the sa
     python bench/bench_mainpath.py                  # 50 PRs; 20,000 files / 40 dists and twice that
     python bench/bench_mainpath.py --small          # a quick check of the bench itself
     python bench/bench_mainpath.py --keep /tmp/mp   # keep (and on later runs reuse) the case
+    python bench/bench_mainpath.py --ab /tmp/ab/.venv/bin/python   # A/B: another install's prstack, alternating
 
 Prints median wall times over --repeat runs, ratios, and each prstack process's peak memory.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import functools
 import os
 import pickle
 import shutil
@@ -46,16 +48,33 @@ class Timed:
     """A process run `repeat` times: median wall, max peak memory, exit codes seen."""
 
     def __init__(self, name: str, fn: Callable[[], tuple[float, float, int]], repeat: int) -> None:
-        walls, rss, codes = [], 0.0, set()
+        self.name, self.rss, self.codes = name, 0.0, set[int]()
+        self.walls: list[float] = []
         for _ in range(repeat):
-            w, r, c = fn()
-            walls.append(w)
-            rss, codes = max(rss, r), codes | {c}
-        self.name, self.median, self.walls, self.rss, self.codes = name, statistics.median(walls), walls, rss, codes
+            self.once(fn)
+
+    def once(self, fn: Callable[[], tuple[float, float, int]]) -> None:
+        w, r, c = fn()
+        self.walls.append(w)
+        self.rss, self.codes = max(self.rss, r), self.codes | {c}
+
+    @property
+    def median(self) -> float:
+        return float(statistics.median(self.walls))
 
 
-def prstack(args: Sequence[str]) -> list[str]:
-    return [sys.executable, "-m", "prstack", *args]
+def alternating(name: str, fns: Sequence[Callable[[], tuple[float, float, int]]], repeat: int) -> list[Timed]:
+    """The same row for each of `fns` (this code, then the --ab code), their runs alternating so
+    the machine's load hits each alike."""
+    rows = [Timed(name if i == 0 else f"{name} (--ab)", fn, 0) for i, fn in enumerate(fns)]
+    for _ in range(repeat):
+        for row, fn in zip(rows, fns, strict=True):
+            row.once(fn)
+    return rows
+
+
+def prstack(args: Sequence[str], python: str = sys.executable) -> list[str]:
+    return [python, "-m", "prstack", *args]
 
 
 def hunk_patches(diff: bytes) -> list[bytes]:
@@ -122,6 +141,7 @@ def main() -> int:
     p.add_argument("--prs", type=int, default=50)
     p.add_argument("--commits", type=int, default=4, help="commits per PR (each re-edits the PR's files)")
     p.add_argument("--keep", help="folder for the case (reused when it holds one)")
+    p.add_argument("--ab", metavar="PYTHON", help="also time the prstack of this interpreter (another install)")
     args = p.parse_args()
     # users' installs hold bytecode (pip compiles it; an editable install writes it on first run):
     # compile ours once, or each cold run under PYTHONDONTWRITEBYTECODE=1 recompiles ~60 modules (~0.08 s)
@@ -131,17 +151,20 @@ def main() -> int:
     third = str(case.numbers[min(2, len(case.numbers) - 1)])
     rows: list[Timed] = []
 
-    def audit(site: Path, pr: str, fmt: str) -> Callable[[], tuple[float, float, int]]:
-        cmd = prstack(["audit", pr, "--git", str(case.repo), "--site-packages", str(site), "--format", fmt])
-        return lambda: run(cmd, case.repo)
+    pythons = [sys.executable, *([args.ab] if args.ab else [])]
+
+    def audit(site: Path, pr: str, fmt: str) -> list[Callable[[], tuple[float, float, int]]]:
+        cmds = [prstack(["audit", pr, "--git", str(case.repo), "--site-packages", str(site), "--format", fmt], py)
+                for py in pythons]
+        return [functools.partial(run, cmd, case.repo) for cmd in cmds]
 
     small_site = case.sites[0]
     for site in case.sites:
         label = f"{site.files} files / {site.dists} dists"
-        rows.append(Timed(f"prstack audit {top} PRs, json, {label}", audit(site.path, top, "json"), args.repeat))
+        rows += alternating(f"prstack audit {top} PRs, json, {label}", audit(site.path, top, "json"), args.repeat)
     for fmt in ("table", "markdown"):
-        rows.append(Timed(f"prstack audit {top} PRs, {fmt}", audit(small_site.path, top, fmt), args.repeat))
-    rows.append(Timed(f"prstack audit {third} (3 PRs), json", audit(small_site.path, third, "json"), args.repeat))
+        rows += alternating(f"prstack audit {top} PRs, {fmt}", audit(small_site.path, top, fmt), args.repeat)
+    rows += alternating(f"prstack audit {third} (3 PRs), json", audit(small_site.path, third, "json"), args.repeat)
     rows.append(Timed("prstack --help", lambda: run(prstack(["--help"]), case.repo), args.repeat))
     apply_fn, patch_fn = peers(case, small_site.path)
     rows.append(Timed("git apply --check -R, per PR", apply_fn, args.repeat))
@@ -155,10 +178,14 @@ def main() -> int:
         mem = f"{r.rss:6.0f} MB" if r.rss else "         "
         print(f"{r.name:<{width}}  {r.median:7.2f}s median  {mem}  exit {sorted(r.codes)}  "
               f"runs {', '.join(f'{w:.2f}' for w in r.walls)}")
-    main_run, doubled, apply_run, patch_run = rows[0], rows[1], rows[-2], rows[-1]
+    main_run, doubled, apply_run, patch_run = rows[0], rows[len(pythons)], rows[-2], rows[-1]
     print(f"ratio prstack / git apply (per PR):   {main_run.median / apply_run.median:.2f}")
     print(f"ratio prstack / patch (per hunk):     {main_run.median / patch_run.median:.2f}")
     print(f"ratio doubled environment / base:     {doubled.median / main_run.median:.2f}")
+    if args.ab:
+        print(f"ratio --ab / this code, 50-PR json:  {rows[1].median / main_run.median:.2f} "
+              f"(--ab / git apply: {rows[1].median / apply_run.median:.2f})")
+    print(f"load average at the end:              {os.getloadavg()[0]:.1f} (2 cores shared)")
     print(f"peak memory of any prstack process:   {max(r.rss for r in rows):.0f} MB")
     if not args.keep:
         shutil.rmtree(case.repo.parent, ignore_errors=True)

@@ -306,3 +306,15 @@ def test_dist_naming_another_than_the_wheel_is_refused(tmp_path: Path) -> None:
     wheel = wheel_of(tmp_path, "kvs", package())
     one_line(run("audit", "7", "--git", str(repo.path), "--wheel", str(wheel), "--dist", "other"),
              "--dist other", "is kvs")
+
+
+def test_a_tests_only_pr_falls_to_the_project_not_to_a_distribution_shipping_tests() -> None:
+    """A distribution that ships a top-level tests/ (files named like the PR's) is not the project
+    when another installs the repository's own package."""
+    repo_files = ["src/clicky/__init__.py", "src/clicky/core.py", "tests/__init__.py", "tests/test_core.py"]
+    sloppy = DistFiles("sloppy", "1", frozenset({"sloppy/__init__.py", "tests/__init__.py", "tests/test_core.py"}))
+    real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
+    for order in ([sloppy, real], [real, sloppy]):
+        choice = choose(order, ["tests/test_core.py"], repo_files, None, "here")
+        assert choice.dist.name == "clicky-dist"
+        assert "the repository's package clicky" in choice.reason

@@ -67,6 +67,34 @@ def _shipped(cand: DistFiles, repo_paths: Sequence[str], names: frozenset[str], 
     return out
 
 
+def _pool(candidates: Sequence[DistFiles], packages: frozenset[str]) -> Sequence[DistFiles]:
+    """The candidates worth a path map. When some install one of the repository's packages as a
+    top-level name, those and the ones holding a copy of such a package deeper down (a vendored
+    pip/_vendor/rich/): the others can only share file names with the project. Else every candidate
+    (a package renamed on install, a repository without packages)."""
+    if not packages:
+        return candidates
+    own, near = False, []
+    for cand in candidates:
+        holds = _holds_package(cand.files, packages)
+        if holds:
+            near.append(cand)
+            own = own or holds == 2
+    return near if own else candidates
+
+
+def _holds_package(files: Iterable[str], packages: frozenset[str]) -> int:
+    """2 when a top-level folder or module is one of `packages`, 1 when a deeper folder is, else 0."""
+    found = 0
+    for path in files:
+        parts = path.split("/")
+        if parts[0] in packages or (len(parts) == 1 and parts[0].partition(".")[0] in packages):
+            return 2
+        if len(parts) > 2 and not found and any(part in packages for part in parts[1:-1]):
+            found = 1
+    return found
+
+
 def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     n = 0
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
@@ -149,8 +177,11 @@ def choose(
     repository): nothing of the PRs is in it. A vendored copy (a folder inside another package)
     is never chosen on its own: without --dist that is an error naming it.
 
-    Linear in the candidates' files: one look at each file name, and a path map only for the
-    candidates that ship a file named like one of the PRs'.
+    The project is known by its files: when a candidate installs one of the repository's packages
+    (top-level name), only it and the candidates holding a copy of such a package are weighed, and
+    a tests- or docs-only PR falls to it even where another distribution ships files named like the
+    PRs'. Linear in the candidates' files: one look at each path, and a path map only for the
+    candidates weighed that ship a file named like one of the PRs' (usually the chosen one alone).
     """
     paths, files = list(repo_paths), list(repo_files)
     basenames = frozenset(p.rpartition("/")[2] for p in paths)
@@ -159,9 +190,11 @@ def choose(
                    frozenset(normalise(n) for n in (*names, *([repo.rpartition("/")[2]] if repo else [])) if n),
                    packages)
 
+    pool = _pool(candidates, packages)
+
     def scored_all() -> list[_Scored]:
         out = []
-        for cand in candidates:
+        for cand in pool:
             shipped = _shipped(cand, paths, basenames, files)
             if shipped:
                 out.append(_score(cand, shipped, packages))
