@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from prepare import cache_dir
+from prepare import HERE, cache_dir, load_cases
 from projects import PROJECTS, Project
 
 PULLS = "+refs/pull/*/head:refs/pull/*/head"
@@ -78,19 +78,35 @@ def _bare_mirror(p: Project, src: Path, dst: Path) -> None:
 
 
 def _shallow(p: Project, src: Path, dst: Path) -> None:
-    """`git clone --depth N` deep enough for the oldest bench release, then the PR refs and tags
-    fetched at the same depth (shallow boundaries in the PRs' histories too)."""
+    """`git clone --depth N`, N deep enough for the oldest bench release and every case's fork
+    point and the longest of the bench's PRs, with those PR refs (and the PRs they stack on) and
+    the release tags, as a CI job fetches the PRs it audits (httpx's and starlette's oldest open
+    PRs fork so early that their clones end up whole; fastapi's and pydantic's stay cut). A clone
+    cut above a PR's fork point cannot say what the PR changed: prstack stops and says how to
+    deepen it."""
+    cases = [c for c in _all_cases() if c["repo"] == p.repo]
     oldest = git("rev-parse", f"{p.tags[0][0]}^{{commit}}", cwd=src)
-    fork = git("merge-base", oldest, p.default, cwd=src)
-    depth = int(git("rev-list", "--count", "--first-parent", f"{fork}..{p.default}", cwd=src)) + 50
+    forks = {git("merge-base", oldest, p.default, cwd=src), *(c["base"] for c in cases)}
+    depth = max(int(git("rev-list", "--count", f"{f}..{p.default}", cwd=src)) for f in forks) + 50
     _tolerant_init(src, dst)
     pack = f"--upload-pack={_upload_pack()}"
-    git("fetch", "-q", f"--depth={depth}", "--filter=blob:limit=1g", pack, "origin",
-        "+refs/heads/*:refs/remotes/origin/*", PULLS, TAGS,
-        cwd=dst)
-    git("remote", "set-head", "origin", "--auto", cwd=dst)
+    numbers = sorted({n for c in cases for n in (c["pr"], *(f.removeprefix("stacked-on-") for f in c["flags"].split(",")
+                                                          if f.startswith("stacked-on-")))}, key=int)
+    main = [f"+refs/heads/{p.default}:refs/remotes/origin/{p.default}",
+            *(f"+refs/tags/{t}:refs/tags/{t}" for t, _ in p.tags)]
+    longest = max(int(git("rev-list", "--count", f"{c['base']}..{c['head']}", cwd=src)) for c in cases) + 2
+    prs = [f"+refs/pull/{n}/head:refs/pull/{n}/head" for n in numbers]
+    # one fetch: a later `fetch --depth` into a shallow clone shortens what an earlier one fetched
+    git("fetch", "-q", "--no-tags", f"--depth={max(depth, longest)}", "--filter=blob:limit=1g", pack, "origin",
+        *main, *prs, cwd=dst)
+    git("symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{p.default}", cwd=dst)
     git("update-ref", f"refs/heads/{p.default}", f"refs/remotes/origin/{p.default}", cwd=dst)
     git("symbolic-ref", "HEAD", f"refs/heads/{p.default}", cwd=dst)
+
+
+def _all_cases() -> list[dict[str, str]]:
+    """The cases of every cases file (cases.tsv, rewritten.tsv)."""
+    return [c for f in sorted(HERE.glob("*.tsv")) for c in load_cases(f)]
 
 
 def _tolerant_init(src: Path, dst: Path) -> None:

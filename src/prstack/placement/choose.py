@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -74,25 +75,19 @@ def _pool(candidates: Sequence[DistFiles], packages: frozenset[str]) -> Sequence
     (a package renamed on install, a repository without packages)."""
     if not packages:
         return candidates
+    names = "|".join(map(re.escape, sorted(packages)))
+    # searched in a candidate's paths joined by newlines: this looks at every file of every candidate
+    top = re.compile(f"\n(?:{names})(?:/|\\.[^/\n]*\n)")  # acme/..., or a module acme.py, acme.cpython-311.so
+    deeper = re.compile(f"/(?:{names})/")  # pip/_vendor/acme/...
     own, near = False, []
     for cand in candidates:
-        holds = _holds_package(cand.files, packages)
-        if holds:
+        text = "\n" + "\n".join(cand.files) + "\n"
+        if top.search(text):
+            own = True
             near.append(cand)
-            own = own or holds == 2
+        elif deeper.search(text):
+            near.append(cand)
     return near if own else candidates
-
-
-def _holds_package(files: Iterable[str], packages: frozenset[str]) -> int:
-    """2 when a top-level folder or module is one of `packages`, 1 when a deeper folder is, else 0."""
-    found = 0
-    for path in files:
-        parts = path.split("/")
-        if parts[0] in packages or (len(parts) == 1 and parts[0].partition(".")[0] in packages):
-            return 2
-        if len(parts) > 2 and not found and any(part in packages for part in parts[1:-1]):
-            found = 1
-    return found
 
 
 def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:

@@ -76,6 +76,11 @@ class GitSource(PRRefs):
     # -- refs -----------------------------------------------------------------
 
     @cached_property
+    def shallow(self) -> bool:
+        """Whether the clone is shallow (`git clone --depth`): its history stops at some commits."""
+        return self._run("rev-parse", "--is-shallow-repository") == "true"
+
+    @cached_property
     def default_ref(self) -> str:
         """The default branch's ref: origin/HEAD or upstream/HEAD, else main, else master."""
         out = self._run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES)
