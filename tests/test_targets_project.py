@@ -13,7 +13,7 @@ import pytest
 from conftest import GitRepo
 from prstack.errors import InputError
 from prstack.placement.choose import DistFiles, choose
-from prstack.placement.paths import PathMap, Placement
+from prstack.placement.paths import PathMap, Placement, nearest_packages
 from targets_helpers import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
 
 TEST = "from kvs.model import checkpoint_name\n\n\ndef test_name() -> None:\n    assert checkpoint_name(1)\n"
@@ -318,3 +318,43 @@ def test_a_tests_only_pr_falls_to_the_project_not_to_a_distribution_shipping_tes
         choice = choose(order, ["tests/test_core.py"], repo_files, None, "here")
         assert choice.dist.name == "clicky-dist"
         assert "the repository's package clicky" in choice.reason
+
+
+def monorepo(root: Path) -> GitRepo:
+    """acme/ at the root and acme-core/python/acme_core/ beside it, each with its tests; PR #7
+    changes the root's tests, PR #8 acme-core's. The clone's folder names neither project."""
+    repo = GitRepo(root / "work")
+    base = repo.commit("base", {
+        "acme/__init__.py": "", "acme/model.py": MODEL, "tests/test_model.py": TEST,
+        "acme-core/python/acme_core/__init__.py": "", "acme-core/python/acme_core/runner.py": RUNNER,
+        "acme-core/tests/test_runner.py": TEST,
+    })
+    for number, path in ((7, "tests/test_model.py"), (8, "acme-core/tests/test_runner.py")):
+        repo.branch(f"pr{number}", base)
+        repo.commit("More tests", {path: TEST_MORE})
+        repo.pr_ref(number)
+    repo.branch("main", base)
+    return repo
+
+
+def test_a_monorepo_s_tests_only_pr_falls_to_the_project_whose_folder_holds_it(tmp_path: Path) -> None:
+    """Both distributions install one of the repository's packages; the PR's files say which project it is."""
+    repo = monorepo(tmp_path)
+    site = tmp_path / "site"
+    install_into(wheel_of(tmp_path, "acme", {"acme/__init__.py": b"", "acme/model.py": MODEL.encode()}), site)
+    install_into(wheel_of(tmp_path, "acme-core", {"acme_core/__init__.py": b"", "acme_core/runner.py": b"x = 1\n"}),
+                 site)
+    for number, dist in (("7", "acme"), ("8", "acme-core")):
+        done = run("audit", number, "--git", str(repo.path), "--site-packages", str(site), "--format", "json")
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["target"]["distribution"] == dist
+        assert [pr["status"] for pr in report["prs"]] == ["not-shipped"]
+
+
+def test_nearest_packages_of_a_monorepo() -> None:
+    files = ["acme/__init__.py", "acme/sub/__init__.py", "tests/test_a.py", "src/other/__init__.py",
+             "acme-core/python/acme_core/__init__.py", "acme-core/tests/test_b.py", "kv/src/kv/__init__.py"]
+    assert nearest_packages(["tests/test_a.py"], files) == {"acme", "other"}
+    assert nearest_packages(["acme-core/tests/test_b.py"], files) == {"acme_core"}
+    assert nearest_packages(["kv/docs/x.md", "docs/y.md"], files) == {"kv", "acme", "other"}

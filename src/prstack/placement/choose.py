@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prstack.errors import InputError
-from prstack.placement.paths import PathMap, repo_packages, top_level_of
+from prstack.placement.paths import PathMap, nearest_packages, repo_packages, top_level_of
 from prstack.targets.editable import EditableSource
 
 
@@ -183,7 +183,7 @@ def choose(
     packages = repo_packages(files)
     hints = _Hints(repo.lower() if repo else None,
                    frozenset(normalise(n) for n in (*names, *([repo.rpartition("/")[2]] if repo else [])) if n),
-                   packages)
+                   packages, nearest_packages(paths, files) if len(packages) > 1 else packages)
 
     pool = _pool(candidates, packages)
 
@@ -241,6 +241,8 @@ class _Hints:
     """Names the repository goes by, normalised."""
     packages: frozenset[str]
     """The repository's own top-level import names."""
+    nearest: frozenset[str] = frozenset()
+    """Of those, the ones whose project folder holds the PRs' files (a monorepo's several projects)."""
 
 
 def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hints: _Hints, where: str) -> Choice:
@@ -256,8 +258,12 @@ def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hint
         most = max(n for n, _ in overlap)
         if most:
             pool = [c for n, c in overlap if n == most]
+            # a monorepo's projects (pydantic, pydantic-core): the one whose folder holds the PRs' files
+            near = [c for c in pool if top_level_of(c.files) & hints.nearest]
+            pool = near if 0 < len(near) < len(pool) else pool
             shared = sorted(top_level_of(pool[0].files) & hints.packages)
-            why = [*why, f"it installs the repository's package{'s' if len(shared) > 1 else ''} {', '.join(shared)}"]
+            why = [*why, f"it installs the repository's package{'s' if len(shared) > 1 else ''} {', '.join(shared)}"
+                   + (", whose project folder holds the PRs' files" if pool is near else "")]
     if why and len(pool) == 1:
         chosen = pool[0]
         return Choice(chosen, f"ships none of the PRs' files; the project's distribution: {'; '.join(why)}",

@@ -218,6 +218,30 @@ def repo_packages(repo_files: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def nearest_packages(paths: Iterable[str], repo_files: Iterable[str]) -> frozenset[str]:
+    """Of the repository's packages, those whose project folder holds `paths` most closely: a
+    monorepo's pydantic/ (project folder: the root) for tests/test_main.py, its
+    pydantic-core/python/pydantic_core/ (project folder: pydantic-core/) for pydantic-core/tests/x.py.
+    A package's project folder is the one above it, less a trailing src/ or python/."""
+    files = set(repo_files)
+    names = repo_packages(files)
+    homes: dict[str, set[str]] = defaultdict(set)
+    for path in files:
+        if not path.endswith("/__init__.py"):
+            continue
+        folder = path.removesuffix("/__init__.py")
+        parent, _, name = folder.rpartition("/")
+        if name in names and parent + "/__init__.py" not in files:  # a top-level package, not a sub-package
+            head, _, last = parent.rpartition("/")
+            homes[head if last in ("src", "python") else parent].add(name)
+    found: set[str] = set()
+    for path in paths:
+        best = max((h for h in homes if not h or path.startswith(h + "/")), key=len, default=None)
+        if best is not None:
+            found |= homes[best]
+    return frozenset(found)
+
+
 def top_level_of(installed: Iterable[str]) -> frozenset[str]:
     """The import names a distribution's files install: first folders and top-level modules."""
     out = set()
