@@ -401,7 +401,7 @@ def main() -> int:
                 out.write(json.dumps(r.record()) + "\n")
             out.flush()
             print(f"  {repo}: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
-    head = (f"{'repo':24}{'stacks':>7}{'top exit0':>12}{'drop':>19}{'parent':>12}{'patch':>17}"
+    head = (f"{'repo':24}{'stacks':>7}{'top exit0':>19}{'drop':>19}{'parent':>17}{'patch':>17}"
             f"{'false pres':>11}{'pr null':>8}{'med s':>7}{'wall s':>8}")
     print(head)
     allr = [r for rs in results.values() for r in rs]
@@ -411,7 +411,7 @@ def main() -> int:
         med = f"{statistics.median(secs):.2f}" if secs else "-"
         n = len(per_repo[repo]) if repo != "all" else sum(map(len, per_repo.values()))
         w = wall[repo] if repo != "all" else sum(wall.values())
-        print(f"{repo:24}{n:>7}{rate(of['top']):>12}{rate(of['drop']):>19}{rate(of['parent']):>12}"
+        print(f"{repo:24}{n:>7}{rate(of['top']):>19}{rate(of['drop']):>19}{rate(of['parent']):>17}"
               f"{rate(of['patch']):>17}{sum(r.false_present for r in rs):>11}"
               f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}{w:>8.0f}")
     print(f"per-case details: {a.out}")
