@@ -171,7 +171,7 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
     for pr in reversed(above):
         theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
         if not theirs:
-            if _same_start(by_pr.get(h.pr, {}), by_pr.get(pr.number, {})):
+            if h.change is FileChange.MODIFIED and _same_start(by_pr.get(h.pr, {}), by_pr.get(pr.number, {})):
                 return _kept_old(h, pr)  # a diff from the same tree that leaves the file as it was
             continue
         if any(s.change is FileChange.DELETED for s in theirs):
@@ -258,9 +258,11 @@ def _from_same_file(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Compose
 
 def _same_start(lower: dict[str, list[Hunk]], upper: dict[str, list[Hunk]]) -> bool:
     """Whether two PRs' diffs start from the same tree, as far as their blobs tell: every file
-    both change starts from the same blob in both, and there is one such file at least."""
+    both change starts from the same blob in both (or is new in both), one of them at least from a
+    blob."""
     shared = [(lower[path][0].old_blob, upper[path][0].old_blob) for path in lower.keys() & upper.keys()]
-    return bool(shared) and all(a and b and _same_blob(a, b) for a, b in shared)
+    known = [(a, b) for a, b in shared if a or b]
+    return bool(known) and all(a and b and _same_blob(a, b) for a, b in known)
 
 
 def _kept_old(h: Hunk, pr: PullRequest) -> Composed:
