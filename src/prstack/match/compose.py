@@ -55,6 +55,9 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
     for number, paths in by_pr.items():
         for path in paths:
             touching.setdefault(path, set()).add(number)
+    # (PR, PR above it) whose diffs start from the same tree, told once per pair
+    starts = frozenset((n, up.number) for n, chain in above.items() for up in chain
+                       if _same_start(by_pr.get(n, {}), by_pr.get(up.number, {})))
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
@@ -62,11 +65,11 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
         if numbers_above[h.pr].isdisjoint(touching.get(h.path, ())):
             # no PR above changes the file: nothing to compose, unless the top's diff is from the
             # same base as this one's and so leaves the file as it was there
-            kept = _same_base(h, above[h.pr], by_pr)
+            kept = _same_base(h, above[h.pr], by_pr, starts)
             if kept is not None:
                 out[i] = kept
             continue
-        done = _carry(h, by_number[h.pr], above[h.pr], by_pr)
+        done = _carry(h, by_number[h.pr], above[h.pr], by_pr, starts)
         if done is not None:
             out[i] = done
     return out
@@ -116,13 +119,13 @@ def _built_on(pr: PullRequest, below: PullRequest) -> bool:
 
 
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
-           by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
+           by_pr: dict[int, dict[str, list[Hunk]]], starts: frozenset[tuple[int, int]]) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it). Where a later PR's diff of the file starts from the file `h`
     starts from, the diffs are not one on another but each from the same base (see `_same_base`)."""
     if h.old_blob and any(s.old_blob and _same_blob(s.old_blob, h.old_blob)
                           for pr in above for s in by_pr.get(pr.number, {}).get(h.path, ())):
-        return _same_base(h, above, by_pr)
+        return _same_base(h, above, by_pr, starts)
     lines: list[Line] = [(k, t) for k, t in h.lines]
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
@@ -138,7 +141,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
             return None
         moved = _through(lines, start, theirs)
         if moved is None:
-            return _same_base(h, above, by_pr) if at is own else None
+            return _same_base(h, above, by_pr, starts) if at is own else None
         lines, start, before, by = moved
         old_first -= before
         path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
@@ -147,7 +150,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
             rewrite = Rewrite(pr.number, by.commit)
             steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
     if rewrite is None:
-        return _same_base(h, above, by_pr)
+        return _same_base(h, above, by_pr, starts)
     last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 
@@ -161,7 +164,8 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
 
 
-def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]]) -> Composed | None:
+def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]],
+               starts: frozenset[tuple[int, int]]) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
     stacked PRs: each one holds the PRs under it too): how the last PR above that changes the file
     leaves the hunk's lines. Where its diff of the file starts from the same file (the same blob),
@@ -171,7 +175,7 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
     for pr in reversed(above):
         theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
         if not theirs:
-            if h.change is FileChange.MODIFIED and _same_start(by_pr.get(h.pr, {}), by_pr.get(pr.number, {})):
+            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts:
                 return _kept_old(h, pr)  # a diff from the same tree that leaves the file as it was
             continue
         if any(s.change is FileChange.DELETED for s in theirs):

@@ -82,7 +82,7 @@ def judge_stack(
                 continue
             assert location.installed_path is not None
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
-            base_key, head_key = _sides(by_pr[number], file_hunks[0])
+            base_key, head_key = file_sides(by_pr[number], file_hunks[0])
             tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops))
@@ -146,7 +146,7 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
         r = out[i]
         if r.status.present or not r.status.shipped:
             continue
-        base, _ = _sides(by_pr[r.hunk.pr], r.hunk)
+        base, _ = file_sides(by_pr[r.hunk.pr], r.hunk)
         for c in (last, *reversed(last.earlier)):  # the whole stack first, then less of it
             location = pathmap.locate(c.hunk.path)
             if location.placement in _LOCATION_STATUS or location.installed_path is None:
@@ -220,7 +220,7 @@ class _Late:
         self.ready, self.jobs = ready, jobs
 
 
-def _sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
+def file_sides(pr: PullRequest, hunk: Hunk) -> tuple[FileKey | None, FileKey]:
     """The files a hunk group is judged with: the base's (if any), the head's. By the blob ids
     the diff names where it names them whole (git reads a blob by its id without walking the
     commit's trees), else as (commit, path)."""

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from prstack.match.file import match_file
-from prstack.match.stack import _sides
+from prstack.match.stack import file_sides
 from prstack.models import Hunk, HunkResult, PullRequest
 
 GroupKey = tuple[int, str]
@@ -98,7 +98,7 @@ class TreeJudge:
     def _sides(self, key: GroupKey) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
         if not self._with_sides:
             return None, None
-        return _sides(self._prs[key[0]], self._groups[key][0])
+        return file_sides(self._prs[key[0]], self._groups[key][0])
 
 
 _LOOSE = bytes(range(33)) + b"\"'`\x7f"
