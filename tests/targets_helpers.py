@@ -1,7 +1,7 @@
 """Builders for the target tests: a real repository with a PR, real wheels, real installs, the audit.
 
-`audit_with_build` does what audit_stack does plus the build join (issue 6), so the tests see
-the report exactly as the CLI will once AuditReport carries `build`.
+`audit_with_build` runs the library audit and hands back the target it opened too, with or
+without a clone to tell what the build commit contains.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from installer.destinations import SchemeDictionaryDestination
 from installer.sources import WheelFile
 
 from conftest import GitRepo
+from prstack.audit import audit_opened
 from prstack.build import join_build
-from prstack.match.stack import judge_stack
 from prstack.report import AuditReport
-from prstack.report import report as audit_report
-from prstack.sources.git.changes import load_stack
+from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
-from prstack.targets.base import Target, TargetSpec, open_target
+from prstack.targets.base import Target, TargetSpec
 from prstack.targets.record import record_digest
 
 MODEL = '''"""The model."""
@@ -145,15 +144,11 @@ def audit_with_build(project: Project, spec: TargetSpec, numbers: tuple[int, ...
                      clone: bool = True) -> tuple[AuditReport, Target]:
     """The library audit with its build join, and the target it opened; `clone=False` joins the
     metadata as if no clone were at hand (containment unknown)."""
-    source = GitSource(project.path)
-    changes = load_stack(source, numbers)
-    repo_files = source.tree_paths(changes.top_sha)
-    target = open_target(spec, sorted({h.path for h in changes.hunks}), repo_files)
-    report = audit_report(target.info, changes.prs,
-                          judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at))
+    report, target = audit_opened(ClonePRs(GitSource(project.path), numbers), spec)
+    if clone:
+        return report, target
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,
-                       report.results, source.contains if clone else None,
-                       source.patch_contains if clone else None)
+                       report.results, None, None)
     return replace(report, build=build), target
 
 

@@ -110,7 +110,8 @@ def test_top_level_package_named_unlike_the_repository_folder(tmp_path: Path) ->
     assert "kvs/model.py" in files
     install_into(make_wheel(tmp_path / "d", "kvserve-core", "1.0", files,
                             dist_info={"top_level.txt": "kvs\n"}), tmp_path / "site")
-    report, target = audit_with_build(project, TargetSpec("site-packages", str(tmp_path / "site")))
+    # a distribution holding none of the repository's package names is audited when named
+    report, target = audit_with_build(project, TargetSpec("site-packages", str(tmp_path / "site"), "kvserve-core"))
     [model] = report.results
     assert (model.status.value, model.installed_path) == ("applied", "kvs/model.py")
     assert target.evidence.top_level == ("kvs",)

@@ -8,7 +8,7 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from prstack.build import join_build
+from prstack.build import flag_results, join_build
 from prstack.errors import InputError
 from prstack.match.alone import noted_without_base
 from prstack.match.jobs import package_index
@@ -17,8 +17,7 @@ from prstack.models import Hunk
 from prstack.placement.paths import PathMap
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
-from prstack.sources.base import Changes, Loading, PRSource
-from prstack.sources.git.detect import PRMetadata
+from prstack.sources.base import Changes, Loading, PRMetadata, PRSource
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
@@ -86,6 +85,7 @@ def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec
                              pathmap) if source.with_files else None)
     results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,
                           package, loading, at_base, pathmap)
+    results = flag_results(results, target.evidence, pathmap.binary_for)
     if not source.with_files:
         results = noted_without_base(results, target)
     done = report(target.info, changes.prs, results)

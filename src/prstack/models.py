@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import Literal, NamedTuple
 
 
@@ -307,3 +308,25 @@ class MergeOutcome:
     """Paths git could not merge; empty when the pick is clean."""
     messages: tuple[str, ...] = ()
     """git's own 'CONFLICT (...)' lines."""
+
+
+@dataclass(frozen=True)
+class EditableSource:
+    """Where an editable install's code really lives."""
+
+    mechanism: str
+    """'pep660-finder' (setuptools' __editable___*_finder.py), 'editables' (hatchling's
+    redirector), 'pth' (a path line in a .pth file) or 'egg-link' (legacy setup.py develop)."""
+    via: str
+    """The file that says so, relative to the site directory (or its absolute path)."""
+    roots: tuple[tuple[str, str], ...]
+    """(installed prefix, absolute directory): 'kvserve' -> /src/kvserve for a package mapping,
+    '' -> /src for a path entry (every top-level package found there)."""
+
+    @property
+    def source_dirs(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(d for _, d in self.roots))
+
+    def describe(self) -> str:
+        dirs = ", ".join(self.source_dirs)
+        return f"editable install: read from {dirs} ({self.mechanism} {PurePosixPath(self.via).name})"

@@ -11,7 +11,6 @@ from dataclasses import replace
 from typing import Protocol, TypeGuard
 
 from prstack import progress
-from prstack.build import flag_results
 from prstack.match.atbase import PackageAtBase
 from prstack.match.compose import Composed, chains_above, compose_stack, stacked_above
 from prstack.match.explain import BaseText
@@ -105,7 +104,7 @@ def judge_stack(
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, target, file_at, prefetch, package, explain)
-    return tuple(flag_results(_gone_later(prs, composed), target.evidence, pathmap.binary_for))
+    return tuple(_gone_later(prs, composed))
 
 
 def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:

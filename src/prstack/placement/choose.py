@@ -6,9 +6,11 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from packaging.utils import canonicalize_name
+
 from prstack.errors import InputError
-from prstack.placement.paths import PathMap, nearest_packages, repo_packages, top_level_of
-from prstack.targets.editable import EditableSource
+from prstack.models import EditableSource
+from prstack.placement.paths import PathMap, nearest_packages, path_parts, repo_packages, shared_tail, top_level_of
 
 
 @dataclass(frozen=True)
@@ -42,16 +44,8 @@ Intact = Callable[[DistFiles, Sequence[str]], int]
 """(candidate, its installed paths of the PRs' files) -> how many of them match its RECORD."""
 
 
-def normalise(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
-
-
 Shipped = list[tuple[tuple[str, ...], tuple[str, ...]]]
 """(installed path's parts, repository path's parts) of each of the PRs' files a candidate ships."""
-
-
-def _parts(path: str) -> tuple[str, ...]:
-    return tuple(part for part in path.split("/") if part and part != ".")
 
 
 def _shipped(cand: DistFiles, repo_paths: Sequence[str], names: frozenset[str], repo_files: Sequence[str]) -> Shipped:
@@ -64,7 +58,7 @@ def _shipped(cand: DistFiles, repo_paths: Sequence[str], names: frozenset[str], 
     for path in repo_paths:
         loc = pmap.locate(path)
         if loc.placement == "shipped" and loc.installed_path:
-            out.append((_parts(loc.installed_path), _parts(path)))
+            out.append((path_parts(loc.installed_path), path_parts(path)))
     return out
 
 
@@ -88,13 +82,6 @@ def _pool(candidates: Sequence[DistFiles], packages: frozenset[str]) -> Sequence
         elif deeper.search(text):
             near.append(cand)
     return near if own else candidates
-
-
-def _tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
 
 
 @dataclass(frozen=True)
@@ -131,7 +118,7 @@ def _score(dist: DistFiles, shipped: Shipped, packages: frozenset[str]) -> _Scor
     fit = depth = inside = kept = 0
     close = False
     for iparts, rparts in shipped:
-        shared = _tail(iparts, rparts)
+        shared = shared_tail(iparts, rparts)
         head = len(iparts) - shared
         fit += shared
         kept += shared >= min(2, len(iparts))
@@ -182,7 +169,7 @@ def choose(
     basenames = frozenset(p.rpartition("/")[2] for p in paths)
     packages = repo_packages(files)
     hints = _Hints(repo.lower() if repo else None,
-                   frozenset(normalise(n) for n in (*names, *([repo.rpartition("/")[2]] if repo else [])) if n),
+                   frozenset(canonicalize_name(n) for n in (*names, *([repo.rpartition("/")[2]] if repo else [])) if n),
                    packages, nearest_packages(paths, files) if len(packages) > 1 else packages)
 
     pool = _pool(candidates, packages)
@@ -196,16 +183,16 @@ def choose(
         return out
 
     if wanted is not None:
-        key = normalise(wanted)
+        key = canonicalize_name(wanted)
         for cand in candidates:
-            if normalise(cand.name) == key:
+            if canonicalize_name(cand.name) == key:
                 return Choice(cand, f"--dist {wanted}", _rest(scored_all(), cand))
         raise InputError(f"--dist {wanted}: not installed in {where}; check the name with pip list.")
     every = scored_all()
     scored = [sc for sc in every if not sc.vendored]
     if not scored:
         return _the_project(candidates, every, hints, where)
-    scored.sort(key=lambda sc: (*(-x for x in sc.rank), normalise(sc.dist.name)))
+    scored.sort(key=lambda sc: (*(-x for x in sc.rank), canonicalize_name(sc.dist.name)))
     best = scored[0].rank
     tied = [sc for sc in scored if sc.rank == best]
     if len(tied) == 1:
@@ -217,7 +204,7 @@ def choose(
         if len(by_repo) == 1:
             chosen = by_repo[0].dist
             return Choice(chosen, f"its Project-URL or direct_url names {hints.repo}", _rest(every, chosen))
-    by_name = [sc for sc in tied if normalise(sc.dist.name) in hints.names]
+    by_name = [sc for sc in tied if canonicalize_name(sc.dist.name) in hints.names]
     if len(by_name) == 1:
         return Choice(by_name[0].dist, "named like the repository", _rest(every, by_name[0].dist))
     if intact is not None:
@@ -251,7 +238,7 @@ def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hint
     if hints.repo and (sub := [c for c in pool if hints.repo in c.repos]):
         pool, why = sub, [f"its Project-URL or direct_url names {hints.repo}"]
     # each piece of evidence narrows the pool, or names the one candidate (a wheel, a lone dist)
-    if (len(pool) > 1 or not why) and (sub := [c for c in pool if normalise(c.name) in hints.names]):
+    if (len(pool) > 1 or not why) and (sub := [c for c in pool if canonicalize_name(c.name) in hints.names]):
         pool, why = sub, [*why, "it is named like the repository"]
     if pool and (len(pool) > 1 or not why) and hints.packages:
         overlap = [(len(top_level_of(c.files) & hints.packages), c) for c in pool]
@@ -274,9 +261,9 @@ def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hint
                          "files; pick one with --dist.")
     copies = [sc for sc in every if sc.vendored]
     if copies:
-        sc = max(copies, key=lambda s: (len(s.shipped), normalise(s.dist.name)))
+        sc = max(copies, key=lambda s: (len(s.shipped), canonicalize_name(s.dist.name)))
         iparts, rparts = sc.shipped[0]
-        folder = "/".join(iparts[: len(iparts) - _tail(iparts, rparts)])
+        folder = "/".join(iparts[: len(iparts) - shared_tail(iparts, rparts)])
         raise InputError(
             f"the PRs' project is not installed in {where}; only a vendored copy of it was found, {folder}/ in "
             f"{sc.dist.name} {sc.dist.version or ''}".rstrip()

@@ -41,7 +41,7 @@ class Location:
 
 
 @functools.lru_cache(maxsize=1 << 17)
-def _parts(path: str) -> tuple[str, ...]:
+def path_parts(path: str) -> tuple[str, ...]:
     """A relative POSIX path's parts (as PurePosixPath.parts, at a fraction of the cost). Cached:
     choosing a distribution maps the same repository paths against every candidate."""
     parts = path.split("/")
@@ -64,6 +64,11 @@ def _suffix(path: str) -> str:
 def _common_suffix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
     if len(a) < 2 or len(b) < 2 or a[-2] != b[-2]:
         return int(a[-1:] == b[-1:])
+    return shared_tail(a, b)
+
+
+def shared_tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    """How many parts two paths' parts share at their ends."""
     n = 0
     while n < len(a) and n < len(b) and a[-1 - n] == b[-1 - n]:
         n += 1
@@ -99,14 +104,14 @@ class PathMap:
 
     def __init__(self, installed: Iterable[str], repo_files: Iterable[str]) -> None:
         self.installed = frozenset(installed)
-        mappable = [parts for path in self.installed if not _metadata_path(parts := _parts(path))]
+        mappable = [parts for path in self.installed if not _metadata_path(parts := path_parts(path))]
         by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
         for parts in mappable:
             by_name[parts[-1]].append(parts)
         repo_files = list(repo_files)
         votes: defaultdict[tuple[str, ...], Counter[tuple[str, ...]]] = defaultdict(Counter)
         for repo_path in repo_files:
-            rparts = _parts(repo_path)
+            rparts = path_parts(repo_path)
             same = by_name.get(rparts[-1], []) if rparts else []
             if not same or len(same) > _MAX_SAME_NAME:
                 continue
@@ -120,7 +125,7 @@ class PathMap:
                     votes[rparts[:-best]][iparts[:-best]] += weight
         voted = {rp: top[0] for rp, c in votes.items() if (top := c.most_common(1)[0])[1] >= 2}
         if any(voted.values()):
-            repo_parts = [_parts(p) for p in repo_files]
+            repo_parts = [path_parts(p) for p in repo_files]
             mapped = frozenset(mappable)
             # a folder of tests, docs or examples never lands inside a package of another name
             self.prefixes = {rp: ip for rp, ip in voted.items()
@@ -140,7 +145,7 @@ class PathMap:
         return not BINARY_SUFFIXES.isdisjoint(self.shipped_suffixes)
 
     def _candidate(self, repo_path: str) -> str | None:
-        rparts = _parts(repo_path)
+        rparts = path_parts(repo_path)
         for cut in range(len(rparts) - 1, -1, -1):
             installed_prefix = self.prefixes.get(rparts[:cut])
             if installed_prefix is not None:
@@ -157,8 +162,8 @@ class PathMap:
             return Location(Placement.UNVERIFIABLE, None, self.binary_for(repo_path))
         if (
             candidate is not None
-            and len(_parts(candidate)) > 1
-            and _parts(candidate)[0] in self.top_level
+            and len(path_parts(candidate)) > 1
+            and path_parts(candidate)[0] in self.top_level
             and suffix in self.shipped_suffixes
         ):
             return Location(Placement.FILE_MISSING, candidate)
@@ -173,7 +178,7 @@ class PathMap:
         binaries = sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
         if len(binaries) == 1:
             return binaries[0]
-        rparts = _parts(repo_path)
+        rparts = path_parts(repo_path)
         if not rparts:
             return None
         names = [PurePosixPath(rparts[-1]).stem, *reversed(rparts[:-1])]

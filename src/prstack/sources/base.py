@@ -3,14 +3,12 @@ PRs in the cache repository, patch files). `prstack.audit` connects one to a tar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from prstack.build import Contains
 from prstack.models import Hunk, PullRequest
-
-Contains = Callable[[str, str], bool | None]
-"""(build commit, PR head or commit) -> whether the build commit holds it; None when unknown."""
 
 
 class Changes(Protocol):
@@ -60,6 +58,21 @@ class RepoHint:
     """OWNER/NAME, when known."""
     names: tuple[str, ...] = ()
     """Other names it goes by (a clone's folder)."""
+
+
+class PRMetadata(Protocol):
+    """What a metadata source (GitHub's PRMeta, or a PullRequest) says about a PR."""
+
+    @property
+    def title(self) -> str | None: ...
+    @property
+    def body(self) -> str | None: ...
+    @property
+    def head_ref(self) -> str | None: ...
+    @property
+    def base_ref(self) -> str | None: ...
+    @property
+    def state(self) -> str | None: ...
 
 
 class PRSource(Protocol):

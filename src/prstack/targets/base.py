@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo, TargetKind
-from prstack.placement.choose import DistFiles, choose, normalise
+from prstack.placement.choose import choose
 from prstack.targets.confined import READ_CAP, read_confined, size_confined
 from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence
@@ -27,7 +27,7 @@ from prstack.targets.installed import (
     record_paths,
 )
 
-__all__ = ["DistFiles", "InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "choose", "open_target"]
+__all__ = ["InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "open_target"]
 
 
 class Target(Protocol):
@@ -203,7 +203,7 @@ def _installed(kind: TargetKind, dirs: Sequence[str], shown: str, spec: TargetSp
     found = find_distributions(dirs)
     choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
                     repo=spec.repo, names=spec.names, intact=intact_on_disk(found))
-    key = normalise(choice.dist.name)
+    key = canonicalize_name(choice.dist.name)
     dist = found[key][0]
     others = record_paths(found, Path(str(dist.locate_file(""))), key)
     return InstalledDistribution(kind, shown, dist, choice.dist, choice, others)

@@ -9,36 +9,14 @@ import ast
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from prstack.models import EditableSource
 from prstack.targets.confined import text_confined
 
 _FINDER = re.compile(r"^__editable___.*_finder\.py$")
 _EDITABLES_MAP = re.compile(r"""map_module\(\s*(['"])([\w.]+)\1\s*,\s*(['"])(.+?)\3\s*\)""")
 _SKIP_DIRS = frozenset({"__pycache__", ".git", ".hg", ".tox", ".nox", ".venv", "node_modules", "build", "dist"})
-
-
-@dataclass(frozen=True)
-class EditableSource:
-    """Where an editable install's code really lives."""
-
-    mechanism: str
-    """'pep660-finder' (setuptools' __editable___*_finder.py), 'editables' (hatchling's
-    redirector), 'pth' (a path line in a .pth file) or 'egg-link' (legacy setup.py develop)."""
-    via: str
-    """The file that says so, relative to the site directory (or its absolute path)."""
-    roots: tuple[tuple[str, str], ...]
-    """(installed prefix, absolute directory): 'kvserve' -> /src/kvserve for a package mapping,
-    '' -> /src for a path entry (every top-level package found there)."""
-
-    @property
-    def source_dirs(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(d for _, d in self.roots))
-
-    def describe(self) -> str:
-        dirs = ", ".join(self.source_dirs)
-        return f"editable install: read from {dirs} ({self.mechanism} {PurePosixPath(self.via).name})"
 
 
 def _finder_mapping(text: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prstack.targets.editable import EditableSource
+from prstack.models import EditableSource
 from prstack.targets.metadata import DirectUrl, VersionInfo
 from prstack.targets.record import RecordIntegrity
 

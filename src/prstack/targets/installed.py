@@ -8,13 +8,14 @@ from functools import cached_property
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
+from packaging.utils import canonicalize_name
+
 from prstack.forge import repo_slug
-from prstack.models import TargetInfo, TargetKind
-from prstack.placement.choose import Choice, DistFiles, Intact, normalise
+from prstack.models import EditableSource, TargetInfo, TargetKind
+from prstack.placement.choose import Choice, DistFiles, Intact
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable, confined_distributions, read_confined, size_confined
 from prstack.targets.editable import (
-    EditableSource,
     enclosing_checkout,
     find_editable,
     find_egg_links,
@@ -71,7 +72,7 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
     if editable:
         top = top_level_names(_text(dist, "top_level.txt"), ())
         if not top and editable.mechanism in ("pth", "egg-link"):
-            top = (normalise(meta["Name"] or "").replace("-", "_"),)
+            top = (canonicalize_name(meta["Name"] or "").replace("-", "_"),)
         sources = {k: str(v) for k, v in source_files(editable, top).items()}
     return DistFiles(
         name=meta["Name"] or "",
@@ -89,14 +90,15 @@ def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribu
     found: dict[str, tuple[metadata.Distribution, DistFiles]] = {}
     for dist in confined_distributions(list(dirs)):
         name = dist.metadata["Name"]
-        if name and normalise(name) not in found:
-            found[normalise(name)] = (dist, dist_files(dist))
+        if name and (key := canonicalize_name(name)) not in found:
+            found[key] = (dist, dist_files(dist))
     for directory in dirs:
         for link_name, source in find_egg_links(Path(directory)).items():
             for dist in confined_distributions(list(source.source_dirs)):
                 name = dist.metadata["Name"]
-                if name and normalise(name) == normalise(link_name) and normalise(name) not in found:
-                    found[normalise(name)] = (dist, dist_files(dist, source))
+                key = canonicalize_name(name or "")
+                if name and key == canonicalize_name(link_name) and key not in found:
+                    found[key] = (dist, dist_files(dist, source))
     return found
 
 
@@ -194,7 +196,7 @@ def intact_on_disk(found: dict[str, tuple[metadata.Distribution, DistFiles]]) ->
     """How many of a candidate's files (those the PRs change) still match its RECORD."""
 
     def intact(cand: DistFiles, paths: Sequence[str]) -> int:
-        dist, _ = found[normalise(cand.name)]
+        dist, _ = found[canonicalize_name(cand.name)]
         entries = {e.path: e for e in parse_record(_text(dist, "RECORD") or "")}
         read = read_under(Path(str(dist.locate_file(""))))
 

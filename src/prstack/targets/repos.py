@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 import zipfile
 from collections.abc import Iterable
 from email.parser import HeaderParser
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from prstack.forge import RepoId, repo_from_url
 from prstack.models import TargetKind
@@ -87,14 +88,12 @@ def installed_repos(
     dirs: Iterable[str], dist: str | None = None
 ) -> Named:
     """(distribution, repositories) for each distribution under `dirs` (only `dist` when given)."""
-    def norm(name: str) -> str:
-        return re.sub(r"[-_.]+", "-", name).lower()
-
     found: dict[str, tuple[str, frozenset[RepoId]]] = {}
     for d in confined_distributions(list(dirs)):
         name = d.metadata["Name"]
-        if not name or norm(name) in found or (dist and norm(name) != norm(dist)):
+        key = canonicalize_name(name or "")
+        if not name or key in found or (dist and key != canonicalize_name(dist)):
             continue
         direct = parse_direct_url(d.read_text("direct_url.json"))
-        found[norm(name)] = (name, repos_named(metadata_of(d.metadata), direct))
+        found[key] = (name, repos_named(metadata_of(d.metadata), direct))
     return list(found.values())

@@ -10,7 +10,8 @@ from functools import partial
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Owners, replay
 from prstack.models import Commit, Hunk, PRState, PullRequest
-from prstack.sources.git.detect import PRMetadata, fork_point, read_graph
+from prstack.sources.base import PRMetadata
+from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
 from prstack.sources.git.repo import GitSource
 from prstack.stack.graph import Stack

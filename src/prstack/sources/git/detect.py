@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prstack.sources.git.reader import PRMetadata, Reader, fork_point
+from prstack.sources.base import PRMetadata
+from prstack.sources.git.reader import Reader, fork_point
 from prstack.sources.git.repo import GitSource
 from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
 from prstack.stack.graph import Stack, build_stack, relate
 from prstack.stack.markers import Marker
 
-__all__ = ["PRMetadata", "fetch_command", "fork_point", "read_graph"]
+__all__ = ["fetch_command", "fork_point", "read_graph"]
 
 
 def fetch_command(src: GitSource, number: int) -> str:

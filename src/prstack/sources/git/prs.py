@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
 from prstack import progress
-from prstack.sources.base import Changes, Contains, RepoHint
+from prstack.build import Contains
+from prstack.sources.base import Changes, PRMetadata, RepoHint
 from prstack.sources.git.changes import StackChanges, StackLoad, start_stack
-from prstack.sources.git.detect import PRMetadata
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.repo_id import repo_from_git
 

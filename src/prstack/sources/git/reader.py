@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Protocol
 
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
+from prstack.sources.base import PRMetadata
 from prstack.sources.git.history import History
 from prstack.sources.git.repo import GitSource
 from prstack.stack.copies import copy_candidates, may_hold_copies
@@ -22,21 +22,6 @@ MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
 SUBJECT_NOISE = 5
 """A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
-
-
-class PRMetadata(Protocol):
-    """What a metadata source (GitHub's PRMeta, or a PullRequest) says about a PR."""
-
-    @property
-    def title(self) -> str | None: ...
-    @property
-    def body(self) -> str | None: ...
-    @property
-    def head_ref(self) -> str | None: ...
-    @property
-    def base_ref(self) -> str | None: ...
-    @property
-    def state(self) -> str | None: ...
 
 
 def fork_point(src: GitSource, head: str, default: str) -> str:
