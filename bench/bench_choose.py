@@ -100,7 +100,7 @@ def main() -> None:
         t0 = time.process_time()
         found = find_distributions([str(site)])
         t1 = time.process_time()
-        choice = choose([m for _, m in found.values()], pr_paths, repo_files, None, str(site))
+        choice = choose([m for _, m in found.values()], pr_paths, repo_files, str(site))
         t2 = time.process_time()
         open_target(TargetSpec("site-packages", str(site)), pr_paths, repo_files)
         t3 = time.process_time()

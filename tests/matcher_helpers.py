@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Sequence
 
 from prstack.hunks import parse_diff
-from prstack.match.file import PackageIndex, match_file
+from prstack.match.file import Elsewhere, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
 
 PATH = "pkg/mod.py"
@@ -80,7 +80,7 @@ def judge(
         files = {p: t.encode() for p, t in package.items()}
         index = PackageIndex(lambda: files)
     return match_file(
-        hunks, data, installed_path=path, package=index,
+        hunks, data, installed_path=path, elsewhere=Elsewhere(index) if index is not None else None,
         base=old.encode() if with_sides else None, head=new.encode() if with_sides else None,
     )
 

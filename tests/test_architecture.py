@@ -24,11 +24,11 @@ FLOORS: dict[str, int] = {
     # the audit: a PR source against a target
     "audit": 7,
     # what is built on the audit
-    "plan": 8, "upkeep": 8, "demo": 8, "patch_cli": 8,
+    "plan": 8, "upkeep": 8, "demo": 8,
     # output formats
     "render": 9,
     # the command line
-    "cli_support": 10, "cli": 11, "__main__": 12, "__init__": 12,
+    "cli_support": 10, "patch_cli": 10, "cli": 11, "__main__": 12, "__init__": 12,
 }
 """Each part of src/prstack (a module or a package) and its floor: a part imports only from its
 own floor or below."""
@@ -96,3 +96,34 @@ def test_parts_import_each_other_without_a_cycle() -> None:
         return None
 
     assert [c for part in sorted(edges) if (c := cycle_from(part, ())) is not None] == []
+
+
+MAX_PARAMETERS = 6
+"""Past this many, a function's parameters are asking to be a named value."""
+
+
+def test_no_function_takes_more_than_six_parameters() -> None:
+    """Counted without self, cls and `*`; the CLI's command functions, whose parameters are its
+    options, aside."""
+    many = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            args = node.args
+            names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+            names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+            names = [n for n in names if n not in ("self", "cls")]
+            command = name == "prstack.cli" and any(
+                isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command"
+                for d in node.decorator_list)
+            if len(names) > MAX_PARAMETERS and not command:
+                many.append(f"{name}.{node.name}: {len(names)}")
+    assert sorted(many) == []
+def test_no_class_name_is_defined_twice() -> None:
+    where: defaultdict[str, list[str]] = defaultdict(list)
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(name)
+    assert {cls: places for cls, places in where.items() if len(places) > 1} == {}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.placement.choose import DistFiles, choose
+from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.targets.installed import find_distributions
 from prstack.targets.repos import installed_repos
 
@@ -31,7 +31,7 @@ def _site(tmp_path: Path, name: str) -> Path:
 def test_dist_chooses_the_distribution_however_its_name_is_spelled(installed: str, wanted: str, key: str) -> None:
     other = DistFiles("other", "2.0", frozenset({"other/core.py"}))
     mine = DistFiles(installed, "1.0", frozenset({"pkg/core.py"}))
-    assert choose([other, mine], ["pkg/core.py"], ["pkg/core.py"], wanted, "site").dist is mine
+    assert choose([other, mine], ["pkg/core.py"], ["pkg/core.py"], "site", Asked(wanted)).dist is mine
 
 
 @pytest.mark.parametrize(("installed", "wanted", "key"), SPELLINGS)

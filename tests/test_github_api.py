@@ -12,7 +12,8 @@ import pytest
 from ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
 from prstack.forge import RepoId
-from prstack.sources.github.api import Backoff, GitHub, find_token
+from prstack.sources.github.access import Access, Backoff
+from prstack.sources.github.api import GitHub, find_token
 from prstack.sources.github.cache import Cache
 
 REPO = RepoId("acme", "widget")
@@ -20,7 +21,7 @@ FAST = Backoff(retries=2, factor=0)
 
 
 def client(server: GitHubServer, cache: Cache, **kw: object) -> GitHub:
-    return GitHub(REPO, cache, api_url=server.base_url, backoff=FAST, **kw)  # type: ignore[arg-type]
+    return GitHub(REPO, cache, Access(api_url=server.base_url, backoff=FAST, **kw))  # type: ignore[arg-type]
 
 
 def test_stack_metadata_cold_then_warm(server: GitHubServer, tmp_path: Path) -> None:
@@ -138,7 +139,7 @@ def test_unknown_pr(server: GitHubServer, tmp_path: Path) -> None:
 
 
 def test_unknown_repository(server: GitHubServer, tmp_path: Path) -> None:
-    gh = GitHub(RepoId("acme", "nope"), Cache(tmp_path / "c"), api_url=server.base_url, backoff=FAST)
+    gh = GitHub(RepoId("acme", "nope"), Cache(tmp_path / "c"), Access(api_url=server.base_url, backoff=FAST))
     with pytest.raises(InputError, match=r"acme/nope not found.*private.*GITHUB_TOKEN"):
         gh.pull(1)
 
@@ -196,7 +197,7 @@ def test_no_network(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
-    gh = GitHub(REPO, Cache(tmp_path / "c"), api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST)
+    gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST))
     with pytest.raises(SourceError, match=r"cannot reach GitHub .*--offline.*--git PATH"):
         gh.pull(1)
 
@@ -206,7 +207,7 @@ def test_timeout(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         s.listen()
         url = f"http://127.0.0.1:{s.getsockname()[1]}/api/v3"
-        gh = GitHub(REPO, Cache(tmp_path / "c"), api_url=url, backoff=FAST, timeout=1)
+        gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=url, backoff=FAST, timeout=1))
         with pytest.raises(SourceError, match=r"did not answer within 1 s.*--offline"):
             gh.pull(1)
 
@@ -220,7 +221,7 @@ def test_find_token() -> None:
 def test_enterprise_api_url_from_the_repository_host(tmp_path: Path) -> None:
     from prstack.sources.open import _github
 
-    gh = _github(RepoId("a", "b", "ghe.corp"), Cache(tmp_path), None, "t", True, FAST, 1)
+    gh = _github(RepoId("a", "b", "ghe.corp"), Cache(tmp_path), Access(None, "t", True, FAST, 1))
     assert (gh.api_url, gh.host) == ("https://ghe.corp/api/v3", "ghe.corp")
 
 

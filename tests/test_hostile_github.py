@@ -22,7 +22,8 @@ from prstack.cli import main
 from prstack.errors import InputError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.github import payload
-from prstack.sources.github.api import Backoff, GitHub
+from prstack.sources.github.access import Access, Backoff
+from prstack.sources.github.api import GitHub
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.urls import api_root, clone_url_problem, scrub
 
@@ -210,15 +211,15 @@ def test_a_pull_list_of_the_wrong_shape_is_one_line(srv: GitHubServer, tmp_path:
 
 
 def test_pages_on_to_another_host_or_without_end(srv: GitHubServer, tmp_path: Path) -> None:
-    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c1"), api_url=srv.base_url, backoff=FAST)
+    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c1"), Access(api_url=srv.base_url, backoff=FAST))
     srv.fail(PULLS, 200, headers={"Link": '<https://evil.example/api/v3/x?page=2>; rel="next"'}, body=[])
     with pytest.raises(SourceError, match=r"pages on to another host \('evil.example'\); check --api-url"):
         gh.pull_of_branch("feature-a")
     srv.log.clear()
     again = f'<{srv.base_url}/repos/acme/widget/pulls?state=all&page=2>; rel="next"'
     srv.fail(PULLS, 200, times=1000, headers={"Link": again}, body=[])  # a next page, always
-    assert GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c2"), api_url=srv.base_url,
-                  backoff=FAST).pull_of_branch("feature-a") is None
+    assert GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c2"), Access(api_url=srv.base_url,
+                  backoff=FAST)).pull_of_branch("feature-a") is None
     assert len(srv.api_requests()) == 10  # bounded, not endless
 
 
@@ -336,7 +337,7 @@ def test_api_root_keeps_what_is_fine() -> None:
     assert api_root("https://ghe.example/api/v3/") == "https://ghe.example/api/v3"
     assert api_root("http://127.0.0.1:8080/api/v3") == "http://127.0.0.1:8080/api/v3"
     with pytest.raises(InputError):
-        GitHub(RepoId("a", "b"), Cache(Path("/nonexistent")), api_url="ftp://x")
+        GitHub(RepoId("a", "b"), Cache(Path("/nonexistent")), Access(api_url="ftp://x"))
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -369,7 +370,7 @@ def test_clone_urls_git_may_fetch_from(url: str, problem: str | None) -> None:
 
 
 def test_the_compare_answer_goes_through_the_same_checks(srv: GitHubServer, tmp_path: Path) -> None:
-    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"), api_url=srv.base_url, backoff=FAST)
+    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"), Access(api_url=srv.base_url, backoff=FAST))
     srv.fail(r"/compare/", 200, body=b"[" * 100_000)
     with pytest.raises(SourceError, match=r"answer for the merge base of a{12} .* is not valid JSON: it is nested"):
         gh.fork_point("b" * 40, "a" * 40)

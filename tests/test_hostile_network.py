@@ -13,6 +13,7 @@ import pytest
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
 from prstack.forge import RepoId
+from prstack.sources.github.access import Access
 from prstack.sources.github.api import GitHub
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.fetch import CacheRepo, auth_env, with_stall_limit
@@ -73,7 +74,8 @@ def drip(request: pytest.FixtureRequest) -> Iterator[Drip]:
 
 
 def test_a_drip_fed_github_answer_ends_at_the_deadline(drip: Drip, tmp_path: Path) -> None:
-    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"), api_url=f"{drip.url}/api/v3", timeout=5, deadline=1)
+    gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c"),
+                Access(api_url=f"{drip.url}/api/v3", timeout=5, deadline=1))
     with pytest.raises(SourceError, match=r"did not finish answering within 1 s while fetching PR #2 .*--offline"):
         gh.pull(2)
     assert drip.requests == 1
@@ -103,7 +105,8 @@ def test_a_stalled_server_is_given_up_on_within_30_s_by_default(monkeypatch: pyt
 def test_a_server_that_never_answers_hits_the_read_timeout(tmp_path: Path) -> None:
     server = Drip("silent")
     try:
-        gh = GitHub(RepoId("a", "b"), Cache(tmp_path / "c"), api_url=f"{server.url}/api/v3", timeout=1, deadline=30)
+        gh = GitHub(RepoId("a", "b"), Cache(tmp_path / "c"),
+                    Access(api_url=f"{server.url}/api/v3", timeout=1, deadline=30))
         with pytest.raises(SourceError, match=r"did not answer within 1 s"):
             gh.pull(1)
     finally:
@@ -114,7 +117,7 @@ def test_a_server_that_never_answers_hits_the_read_timeout(tmp_path: Path) -> No
 def test_a_bad_deadline_setting_is_one_line(value: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PRSTACK_HTTP_DEADLINE", value)
     with pytest.raises(InputError, match=r"PRSTACK_HTTP_DEADLINE=.* is not a number of seconds"):
-        GitHub(RepoId("a", "b"), Cache(tmp_path / "c"), api_url="http://127.0.0.1:9/api/v3")
+        GitHub(RepoId("a", "b"), Cache(tmp_path / "c"), Access(api_url="http://127.0.0.1:9/api/v3"))
 
 
 # -- git --------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from matcher_helpers import judge, make_hunks
-from prstack.match.file import Explainer, PackageIndex, match_file
+from prstack.match.file import Elsewhere, Explainer, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
 
 MOD, OTHER = "pkg/mod_a.py", "pkg/mod_b.py"
@@ -26,8 +26,7 @@ def audit(hunks_a: list[Hunk], target_a: str, target_b: str, *, base_b: str,
     package = PackageIndex(lambda: {MOD: target_a.encode(), OTHER: target_b.encode()})
     base = PackageIndex(lambda: {OTHER: base_b.encode()})
     explain = Explainer({MOD: hunks_a, OTHER: list(hunks_b)}, lambda pr: base)
-    return match_file(hunks_a, target_a.encode(), installed_path=MOD, package=package,
-                      explain=explain)
+    return match_file(hunks_a, target_a.encode(), installed_path=MOD, elsewhere=Elsewhere(package, explain))
 
 
 @st.composite
@@ -115,7 +114,7 @@ def test_a_later_unexplained_copy_still_counts_as_the_move() -> None:
     package = PackageIndex(lambda: {MOD: text(A).encode(), OTHER: text(COPY_B).encode(),
                                     third: text(["x = 1", *BLOCK]).encode()})
     explain = Explainer({MOD: hunks, OTHER: other}, lambda pr: PackageIndex(lambda: {}))
-    (result,) = match_file(hunks, text(A).encode(), installed_path=MOD, package=package, explain=explain)
+    (result,) = match_file(hunks, text(A).encode(), installed_path=MOD, elsewhere=Elsewhere(package, explain))
     assert (result.status, result.found_path, result.found_line) == (HunkStatus.RELOCATED, third, 2)
 
 

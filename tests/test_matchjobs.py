@@ -14,9 +14,10 @@ from conftest import GitRepo
 from prstack.audit import audit_stack
 from prstack.hunks import parse_diff
 from prstack.match.jobs import FileJob, run_jobs
-from prstack.match.stack import judge_stack
+from prstack.match.stack import TargetIndex, judge_stack
 from prstack.models import Hunk, HunkResult
 from prstack.sources.git.changes import load_stack, start_stack
+from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import TargetSpec, open_target
 
@@ -46,13 +47,14 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
     spec = TargetSpec("tree", path=case.tree)
     finished = load_stack(source, case.numbers)
     target = open_target(spec, (), ())
-    alone = judge_stack(finished.prs, finished.hunks, target, source.tree_paths(finished.top_sha), source.file_at)
+    alone = judge_stack(finished, target, ClonePRs(source, case.numbers),
+                        TargetIndex.of(target, source.tree_paths(finished.top_sha)))
     source = GitSource(case.repo)
     loading = start_stack(source, case.numbers)
     assert not loading.complete  # the huge file's hunks come later
     ready = loading.ready
-    shared = judge_stack(ready.prs, ready.hunks, target, source.tree_paths(ready.top_sha),
-                         source.file_at, source.prefetch_files, None, later=loading)
+    shared = judge_stack(ready, target, ClonePRs(source, case.numbers),
+                         TargetIndex.of(target, source.tree_paths(ready.top_sha)), later=loading)
     huge = {h.path for h in loading.finish().hunks} - {h.path for h in ready.hunks}
     assert huge
     assert verdicts(shared) == verdicts(alone)

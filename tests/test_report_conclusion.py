@@ -231,9 +231,9 @@ def test_a_pr_report_renders_its_first_commits_title_once() -> None:
 
 
 def test_every_source_option_the_summary_repeats_is_one_plan_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    from prstack.cli_support import source_options
+    from prstack.cli_support import SourceOptions, source_options
 
-    given = source_options(Path("clone"), "o/n", "https://ghe.example/api/v3", True, "v1.0")
+    given = source_options(SourceOptions(Path("clone"), "o/n", "https://ghe.example/api/v3", True, "v1.0"))
     assert main(["plan", "--help"]) == 0
     usage = capsys.readouterr().out
     assert all(option in usage for option in given if option.startswith("--"))

@@ -10,7 +10,7 @@ import pytest
 from prstack.build import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
-from prstack.placement.choose import DistFiles, choose
+from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.placement.paths import PathMap
 from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
@@ -179,12 +179,12 @@ def test_choose_is_pure_and_prefers_files_then_fit() -> None:
     a = DistFiles("a", "1", frozenset({"pkg/x.py", "pkg/y.py"}))
     b = DistFiles("b", "1", frozenset({"pkg/x.py"}))
     c = DistFiles("c", "1", frozenset({"docs/z.md"}))
-    choice = choose([b, c, a], ["src/pkg/x.py", "src/pkg/y.py"], ["src/pkg/x.py", "src/pkg/y.py"], None, "here")
+    choice = choose([b, c, a], ["src/pkg/x.py", "src/pkg/y.py"], ["src/pkg/x.py", "src/pkg/y.py"], "here")
     assert (choice.dist.name, choice.candidates) == ("a", ("b",))
     with pytest.raises(InputError, match="no distribution in here ships any file"):
-        choose([c], ["src/pkg/x.py"], ["src/pkg/x.py"], None, "here")
+        choose([c], ["src/pkg/x.py"], ["src/pkg/x.py"], "here")
     with pytest.raises(InputError, match="--dist nope: not installed in here"):
-        choose([a], ["src/pkg/x.py"], ["src/pkg/x.py"], "nope", "here")
+        choose([a], ["src/pkg/x.py"], ["src/pkg/x.py"], "here", Asked("nope"))
 
 
 def test_the_project_beats_packages_sharing_only_common_names_with_its_old_layout() -> None:
@@ -200,7 +200,7 @@ def test_the_project_beats_packages_sharing_only_common_names_with_its_old_layou
                                               f"{name}/session.py", f"{name}/sub/deep.py"}))
               for name in ("cloudsdk", "solver")]
     assert PathMap(others[0].files, repo).locate("webclient/exceptions.py").installed_path == "cloudsdk/exceptions.py"
-    choice = choose([*others, project], pr_paths, repo, None, "here")
+    choice = choose([*others, project], pr_paths, repo, "here")
     assert (choice.dist.name, choice.candidates) == ("webclient", ())
 
 
@@ -220,7 +220,7 @@ def test_a_vendored_copy_loses_to_the_real_package() -> None:
     real = DistFiles("rich", "13", frozenset({"rich/console.py", "rich/text.py"}))
     vendoring = DistFiles("pip", "24", frozenset({"pip/_vendor/rich/console.py", "pip/_vendor/rich/text.py"}))
     repo = ["rich/console.py", "rich/text.py", "tests/test_console.py"]
-    choice = choose([vendoring, real], ["rich/console.py"], repo, None, "here")
+    choice = choose([vendoring, real], ["rich/console.py"], repo, "here")
     assert (choice.dist.name, choice.candidates) == ("rich", ("pip",))
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.placement.choose import DistFiles, choose
+from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.placement.paths import PathMap, Placement, nearest_packages
 from targets_helpers import MODEL, MODEL_FIXED, RUNNER, install_into, make_wheel
 
@@ -190,17 +190,17 @@ def test_pure_choice_of_the_project_and_of_copies() -> None:
     outside = DistFiles("vendors", "2", frozenset({"vendors/__init__.py", "vendors/clicky/__init__.py",
                                                     "vendors/clicky/core.py", "vendors/clicky/types.py"}))
     with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*--dist"):
-        choose([outside], ["src/clicky/core.py"], repo_files, None, "here")
+        choose([outside], ["src/clicky/core.py"], repo_files, "here")
     real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
-    choice = choose([outside, real], ["tests/test_core.py"], repo_files, None, "here")
+    choice = choose([outside, real], ["tests/test_core.py"], repo_files, "here")
     assert choice.dist.name == "clicky-dist"
     assert "the repository's package clicky" in choice.reason
     by_url = DistFiles("x", "1", frozenset({"x/a.py"}), repos=frozenset({"acme/clicky"}))
-    assert choose([real, by_url], ["tests/test_core.py"], repo_files, None, "here",
-                  repo="Acme/Clicky").dist.name == "x"
+    assert choose([real, by_url], ["tests/test_core.py"], repo_files, "here",
+                  Asked(repo="Acme/Clicky")).dist.name == "x"
     named = DistFiles("clicky", "1", frozenset({"y/a.py"}))
-    assert choose([named, by_url], ["tests/test_core.py"], repo_files, None, "here",
-                  names=("clicky",)).dist.name == "clicky"
+    assert choose([named, by_url], ["tests/test_core.py"], repo_files, "here",
+                  Asked(names=("clicky",))).dist.name == "clicky"
 
 
 def test_packages_sharing_only_common_file_names_are_no_renamed_copy() -> None:
@@ -315,7 +315,7 @@ def test_a_tests_only_pr_falls_to_the_project_not_to_a_distribution_shipping_tes
     sloppy = DistFiles("sloppy", "1", frozenset({"sloppy/__init__.py", "tests/__init__.py", "tests/test_core.py"}))
     real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
     for order in ([sloppy, real], [real, sloppy]):
-        choice = choose(order, ["tests/test_core.py"], repo_files, None, "here")
+        choice = choose(order, ["tests/test_core.py"], repo_files, "here")
         assert choice.dist.name == "clicky-dist"
         assert "the repository's package clicky" in choice.reason
 

@@ -11,13 +11,11 @@ from dataclasses import replace
 from prstack.build import flag_results, join_build
 from prstack.errors import InputError
 from prstack.match.alone import noted_without_base
-from prstack.match.jobs import package_index
-from prstack.match.stack import base_packages, judge_stack
-from prstack.models import Hunk
-from prstack.placement.paths import PathMap
+from prstack.match.stack import TargetIndex, judge_stack
+from prstack.models import Changes, Hunk
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
-from prstack.sources.base import Changes, Loading, PRMetadata, PRSource
+from prstack.sources.base import Loading, PRMetadata, PRSource
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitSource
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
@@ -80,12 +78,9 @@ def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec
     repo_files = source.repo_files(changes, target.files())
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
-    package, pathmap = package_index(target), PathMap(target.files(), repo_files)
-    at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
-                             pathmap) if source.with_files else None)
-    results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,
-                          package, loading, at_base, pathmap)
-    results = flag_results(results, target.evidence, pathmap.binary_for)
+    index = TargetIndex.of(target, repo_files)
+    results = flag_results(judge_stack(changes, target, source, index, loading), target.evidence,
+                           index.pathmap.binary_for)
     if not source.with_files:
         results = noted_without_base(results, target)
     done = report(target.info, changes.prs, results)

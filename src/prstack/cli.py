@@ -6,13 +6,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
 import typer
 
 from prstack.cli_support import (
+    SourceOptions,
+    TargetOptions,
     as_text,
     audit_call,
     console,
@@ -99,11 +101,21 @@ DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Whi
 BaseOpt = Annotated[str | None, typer.Option("--base", metavar="REF", help="Fork point override for the bottom PR.")]
 
 
-def _emit(out: Console | None, report: AuditReport, fmt: AuditFormat, verbose: bool, call: AuditCall | None,
-          schema: AuditSchema = AuditSchema.V2, output: Path | None = None) -> int:
+@dataclass(frozen=True)
+class _Shown:
+    """How a report is shown: its format, every hunk or not, the JSON schema, a file to write the format to."""
+
+    fmt: AuditFormat
+    verbose: bool = False
+    schema: AuditSchema = AuditSchema.V2
+    output: Path | None = None
+
+
+def _emit(out: Console | None, report: AuditReport, call: AuditCall | None, shown_as: _Shown) -> int:
     from prstack.next_steps import summary
     from prstack.render import render_audit
 
+    fmt, verbose, schema, output = shown_as.fmt, shown_as.verbose, shown_as.schema, shown_as.output
     if output is not None:  # the format to the file, the table to the terminal
         shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
         _write(output, as_text(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema)).encode())
@@ -151,11 +163,14 @@ def audit(
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
     from prstack.audit import audit_stack
+    from prstack.sources.github.access import Access
     from prstack.sources.open import open_source
     from prstack.targets.repos import repo_candidates
 
-    specs = target_specs(installed, python or [], site_packages or [], wheel or [], tree or [], image or [], dist,
-                         platform=platform, python_path=python_path)
+    specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
+                                       image or (), dist, platform, python_path))
+    sources = SourceOptions(git, repo, api_url, offline, base)
+    shown_as = _Shown(fmt, verbose, schema, output)
     if patch:
         from prstack.patch_cli import audit_patch_files
 
@@ -163,44 +178,45 @@ def audit(
             raise InputError("--patch audits one target at a time; give one target, or run once per target.")
         spec = specs[0]
         with progress_shown():
-            report = audit_patch_files(patch, spec, prs=prs or [], git=git, repo=repo, base=base, api_url=api_url)
+            report = audit_patch_files(patch, spec, prs or [], sources)
         given = tuple(arg for p in patch for arg in ("--patch", p))
-        call = audit_call(prs or [], given + source_options(git, repo, api_url, offline, base), spec, fmt=fmt,
-                          verbose=verbose, plannable=False)
-        raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
+        call = audit_call(prs or [], given + source_options(sources), spec, fmt=fmt, verbose=verbose,
+                          plannable=False)
+        raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
-    given = source_options(git, repo, api_url, offline, base)
+    given = source_options(sources)
     numbers, repo = parse_prs(prs, repo)
     if len(specs) > 1:
-        raise typer.Exit(_audit_matrix(numbers, specs, git, repo, api_url, offline, base, fmt, schema, output))
+        raise typer.Exit(_audit_matrix(numbers, specs, replace(sources, repo=repo), shown_as))
     spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+        source = open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = audit_stack(source.git, numbers, spec, base, source.meta)
-    raise typer.Exit(_emit(None, report, fmt, verbose, call, schema, output))  # a Console only for a table
+    raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
-def _audit_matrix(numbers: list[int], specs: list[TargetSpec], git: Path | None, repo: str | None,
-                  api_url: str | None, offline: bool, base: str | None, fmt: AuditFormat, schema: AuditSchema,
-                  output: Path | None) -> int:
+def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOptions, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
     from prstack.audit import audit_targets
     from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
     from prstack.sources.git.prs import ClonePRs
+    from prstack.sources.github.access import Access
     from prstack.sources.open import open_source
     from prstack.targets.repos import repo_candidates
 
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+        source = open_source(numbers, git=given.git, repo=given.repo,
+                             access=Access(given.api_url, offline=given.offline),
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = audit_targets(ClonePRs(source.git, numbers, base, source.meta), specs)
+        reports = audit_targets(ClonePRs(source.git, numbers, given.base, source.meta), specs)
+    fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
 
     def rendered(fmt: AuditFormat) -> RenderableType:
         if fmt is AuditFormat.TABLE:
@@ -266,11 +282,12 @@ def hunks(
 def _opened(prs: Sequence[str], git: Path | None, repo: str | None, api_url: str | None,
             offline: bool) -> tuple[list[int], OpenedClone]:
     """The PR numbers given and the clone that holds them (no target to name the repository)."""
+    from prstack.sources.github.access import Access
     from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     with progress_shown():
-        return numbers, open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline)
+        return numbers, open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
 
 
 @app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")
@@ -295,7 +312,7 @@ def demo(
                       f"installed in {workdir / 'venv' / 'site-packages'}", highlight=False)
         rerun = AuditCall(rerun=("prstack", "demo", *(("--format", fmt.value) if fmt is not AuditFormat.TABLE
                                                      else ())), verbose=verbose)
-        code = _emit(out, result.report, fmt, verbose, rerun, output=output)
+        code = _emit(out, result.report, rerun, _Shown(fmt, verbose, output=output))
         if fmt is AuditFormat.TABLE or output is not None:
             out.print(f"\n{result.verdict()}", highlight=False, markup=False)
             out.print(f"[dim](demo took {time.perf_counter() - started:.1f} s)[/]")
@@ -322,6 +339,7 @@ def plan(
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan.run import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
+    from prstack.sources.github.access import Access
     from prstack.sources.open import open_source
     from prstack.targets.repos import repo_candidates
 
@@ -336,7 +354,7 @@ def plan(
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, api_url=api_url, offline=offline,
+        source = open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:
@@ -361,13 +379,14 @@ def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
     from prstack.render.text import clean
     from prstack.sources.git.changes import load_stack
+    from prstack.sources.github.access import Access
     from prstack.sources.github.cache import Cache
     from prstack.sources.open import open_source
 
     numbers, repo = parse_prs(prs, repo)
     out = console()
     with progress_shown():
-        source = open_source(numbers, repo=repo, api_url=api_url)
+        source = open_source(numbers, repo=repo, access=Access(api_url))
         changes = load_stack(source.git, numbers)  # reads every blob an audit needs, fetching it once
     for pr in changes.prs:
         meta = source.meta.get(pr.number)

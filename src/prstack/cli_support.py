@@ -8,6 +8,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,24 +81,50 @@ def target_spec(
     return TargetSpec(kind, str(value) if value != "" else None, dist)
 
 
-def target_specs(
-    installed: bool, python: Sequence[str], site_packages: Sequence[Path], wheel: Sequence[Path],
-    tree: Sequence[Path], image: Sequence[Path], dist: str | None, *, platform: str | None = None,
-    python_path: str | None = None,
-) -> list[TargetSpec]:
+@dataclass(frozen=True)
+class TargetOptions:
+    """The target options of an audit as given (each repeatable, --installed aside)."""
+
+    installed: bool = False
+    python: Sequence[str] = ()
+    site_packages: Sequence[Path] = ()
+    wheel: Sequence[Path] = ()
+    tree: Sequence[Path] = ()
+    image: Sequence[Path] = ()
+    dist: str | None = None
+    platform: str | None = None
+    """Which platform of a multi-platform image."""
+    python_path: str | None = None
+    """Which environment of an image."""
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """The options that name where the PRs come from, as given: --git, --repo, --api-url,
+    --offline, --base."""
+
+    git: Path | None = None
+    repo: str | None = None
+    api_url: str | None = None
+    offline: bool = False
+    base: str | None = None
+
+
+def target_specs(options: TargetOptions) -> list[TargetSpec]:
     """Every target named, in the order of the options' kinds (an audit of several is a matrix)."""
     from prstack.targets.base import TargetSpec
 
-    given: list[tuple[str, str | None]] = [("--installed", None)] if installed else []
-    for name, values in (("--python", python), ("--site-packages", site_packages), ("--wheel", wheel),
-                         ("--tree", tree), ("--image", image)):
+    o = options
+    given: list[tuple[str, str | None]] = [("--installed", None)] if o.installed else []
+    for name, values in (("--python", o.python), ("--site-packages", o.site_packages), ("--wheel", o.wheel),
+                         ("--tree", o.tree), ("--image", o.image)):
         given += [(name, str(v)) for v in values]
     if not given:
         raise InputError(
             "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
             "--wheel FILE, --tree DIR or --image FILE_OR_DIR."
         )
-    if (platform is not None or python_path is not None) and not image:
+    if (o.platform is not None or o.python_path is not None) and not o.image:
         raise InputError("--platform and --python-path choose within an image; give --image FILE_OR_DIR too.")
     specs = []
     for name, value in given:
@@ -105,8 +132,8 @@ def target_specs(
             check_interpreter(str(value))
         kind = TargetKind(name.removeprefix("--"))
         in_image = kind is TargetKind.IMAGE
-        specs.append(TargetSpec(kind, value, dist, platform=platform if in_image else None,
-                                python_path=python_path if in_image else None))
+        specs.append(TargetSpec(kind, value, o.dist, platform=o.platform if in_image else None,
+                                python_path=o.python_path if in_image else None))
     return specs
 
 
@@ -127,13 +154,12 @@ def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
         target_kind=target.kind, target_path=target.path, verbose=verbose)
 
 
-def source_options(git: Path | None, repo: str | None, api_url: str | None, offline: bool,
-                   base: str | None) -> tuple[str, ...]:
+def source_options(source: SourceOptions) -> tuple[str, ...]:
     """The PR source's options as given, to repeat them in the commands a report suggests."""
-    given = (("--git", str(git) if git is not None else None), ("--repo", repo), ("--api-url", api_url),
-             ("--base", base))
+    given = (("--git", str(source.git) if source.git is not None else None), ("--repo", source.repo),
+             ("--api-url", source.api_url), ("--base", source.base))
     return tuple(arg for name, value in given if value is not None for arg in (name, value)) + (
-        ("--offline",) if offline else ())
+        ("--offline",) if source.offline else ())
 
 
 def check_interpreter(python: str) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import PurePosixPath
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 
 class HunkStatus(StrEnum):
@@ -196,6 +197,15 @@ class PullRequest:
     def change_base(self) -> str:
         """What the PR's own change is the diff from: `own_base`, else `base_sha`."""
         return self.own_base or self.base_sha
+
+
+class Changes(Protocol):
+    """A stack's PRs, bottom first, and each PR's own net hunks."""
+
+    @property
+    def prs(self) -> Sequence[PullRequest]: ...
+    @property
+    def hunks(self) -> Sequence[Hunk]: ...
 
 
 @dataclass(frozen=True)

@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from prstack.cli_support import SourceOptions
 from prstack.errors import InputError
 from prstack.report import AuditReport
 from prstack.targets.base import TargetSpec
 
 
-def audit_patch_files(files: Sequence[str], spec: TargetSpec, *, prs: Sequence[str], git: Path | None,
-                      repo: str | None, base: str | None, api_url: str | None) -> AuditReport:
+def audit_patch_files(files: Sequence[str], spec: TargetSpec, prs: Sequence[str], given: SourceOptions) -> AuditReport:
     """The audit of the patch files `files` ('-': standard input) against `spec`; PR numbers and
     the options that name a PR source (--git, --repo, --base, --api-url) do not go with them."""
     from prstack.audit import audit
     from prstack.sources.patch.files import read_patch_files, split_patch
     from prstack.sources.patch.source import PatchPRs
 
-    others = [name for name, given in (("PR numbers", bool(prs)), ("--git", git is not None),
-                                       ("--repo", repo is not None), ("--base", base is not None),
-                                       ("--api-url", api_url is not None)) if given]
+    others = [name for name, named in (("PR numbers", bool(prs)), ("--git", given.git is not None),
+                                       ("--repo", given.repo is not None), ("--base", given.base is not None),
+                                       ("--api-url", given.api_url is not None)) if named]
     if others:
         raise InputError(f"--patch and {' and '.join(others)} both name the PRs; give the patches alone "
                          "(a patch is its own PR source) or drop --patch.")

@@ -25,13 +25,13 @@ from itertools import islice
 from prstack.match.anchors import Anchors
 from prstack.match.explain import Explainer
 from prstack.match.index import FileIndex
-from prstack.match.judge import Verdict, judge
+from prstack.match.judge import Finding, judge
 from prstack.match.package import PackageIndex, key, loose_keys
 from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
 
-__all__ = ["Explainer", "PackageIndex", "StackTop", "decode", "match_file", "relocated",
+__all__ = ["Elsewhere", "Explainer", "PackageIndex", "StackTop", "at_stack_top", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
@@ -54,6 +54,15 @@ class StackTop:
     (deleted or moved above)."""
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """Where a hunk's block not found in its own file is looked for: the target's other files
+    (`package`), a place there counting as a move only where `explain` does not explain it otherwise."""
+
+    package: PackageIndex
+    explain: Explainer | None = None
+
+
 def match_file(
     hunks: Sequence[Hunk],
     target: bytes | None,
@@ -61,35 +70,41 @@ def match_file(
     installed_path: str,
     base: bytes | None = None,
     head: bytes | None = None,
-    package: PackageIndex | None = None,
-    explain: Explainer | None = None,
-    top: StackTop | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> list[HunkResult]:
     """Judge every hunk of one file of one PR against the target's copy of that file.
 
     `target` is None when the target lacks the file. `base` and `head` are the whole file
-    at the PR's base and head, where known (fast paths and anchoring). A block found in another
-    file of `package` counts as moved only where `explain` does not explain it otherwise. `top`:
-    the file at the stack's top, for a PR below it: a target that holds the file as the whole
-    stack leaves it holds the PR's change as the stack composed it.
+    at the PR's base and head, where known (fast paths and anchoring). `elsewhere`: where a block
+    not found in its file is looked for (relocated).
     """
     if any(h.symlink for h in hunks):  # (one file's hunks: all of them)
         note = "a symbolic link: what it points to is not compared (only file contents are)"
         return [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path, evidence=MatchEvidence(note=note))
                 for h in hunks]
-    results = _match_file(hunks, target, installed_path, base, head, package, explain)
-    if top is not None and any(not r.status.present for r in results):
-        same = next((n for n, text in top.texts() if (target is None and text is None) or (
-            target is not None and text is not None and same_text(target, text))), None)
-        if same is not None:
-            note = (f"present as rewritten later by #{same} (file identical to its head)" if target is not None
-                    else f"the file is gone at #{same}'s head (deleted or moved there), as in the target")
-            results = [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
-    return results
+    package, explain = (elsewhere.package, elsewhere.explain) if elsewhere is not None else (None, None)
+    return _match_file(hunks, target, installed_path, (base, head), package, explain)
 
 
-def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str, base: bytes | None,
-                head: bytes | None, package: PackageIndex | None, explain: Explainer | None) -> list[HunkResult]:
+def at_stack_top(results: list[HunkResult], target: bytes | None, installed_path: str,
+                 top: StackTop) -> list[HunkResult]:
+    """`results` of a PR below others in a stack, with the hunks not present present where the
+    target holds the file as a head above it leaves it (the whole stack composed, or part of it)."""
+    if all(r.status.present for r in results) or any(r.hunk.symlink for r in results):
+        return results  # (a symbolic link's target is not compared, at any head)
+    same = next((n for n, text in top.texts() if (target is None and text is None) or (
+        target is not None and text is not None and same_text(target, text))), None)
+    if same is None:
+        return results
+    note = (f"present as rewritten later by #{same} (file identical to its head)" if target is not None
+            else f"the file is gone at #{same}'s head (deleted or moved there), as in the target")
+    return [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
+
+
+def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str,
+                sides: tuple[bytes | None, bytes | None], package: PackageIndex | None,
+                explain: Explainer | None) -> list[HunkResult]:
+    base, head = sides
     if target is None:
         return [_absent(h, installed_path, package, explain) for h in hunks]
     if head is not None and same_text(target, head):
@@ -252,7 +267,7 @@ def _absent(h: Hunk, installed_path: str, package: PackageIndex | None,
     return result
 
 
-def _result(h: Hunk, v: Verdict, idx: FileIndex, installed_path: str, exp_new: int) -> HunkResult:
+def _result(h: Hunk, v: Finding, idx: FileIndex, installed_path: str, exp_new: int) -> HunkResult:
     found_text: tuple[str, ...] = ()
     if v.start is not None and v.end is not None:
         found_text = tuple(idx.window(v.start, min(v.end, v.start + FOUND_TEXT_MAX)))

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from prstack.match.file import Explainer, PackageIndex, StackTop, match_file
+from prstack.match.file import Elsewhere, PackageIndex, StackTop, at_stack_top, match_file
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.match.text import blob_id
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
@@ -68,14 +68,14 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
         return None
 
 
-def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: PackageIndex | None,
-             explain: Explainer | None = None) -> Iterator[list[HunkResult]]:
-    """Each job's verdicts, in order (blocks that moved looked up in `package` when given, and
-    weighed by `explain`; the target files it has read already are not read again)."""
+def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt,
+             elsewhere: Elsewhere | None) -> Iterator[list[HunkResult]]:
+    """Each job's verdicts, in order (blocks that moved looked up `elsewhere` when given; the
+    target files its package index has read already are not read again)."""
     for job in jobs:
         text = None
         if job.present:
-            held = package.held(job.installed_path) if package is not None else None
+            held = elsewhere.package.held(job.installed_path) if elsewhere is not None else None
             try:
                 text = held if held is not None else target.read(job.installed_path)
             except Unreadable as exc:  # outside the target, a FIFO, over the size cap, damaged
@@ -85,9 +85,11 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, package: 
                 continue
         head = file_at(*job.head)
         # (the heads above are asked only where the head is known: a source without files knows neither)
-        top = StackTop(partial(_read_each, file_at, job.tops)) if job.tops and head is not None else None
-        yield match_file(job.hunks, text, installed_path=job.installed_path, base=_base(job, text, head, file_at),
-                         head=head, package=package, explain=explain, top=top)
+        results = match_file(job.hunks, text, installed_path=job.installed_path,
+                             base=_base(job, text, head, file_at), head=head, elsewhere=elsewhere)
+        if job.tops and head is not None:
+            results = at_stack_top(results, text, job.installed_path, StackTop(partial(_read_each, file_at, job.tops)))
+        yield results
 
 
 def _read_each(file_at: FileAt, keys: Sequence[tuple[int, FileKey]]) -> Iterator[tuple[int, bytes | None]]:

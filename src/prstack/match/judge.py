@@ -6,6 +6,7 @@ import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
+from typing import NamedTuple
 
 from prstack.match.index import FileIndex, Matches
 from prstack.match.shape import Shape
@@ -25,7 +26,7 @@ MAX_ALIGN = 4000
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Finding:
     """What was found for one hunk; positions are 0-based target lines, [start, end)."""
 
     status: HunkStatus
@@ -43,7 +44,7 @@ class Verdict:
 def judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
     refine: Callable[[], tuple[int, int] | None] | None = None, known: frozenset[str] = frozenset(),
-) -> Verdict:
+) -> Finding:
     """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`.
 
     `refine` gives, from unique lines around the hunk in the PR's head (or base), the window
@@ -63,7 +64,7 @@ def judge(
 def _judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
     refine: Callable[[], tuple[int, int] | None] | None, known: frozenset[str],
-) -> Verdict:
+) -> Finding:
     direct = _direct(idx, sh, guess, min_start)
     if direct is not None:
         return direct
@@ -100,12 +101,12 @@ def _judge(
     if sh.pure and verdict.status is HunkStatus.APPLIED and verdict.start is not None and off(verdict.start) > WEAK:
         # a pure addition found only by a piece of its context far from its place: a copy of its
         # lines elsewhere in the file is not its own evidence
-        return Verdict(HunkStatus.DIVERGED, note=f"its lines are in the file at line {verdict.start + 1}, "
+        return Finding(HunkStatus.DIVERGED, note=f"its lines are in the file at line {verdict.start + 1}, "
                        "away from its place, whose context is not there")
     return verdict
 
 
-def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | None:
+def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Finding | None:
     """Exactly one image, verbatim, exactly where expected: the common case, no index needed."""
     if at < min_start or not sh.old or not sh.new or all(trivial(x) for x in sh.new):
         return None
@@ -121,12 +122,12 @@ def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Verdict | Non
         return None
     status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
     note = None if kind else "the pre-change lines are still there"
-    return Verdict(status, at, at + len(image), 0, None, note=note)
+    return Finding(status, at, at + len(image), 0, None, note=note)
 
 
 def _search_images(
     idx: FileIndex, sh: Shape, expected: int, min_start: int, fuzz_from: int, fuzz_to: int
-) -> Verdict | None:
+) -> Finding | None:
     """Whole old or new image (less up to `fuzz` context lines each end), nearest wins. At the same
     place the longer image wins (a pure addition's old image is only its context, which the applied
     new image contains too); a true tie goes to the old image: on ambiguity prefer not-applied.
@@ -137,8 +138,8 @@ def _search_images(
     one_sided = not sh.old or not sh.new
     for f in range(fuzz_from, fuzz_to + 1):
         fl, ft = min(f, sh.lead), min(f, sh.trail)
-        best: tuple[tuple[bool, int, int, int, int, int], int, int, int] | None = None
-        nearest: dict[int, tuple[tuple[bool, int, int, int, int, int], int, int, int]] = {}
+        best: _ImageMatch | None = None
+        nearest: dict[int, _ImageMatch] = {}
         """Per image kind, its best match; `best` is the better of the two."""
         reach: list[int | None] = []
         for kind in (0, 1):
@@ -168,9 +169,9 @@ def _search_images(
                 image = sh.image(kind, level)
                 img = image[fl : len(image) - ft]
                 radius = reach[kind]
-                if best is not None and not best[0][0] and not sh.pure:
+                if best is not None and not best.rank.before_min and not sh.pure:
                     # only a match as near as the best one so far can still win
-                    radius = best[0][2] if radius is None else min(radius, best[0][2])
+                    radius = best.rank.off if radius is None else min(radius, best.rank.off)
                 if level == 1 and not nested:
                     s = idx.find(img, level, expected + fl, min_start=min_start + fl,
                                  radius=radius)
@@ -181,30 +182,54 @@ def _search_images(
                     continue
                 s -= fl
                 near = -len(img) if sh.pure and abs(s - expected) <= WEAK else 0
-                key = (s < min_start, near, abs(s - expected), -len(img), kind, level)
-                if kind not in nearest or key < nearest[kind][0]:
-                    nearest[kind] = (key, s, kind, level)
+                rank = _Rank(s < min_start, near, abs(s - expected), -len(img), kind, level)
+                if kind not in nearest or rank < nearest[kind].rank:
+                    nearest[kind] = _ImageMatch(rank, s, kind, level)
                     best = min(nearest.values())
-            if level == 0 and best is not None and not best[0][0] and best[0][2] == 0:
+            if level == 0 and best is not None and not best.rank.before_min and best.rank.off == 0:
                 break
         if best is not None and sh.pure and len(nearest) == 2:
             longer = nearest[0 if len(sh.old) > len(sh.new) else 1]
-            if longer[2] != best[2] and longer[0][0] <= best[0][0] and abs(longer[1] - best[1]) <= WEAK:
+            if (longer.kind != best.kind and longer.rank.before_min <= best.rank.before_min
+                    and abs(longer.start - best.start) <= WEAK):
                 best = longer
         if best is not None:
             _, s, kind, level = best
             image = sh.new if kind else sh.old
             span = (s + fl, s + len(image) - ft)
             if idx.in_conflict(*span):
-                return Verdict(HunkStatus.CONFLICT, s, s + len(image), f, LEVELS[level][0],
+                return Finding(HunkStatus.CONFLICT, s, s + len(image), f, LEVELS[level][0],
                                note="conflict markers around the matched lines")
             status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
             note = None if kind else "the pre-change lines are still there"
-            return Verdict(status, s, s + len(image), f, LEVELS[level][0], note=note)
+            return Finding(status, s, s + len(image), f, LEVELS[level][0], note=note)
     return None
 
 
-def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Verdict | None:
+class _Rank(NamedTuple):
+    """How an image's match ranks (the least wins): after `min_start` first, then near the place
+    for a pure hunk's image, nearest, longest, old image before new, strictest level."""
+
+    before_min: bool
+    near: int
+    off: int
+    """Lines from where the hunk is expected."""
+    shorter: int
+    """Minus the image's length."""
+    kind: int
+    level: int
+
+
+class _ImageMatch(NamedTuple):
+    """An image found: how it ranks, where it starts, which image (0 old, 1 new), at which level."""
+
+    rank: _Rank
+    start: int
+    kind: int
+    level: int
+
+
+def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) -> Finding | None:
     """Both images compared with lines joined (formatter re-wrapped arguments), near the place."""
     size = max(len(sh.old), len(sh.new))
     lo = max(0, min(expected, len(idx)) - 40 - size)
@@ -230,30 +255,30 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
         return None
     (_, _, kind), s, e = best
     if idx.in_conflict(s, e):
-        return Verdict(HunkStatus.CONFLICT, s, e, 0, REWRAPPED)
+        return Finding(HunkStatus.CONFLICT, s, e, 0, REWRAPPED)
     status = HunkStatus.APPLIED if kind else HunkStatus.MISSING
-    return Verdict(status, s, e, 0, REWRAPPED, note="lines re-wrapped in the target")
+    return Finding(status, s, e, 0, REWRAPPED, note="lines re-wrapped in the target")
 
 
-def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: frozenset[str]) -> Verdict:
+def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: frozenset[str]) -> Finding:
     """Neither image is there: find the hunk's place by its context, then say line by line which
     changes are in (partial), whether it holds conflict markers, or was rewritten (diverged)."""
     span = _locate(idx, sh, expected, min_start, whole=False)
     if span is None:
         if sh.lead or sh.trail:
-            return Verdict(HunkStatus.DIVERGED,
+            return Finding(HunkStatus.DIVERGED,
                            note="neither the old nor the new lines, nor their context, are there")
         span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
                 min(len(idx), expected + max(len(sh.old), len(sh.new))))
     return _classify(idx, sh, span, known)
 
 
-def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset[str]) -> Verdict:
+def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset[str]) -> Finding:
     """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites.
     `known`: lines other audited hunks of the file add (stripped), no foreign lines among changes."""
     rs, re_ = span
     if idx.in_conflict(rs, re_):
-        return Verdict(HunkStatus.CONFLICT, rs, re_, None, None,
+        return Finding(HunkStatus.CONFLICT, rs, re_, None, None,
                        note="conflict markers in the hunk's region")
     level = next(lv for lv in range(LOOSEST, -1, -1) if sh.usable(lv))
     hunk_norm = list(sh.norm(level))
@@ -272,10 +297,10 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset
                 if j not in matched_t and not trivial(line))
     norm_name = _used_level(sh, idx, rs, pairs, level)
 
-    def out(status: HunkStatus, note: str | None = None) -> Verdict:
+    def out(status: HunkStatus, note: str | None = None) -> Finding:
         if note is not None and a_out:
             note += _elsewhere(idx, [t[1:] for t in a_out], rs, re_)
-        return Verdict(status, rs, re_, None, norm_name, a_in + r_gone, a_out + r_kept, note)
+        return Finding(status, rs, re_, None, norm_name, a_in + r_gone, a_out + r_kept, note)
 
     among = f", {extra} other lines among them" if extra else ""
     if not a_out and not r_kept:

@@ -1,30 +1,26 @@
 """Judging a whole stack against a target: a job per PR and file, the huge files' jobs as they come,
 each block found elsewhere weighed against the package at the stack's base. No I/O of its own:
-files at revisions come through `file_at`, target files through the Target interface."""
+files at revisions come through the `Revisions` interface (the PR source), target files through
+the Target interface."""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.match.atbase import PackageAtBase
 from prstack.match.compose import Composed, chains_above, compose_stack, stacked_above
 from prstack.match.explain import BaseText
-from prstack.match.file import Explainer, PackageIndex
-from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
+from prstack.match.file import Elsewhere, Explainer, PackageIndex
+from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
+from prstack.models import Changes, FileChange, Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.targets.base import Target
-
-
-class Hunks(Protocol):
-    @property
-    def hunks(self) -> Sequence[Hunk]: ...
 
 
 class Later(Protocol):
@@ -32,7 +28,50 @@ class Later(Protocol):
 
     @property
     def can_finish(self) -> bool: ...
-    def finish(self) -> Hunks: ...
+    def finish(self) -> Changes: ...
+
+
+class Revisions(Protocol):
+    """What judging reads from where the PRs come from (a PR source): files at revisions."""
+
+    @property
+    def with_files(self) -> bool:
+        """Whether files before and after each PR are known (a patch gives neither)."""
+        ...
+
+    def file_at(self, rev: str, path: str) -> bytes | None:
+        """A file at a revision ((blob id, "") names a blob); None where unknown."""
+        ...
+
+    def prefetch_files(self, keys: Iterable[FileKey]) -> None:
+        """Files `file_at` will be asked for, to read them in one go."""
+        ...
+
+    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        """(path, blob id, size) of every file at `rev`."""
+        ...
+
+
+@dataclass(frozen=True)
+class TargetIndex:
+    """What is made once per opened target: where each repository path lands in it, and the index
+    of its package's text."""
+
+    pathmap: PathMap
+    package: PackageIndex
+
+    @classmethod
+    def of(cls, target: Target, repo_files: Iterable[str]) -> TargetIndex:
+        return cls(PathMap(target.files(), repo_files), package_index(target))
+
+
+@dataclass(frozen=True)
+class _Bench:
+    """What every file job of a stack is judged with."""
+
+    target: Target
+    revisions: Revisions
+    elsewhere: Elsewhere
 
 
 _LOCATION_STATUS = {
@@ -42,33 +81,28 @@ _LOCATION_STATUS = {
 
 
 def judge_stack(
-    prs: Sequence[PullRequest],
-    hunks: Sequence[Hunk],
+    changes: Changes,
     target: Target,
-    repo_files: Iterable[str],
-    file_at: FileAt,
-    prefetch: Callable[[Sequence[FileKey]], None] | None = None,
-    package: PackageIndex | None = None,
+    revisions: Revisions,
+    index: TargetIndex,
     later: Later | None = None,
-    base_package: Callable[[int], BaseText | None] | None = None,
-    pathmap: PathMap | None = None,
 ) -> tuple[HunkResult, ...]:
-    """Every hunk of `prs` (bottom-first) judged against `target`, in stack order. `prefetch`, when given, is told
-    ahead of time the files (FileKey) `file_at` will be asked for, in order, to read them ahead.
-    `package` is the target's package index, when one is already made (see `package_index`).
-    `later`, when given, is the stack `hunks` came from, still loading: the files its `finish`
-    adds (huge ones, diffed meanwhile) are judged once it can finish, in the report's order.
-    `base_package` gives a PR's package at its stack's base: a block of a hunk found in another
-    file is no move when it was there (nor when another audited hunk put it there). `pathmap`:
-    the target's, when one is already made."""
-    pathmap = pathmap if pathmap is not None else PathMap(target.files(), repo_files)
+    """Every hunk of `changes` (its PRs bottom first) judged against `target`, in stack order,
+    reading the files at the PRs' revisions from `revisions` (told ahead of time, in order, which
+    it will be asked for). `index`: the target's, made once. `later`, when given, is the stack
+    `changes` came from, still loading: the files its `finish` adds (huge ones, diffed meanwhile)
+    are judged once it can finish, in the report's order. Where the files are known, a block of a
+    hunk found in another file is no move when the package at the stack's base held it (nor when
+    another audited hunk put it there)."""
+    prs, pathmap = changes.prs, index.pathmap
     by_pr = {pr.number: pr for pr in prs}
     above = stacked_above(prs)
-    groups = _grouped(hunks)
+    groups = _grouped(changes.hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
-    explain = Explainer(hunks_at, base_package)
+    at_base = base_packages(prs, revisions, index) if revisions.with_files else None
+    bench = _Bench(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)))
 
     def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
@@ -100,10 +134,10 @@ def judge_stack(
     if later is not None:
         loading = later
         late = _Late(lambda: loading.can_finish, late_jobs)
-    judged = _judge(plan(groups), target, file_at, prefetch, package, late, explain)
+    judged = _judge(plan(groups), bench, late)
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
-    composed = _through_rewrites(prs, direct, pathmap, target, file_at, prefetch, package, explain)
+    composed = _through_rewrites(prs, direct, pathmap, bench)
     return tuple(_gone_later(prs, composed))
 
 
@@ -129,9 +163,8 @@ def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> li
     return out
 
 
-def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], pathmap: PathMap, target: Target,
-                      file_at: FileAt, prefetch: Callable[[Sequence[FileKey]], None] | None,
-                      package: PackageIndex | None, explain: Explainer) -> list[HunkResult]:
+def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], pathmap: PathMap,
+                      bench: _Bench) -> list[HunkResult]:
     """The stack judged as one composed change: a hunk whose lines a later PR of the stack
     rewrote names that rewrite (`superseded_by`), and when its own image is not in the target,
     is judged as the stack leaves its lines (see prstack.match.compose): present when they are."""
@@ -154,7 +187,7 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
                                        base, (c.head, c.hunk.path))))
     if not todo:
         return out
-    judged = _judge([job for _, _, job in todo], target, file_at, prefetch, package, None, explain)
+    judged = _judge([job for _, _, job in todo], bench)
     done: set[int] = set()
     for (i, c, _), (verdict,) in zip(todo, judged, strict=True):
         if i not in done and verdict.status.present:
@@ -190,25 +223,15 @@ def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
     return dict(groups)
 
 
-def _judge(
-    jobs: Sequence[FileJob],
-    target: Target,
-    file_at: FileAt,
-    prefetch: Callable[[Sequence[FileKey]], None] | None,
-    package: PackageIndex | None,
-    late: _Late | None = None,
-    explain: Explainer | None = None,
-) -> list[list[HunkResult]]:
+def _judge(jobs: Sequence[FileJob], bench: _Bench, late: _Late | None = None) -> list[list[HunkResult]]:
     """Every job's verdicts, in order, then those of the `late` jobs."""
 
-    def judged_here(todo: Sequence[FileJob], index: PackageIndex) -> list[list[HunkResult]]:
-        if prefetch is not None:
-            prefetch([key for job in todo for key in job.ahead if key is not None])
-        return list(_counted(run_jobs(todo, target, file_at, index, explain), len(todo)))
+    def judged_here(todo: Sequence[FileJob]) -> list[list[HunkResult]]:
+        bench.revisions.prefetch_files([key for job in todo for key in job.ahead if key is not None])
+        return list(_counted(run_jobs(todo, bench.target, bench.revisions.file_at, bench.elsewhere), len(todo)))
 
-    index = package or package_index(target)
-    alone = judged_here(jobs, index)
-    return alone + (judged_here(late.jobs(), index) if late is not None else [])
+    alone = judged_here(jobs)
+    return alone + (judged_here(late.jobs()) if late is not None else [])
 
 
 class _Late:
@@ -244,9 +267,8 @@ def _counted(verdicts: Iterable[list[HunkResult]], total: int) -> Iterator[list[
         yield verdict
 
 
-def base_packages(prs: Sequence[PullRequest], tree_blobs: Callable[[str], list[tuple[str, str, int]]],
-                  file_at: FileAt, prefetch: Callable[[Sequence[FileKey]], None], package: PackageIndex,
-                  pathmap: PathMap) -> Callable[[int], BaseText | None]:
+def base_packages(prs: Sequence[PullRequest], revisions: Revisions,
+                  index: TargetIndex) -> Callable[[int], BaseText | None]:
     """PR -> the package at the base of its stack (a stacked PR's base is its parent's head,
     whose change is audited too: the stack's own base is what was there before it), asked only
     whether it holds a block (see PackageAtBase: only the files the target does not hold as they
@@ -263,12 +285,12 @@ def base_packages(prs: Sequence[PullRequest], tree_blobs: Callable[[str], list[t
         return pr.base_sha
 
     def installed_of(path: str) -> str | None:
-        location = pathmap.locate(path)
+        location = index.pathmap.locate(path)
         return location.installed_path if location.placement is Placement.SHIPPED else None
 
     def read(blobs: Sequence[str]) -> dict[str, bytes]:
-        prefetch([(blob, "") for blob in blobs])
-        return {blob: data for blob in blobs if (data := file_at(blob, "")) is not None}
+        revisions.prefetch_files([(blob, "") for blob in blobs])
+        return {blob: data for blob in blobs if (data := revisions.file_at(blob, "")) is not None}
 
     def of(number: int) -> BaseText | None:
         pr = by_number.get(number)
@@ -277,9 +299,9 @@ def base_packages(prs: Sequence[PullRequest], tree_blobs: Callable[[str], list[t
         rev = root(pr)
         if rev not in made:
             def files(rev: str = rev) -> list[tuple[str, str, int]]:
-                return [(path, blob, size) for path, blob, size in tree_blobs(rev)
+                return [(path, blob, size) for path, blob, size in revisions.tree_blobs(rev)
                         if path.endswith(TEXT_SUFFIXES) and size <= INDEX_MAX_BYTES]
-            made[rev] = PackageAtBase(files, read, package, installed_of)
+            made[rev] = PackageAtBase(files, read, index.package, installed_of)
         return made[rev]
 
     return of

@@ -133,24 +133,31 @@ def _score(dist: DistFiles, shipped: Shipped, packages: frozenset[str]) -> _Scor
     return _Scored(dist, shipped, kept, fit, depth, bool(shipped) and 2 * inside > len(shipped), close)
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the user and the PR source say of the PRs' project: the distribution named with --dist,
+    the repository (OWNER/NAME), other names it goes by (its clone's folder)."""
+
+    dist: str | None = None
+    repo: str | None = None
+    names: Sequence[str] = ()
+
+
 def choose(
     candidates: Sequence[DistFiles],
     repo_paths: Iterable[str],
     repo_files: Iterable[str],
-    wanted: str | None,
     where: str,
-    *,
-    repo: str | None = None,
-    names: Sequence[str] = (),
+    asked: Asked = Asked(),
     intact: Intact | None = None,
 ) -> Choice:
-    """The distribution that ships the PRs' files (or the one named with --dist).
+    """The distribution that ships the PRs' files (or the one named with --dist, `asked.dist`).
 
     Ranked by the number of the PRs' files shipped under their own folder and name, then by the
     number shipped at all (a renamed package folder counts there), then by how closely the installed paths
     follow the repository's (namespace siblings), then by fewer folders in front. Ties are broken
-    by a Project-URL or direct_url.json naming `repo` (OWNER/NAME), then by a name like the
-    repository's (`names`, or NAME of `repo`), then by which candidate's RECORD matches the files
+    by a Project-URL or direct_url.json naming `asked.repo` (OWNER/NAME), then by a name like the
+    repository's (`asked.names`, or NAME of the repository), then by which candidate's RECORD matches the files
     on disk (of two distributions installed over each other, the files are the last one's); else
     the candidates are named and --dist asked for.
 
@@ -165,6 +172,7 @@ def choose(
     PRs'. Linear in the candidates' files: one look at each path, and a path map only for the
     candidates weighed that ship a file named like one of the PRs' (usually the chosen one alone).
     """
+    wanted, repo, names = asked.dist, asked.repo, asked.names
     paths, files = list(repo_paths), list(repo_files)
     basenames = frozenset(p.rpartition("/")[2] for p in paths)
     packages = repo_packages(files)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from prstack.models import Hunk, MergeOutcome, PullRequest
+from prstack.models import Changes, Hunk, MergeOutcome, PullRequest
 from prstack.plan.model import Conflict, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
 
 
@@ -348,9 +348,8 @@ def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
     return "conflicts in " + ", ".join(parts)
 
 
-def make_plan(backend: PlanBackend, onto: Onto, prs: Sequence[PullRequest], hunks: Sequence[Hunk],
-              order: Sequence[int], present: Mapping[int, str] | None = None,
-              lacking: Mapping[int, Lack] | None = None) -> Plan:
-    """Plan `prs` (in `order`) onto `onto`. `present` names PRs known to be in it and `lacking`
-    PRs known to be missing from it (whatever its history says), each with why."""
-    return Planner(backend, onto, prs, hunks, present, lacking).run(order)
+def make_plan(backend: PlanBackend, onto: Onto, changes: Changes, order: Sequence[int],
+              present: Mapping[int, str] | None = None, lacking: Mapping[int, Lack] | None = None) -> Plan:
+    """Plan the PRs of `changes` (in `order`) onto `onto`. `present` names PRs known to be in it and
+    `lacking` PRs known to be missing from it (whatever its history says), each with why."""
+    return Planner(backend, onto, changes.prs, changes.hunks, present, lacking).run(order)

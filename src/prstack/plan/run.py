@@ -36,7 +36,7 @@ def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = 
     else:
         raise InputError("no onto-point: give --onto REF, or a target (--installed, "
                          "--site-packages, --wheel, --tree) to plan onto what is installed.")
-    return make_plan(git, start, changes.prs, changes.hunks, order, present, lacking)
+    return make_plan(git, start, changes, order, present, lacking)
 
 
 def _installed_onto(prs: ClonePRs, git: PlanGit, changes: StackChanges, order: Sequence[int],

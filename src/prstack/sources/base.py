@@ -8,16 +8,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from prstack.build import Contains
-from prstack.models import Hunk, PullRequest
-
-
-class Changes(Protocol):
-    """A stack's PRs, bottom first, and each PR's own net hunks."""
-
-    @property
-    def prs(self) -> Sequence[PullRequest]: ...
-    @property
-    def hunks(self) -> Sequence[Hunk]: ...
+from prstack.match.stack import Revisions
+from prstack.models import Changes
 
 
 class Loading(Protocol):
@@ -75,13 +67,9 @@ class PRMetadata(Protocol):
     def state(self) -> str | None: ...
 
 
-class PRSource(Protocol):
-    """Where an audit's PRs come from."""
-
-    @property
-    def with_files(self) -> bool:
-        """Whether `file_at` knows each file before and after each PR (a patch gives neither)."""
-        ...
+class PRSource(Revisions, Protocol):
+    """Where an audit's PRs come from: the stack, what its repository says, and (as `Revisions`)
+    the files at the PRs' revisions that judging reads."""
 
     @property
     def hint(self) -> RepoHint: ...
@@ -95,19 +83,12 @@ class PRSource(Protocol):
         distribution); a source with no tree tells them from the PRs' paths and `target_files`."""
         ...
 
-    def file_at(self, rev: str, path: str) -> bytes | None:
-        """A file at a revision ((blob id, "") names a blob); None where unknown."""
-        ...
-
-    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Files `file_at` will be asked for, to read them in one go."""
-        ...
-
-    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
-        """(path, blob id, size) of every file at `rev` (the package at a PR's base)."""
+    @property
+    def contains(self) -> Contains | None:
+        """Whether a build commit holds a PR's head (the build's provenance); None: never known."""
         ...
 
     @property
-    def contains(self) -> Contains | None: ...
-    @property
-    def patch_contains(self) -> Contains | None: ...
+    def patch_contains(self) -> Contains | None:
+        """Whether a build commit holds patch-equal copies of a commit; None: never known."""
+        ...

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.git.repo import GitSource
+from prstack.sources.github.access import DEFAULT_ACCESS, Access
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.errors import with_clone
 from prstack.sources.github.fetch import CacheRepo
 from prstack.sources.github.repo_id import infer_repo, remote_repos, repo_from_git
 
 if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
-    from prstack.sources.github.api import Backoff, GitHub, PRMeta
+    from prstack.sources.github.api import GitHub, PRMeta
 
 
 @dataclass(frozen=True)
@@ -41,23 +42,19 @@ def open_source(
     *,
     git: Path | None = None,
     repo: str | None = None,
-    api_url: str | None = None,
-    offline: bool = False,
+    access: Access = DEFAULT_ACCESS,
     named: Callable[[], Sequence[tuple[str, frozenset[RepoId]]]] | None = None,
     cache: Cache | None = None,
-    token: str | None = None,
-    backoff: Backoff | None = None,
-    timeout: float = 15.0,
 ) -> OpenedClone:
     """A git-backed source holding the PRs `numbers` and the PRs they stack on.
 
     With `git`: that clone (plus GitHub's metadata when `repo` is given). Otherwise the GitHub
     repository (--repo, or inferred) is asked for the stack's metadata, and the PR heads are fetched
-    into the managed cache repository unless it already holds them. `offline` never touches the
-    network: the cache must already hold everything. `token` defaults to GITHUB_TOKEN, GH_TOKEN or
-    `gh auth token`. `named`: the repositories the target's distributions name (asked when the
-    repository must be inferred, or to refuse a given one that the target's one distribution does
-    not name).
+    into the managed cache repository unless it already holds them. `access.offline` never touches
+    the network: the cache must already hold everything. `named`: the repositories the target's
+    distributions name (asked when the repository must be inferred, or to refuse a given one that
+    the target's one distribution does not name). `access`: how GitHub is reached (its token
+    defaults to GITHUB_TOKEN, GH_TOKEN or `gh auth token`).
     """
     cache = cache if cache is not None else Cache()
     if repo is not None and named is not None:
@@ -67,10 +64,10 @@ def open_source(
         if repo is not None:
             _same_project(source.path, infer_repo(explicit=repo))
         known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
-        if known is None or (repo is None and api_url is None and known.host != "github.com"):
+        if known is None or (repo is None and access.api_url is None and known.host != "github.com"):
             return OpenedClone(source)
-        gh = _github(known, cache, api_url, token, offline, backoff, timeout)
-        if offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
+        gh = _github(known, cache, access)
+        if access.offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
             return OpenedClone(source, gh.stack(numbers, known_only=True), gh.repo)
         if repo is not None:
             try:
@@ -82,7 +79,7 @@ def open_source(
         except PrstackError:
             return OpenedClone(source)  # the clone answers everything else
     repo_id = infer_repo(explicit=repo, dists=named() if named is not None and repo is None else ())
-    gh = _github(repo_id, cache, api_url, token, offline, backoff, timeout)
+    gh = _github(repo_id, cache, access)
     metas = gh.stack(numbers)
     first = metas[numbers[0]]
     store = CacheRepo(cache.git_dir(gh.host, repo_id.owner, repo_id.name), first.clone_url)
@@ -93,7 +90,7 @@ def open_source(
     stale = sorted(
         n for n, m in metas.items() if recorded.get(str(n)) != wanted[str(n)] or store.head_of(n) != m.head_sha
     )
-    if stale and offline:
+    if stale and access.offline:
         shown = " ".join(str(n) for n in stale)
         raise SourceError(
             f"the cache lacks the commits of PR {', '.join(f'#{n}' for n in stale)} and --offline "
@@ -107,7 +104,7 @@ def open_source(
         if not bounded:
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
-    return OpenedClone(store.source(gh.token, offline), metas, repo_id, tuple(stale))
+    return OpenedClone(store.source(gh.token, access.offline), metas, repo_id, tuple(stale))
 
 
 def _same_project(path: Path, repo: RepoId) -> None:
@@ -133,20 +130,11 @@ def _named_by_target(repo: RepoId, named: Sequence[tuple[str, frozenset[RepoId]]
                          f"{shown}); give a PR of {shown.split(', ')[0]}, or a target built from {repo}.")
 
 
-def _github(
-    repo: RepoId,
-    cache: Cache,
-    api_url: str | None,
-    token: str | None,
-    offline: bool,
-    backoff: Backoff | None,
-    timeout: float,
-) -> GitHub:
-    from prstack.sources.github.api import DEFAULT_API_URL, DEFAULT_BACKOFF, GitHub, api_host, find_token
+def _github(repo: RepoId, cache: Cache, access: Access) -> GitHub:
+    from prstack.sources.github.api import DEFAULT_API_URL, GitHub, api_host, find_token
 
-    if api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
-        api_url = f"https://{repo.host}/api/v3"
-    if token is None and not offline:
-        token = find_token(host=api_host(api_url or DEFAULT_API_URL))
-    backoff = DEFAULT_BACKOFF if backoff is None else backoff
-    return GitHub(repo, cache, api_url=api_url, token=token, offline=offline, backoff=backoff, timeout=timeout)
+    if access.api_url is None and repo.host != "github.com":  # an Enterprise remote or --repo URL
+        access = replace(access, api_url=f"https://{repo.host}/api/v3")
+    if access.token is None and not access.offline:
+        access = replace(access, token=find_token(host=api_host(access.api_url or DEFAULT_API_URL)))
+    return GitHub(repo, cache, access)

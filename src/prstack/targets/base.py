@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 
 from prstack.errors import InputError
 from prstack.models import TargetInfo, TargetKind
-from prstack.placement.choose import choose
+from prstack.placement.choose import Asked, choose
 from prstack.targets.confined import READ_CAP, read_confined, size_confined
 from prstack.targets.editable import git_head
 from prstack.targets.evidence import BuildEvidence
@@ -201,8 +201,8 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
 def _installed(kind: TargetKind, dirs: Sequence[str], shown: str, spec: TargetSpec, repo_paths: Sequence[str],
                repo_files: Sequence[str]) -> InstalledDistribution:
     found = find_distributions(dirs)
-    choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, spec.dist, shown,
-                    repo=spec.repo, names=spec.names, intact=intact_on_disk(found))
+    choice = choose([meta for _, meta in found.values()], repo_paths, repo_files, shown,
+                    Asked(spec.dist, spec.repo, spec.names), intact_on_disk(found))
     key = canonicalize_name(choice.dist.name)
     dist = found[key][0]
     others = record_paths(found, Path(str(dist.locate_file(""))), key)

@@ -13,7 +13,7 @@ from typing import IO
 from prstack.errors import InputError
 from prstack.forge import repo_slug
 from prstack.models import ImageInfo, TargetInfo, TargetKind
-from prstack.placement.choose import Choice, DistFiles, choose
+from prstack.placement.choose import Asked, Choice, DistFiles, choose
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.base import TargetSpec
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
@@ -21,7 +21,7 @@ from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layers import (
     Blobs,
     ImageError,
-    Manifest,
+    ImageManifest,
     Merged,
     OverCap,
     find_manifest,
@@ -128,8 +128,8 @@ def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence
         for env in looked:
             dists = _distributions(reader, env)
             try:
-                choice = choose([d.files for d in dists], repo_paths, repo_files, spec.dist, f"{shown}:/{env}",
-                                repo=spec.repo, names=spec.names)
+                choice = choose([d.files for d in dists], repo_paths, repo_files, f"{shown}:/{env}",
+                                Asked(spec.dist, spec.repo, spec.names))
             except InputError as exc:
                 last = exc
                 continue
@@ -155,7 +155,7 @@ def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence
 class ImageTarget:
     """The chosen distribution's files in the image, keyed by their path in its site directory."""
 
-    def __init__(self, shown: str, reader: _Reader, manifest: Manifest, envs: tuple[str, ...], dist: _Installed,
+    def __init__(self, shown: str, reader: _Reader, manifest: ImageManifest, envs: tuple[str, ...], dist: _Installed,
                  choice: Choice) -> None:
         self._shown, self._reader, self._manifest, self._envs = shown, reader, manifest, envs
         self._dist, self._choice = dist, choice

@@ -212,7 +212,7 @@ class Layer:
 
 
 @dataclass(frozen=True)
-class Manifest:
+class ImageManifest:
     digest: str
     """The manifest's digest (OCI), or the image config's digest (its ID) for a docker save tarball."""
     digest_kind: str
@@ -237,7 +237,7 @@ def _manifests(blobs: Blobs, descriptors: Any, depth: int = 0) -> Iterator[tuple
             yield d, _platform_name(d)
 
 
-def find_manifest(blobs: Blobs, wanted: str | None) -> Manifest:
+def find_manifest(blobs: Blobs, wanted: str | None) -> ImageManifest:
     """The image's manifest for `wanted` (default: the host's platform when there are several)."""
     if blobs.has("index.json"):
         index = blobs.json("index.json")
@@ -266,7 +266,7 @@ def find_manifest(blobs: Blobs, wanted: str | None) -> Manifest:
             size = d.get("size")
             media = str(d.get("mediaType", ""))
             out.append(Layer(ld, blobs.blob_name(ld), size if isinstance(size, int) else -1, media))
-        return Manifest(digest, "manifest", chosen[1], tuple(out), offered)
+        return ImageManifest(digest, "manifest", chosen[1], tuple(out), offered)
     if blobs.has("manifest.json"):
         entries = blobs.json("manifest.json")
         if not isinstance(entries, list) or not entries or not isinstance(entries[0], dict):
@@ -290,7 +290,7 @@ def find_manifest(blobs: Blobs, wanted: str | None) -> Manifest:
             named.append(Layer(f"sha256:{m.group(1)}" if m else name, name, None))
         if wanted is not None:
             raise _err(blobs.shown, "a docker save tarball holds one platform; leave --platform out.")
-        return Manifest(digest, "config", None, tuple(named))
+        return ImageManifest(digest, "config", None, tuple(named))
     raise _err(blobs.shown, "neither index.json (OCI image layout) nor manifest.json (docker save) in it; "
                "give a `docker save` tar or an OCI image layout.")
 
@@ -452,7 +452,7 @@ def _link_leaves(path: str, target: str) -> bool:
     return False
 
 
-def merge_layers(blobs: Blobs, manifest: Manifest) -> Merged:
+def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
     """Every layer's headers applied in order: whiteouts (`.wh.NAME`) remove what lower layers hold,
     an opaque folder (`.wh..wh..opq`) hides all of it; no file content is read."""
     merged = Merged(layers=manifest.layers)

@@ -65,15 +65,15 @@ def start_stack(
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
-    return StackLoad(src, stack, ranges, own, pending, metadata or {}, diffs)
+    return StackLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
 class StackLoad:
     """A stack being loaded (see `start_stack`)."""
 
-    def __init__(self, src: GitSource, stack: Stack, ranges: Sequence[_OwnRange], own: list[list[Hunk]],
-                 pending: PendingDiffs, metadata: Mapping[int, PRMetadata], diffs: _CommitDiffs) -> None:
-        self._src, self._stack, self._ranges, self._own, self._pending = src, stack, ranges, own, pending
+    def __init__(self, diffs: _CommitDiffs, stack: Stack, ranges: Sequence[_OwnRange], own: list[list[Hunk]],
+                 pending: PendingDiffs, metadata: Mapping[int, PRMetadata]) -> None:
+        self._src, self._stack, self._ranges, self._own, self._pending = diffs.src, stack, ranges, own, pending
         self._diffs = diffs
         self._metadata = metadata
         self._done: StackChanges | None = None
@@ -255,7 +255,7 @@ class _CommitDiffs:
     needed, and each such PR's line owners replayed from them (see prstack.lineage)."""
 
     def __init__(self, src: GitSource, ranges: Sequence[_OwnRange]) -> None:
-        self._src = src
+        self.src = src
         self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
                       for c in r.commits]
         self._diffs: dict[str, bytes] | None = None
@@ -265,7 +265,7 @@ class _CommitDiffs:
         """Path at the PR's head -> which of its commits wrote each line."""
         if r.number not in self._owners:
             if self._diffs is None:
-                self._diffs = dict(self._src.commit_diffs(self._shas))
+                self._diffs = dict(self.src.commit_diffs(self._shas))
             diffs = self._diffs
             self._owners[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
         return self._owners[r.number]

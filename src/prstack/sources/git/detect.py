@@ -4,14 +4,13 @@ candidate parents with the facts reader.py reads from the clone; stack.py decide
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prstack.sources.base import PRMetadata
-from prstack.sources.git.reader import Reader, fork_point
+from prstack.sources.git.reader import Candidates, Reader, fork_point
 from prstack.sources.git.repo import GitSource
 from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
 from prstack.stack.graph import Stack, build_stack, relate
-from prstack.stack.markers import Marker
 
 __all__ = ["fetch_command", "fork_point", "read_graph"]
 
@@ -67,8 +66,8 @@ def _visit(reader: Reader, number: int, requested: Sequence[int], found: _Found)
             fork_point(src, reader.heads[number], reader.default)  # raises the user-facing error
         return []
     c = reader.candidates(child, requested)
-    markers, claimed, by_branch, ancestry, candidates = c.markers, c.claimed, c.by_branch, c.ancestry, c.candidates
-    parents = _try(reader, child, ancestry, candidates, markers, claimed, by_branch, found)
+    ancestry, candidates = c.ancestry, c.candidates
+    parents = _try(reader, child, c, found)
     if not parents and len(child.commits) > 1:
         # nothing found: look for a parent whose commits (not only its head) the child copies,
         # e.g. a parent rebased and extended since the child was built
@@ -79,22 +78,15 @@ def _visit(reader: Reader, number: int, requested: Sequence[int], found: _Found)
                 deeper |= set(reader.ancestors[hinted])
         deeper -= candidates | ancestry | {number}
         src.patches.warm(ids=sorted(reader.copy_ids(child, deeper)))
-        parents = _try(reader, child, set(), deeper, markers, claimed, by_branch, found)
+        parents = _try(reader, child, replace(c, ancestry=set(), candidates=deeper), found)
     return parents
 
 
-def _try(
-    reader: Reader,
-    child: PRFacts,
-    ancestry: set[int],
-    candidates: set[int],
-    markers: Mapping[int, list[Marker]],
-    claimed: set[int],
-    by_branch: set[int],
-    found: _Found,
-) -> list[int]:
+def _try(reader: Reader, child: PRFacts, tried: Candidates, found: _Found) -> list[int]:
     """Relate each candidate to the child; record edges, unconfirmed markers and missing refs."""
     number = child.number
+    markers, claimed, by_branch, ancestry = tried.markers, tried.claimed, tried.by_branch, tried.ancestry
+    candidates = tried.candidates
     parents: list[int] = []
     for parent_number in sorted(ancestry | candidates):
         texts = tuple(m.text for m in markers.get(parent_number, []))

@@ -7,7 +7,8 @@ from functools import cached_property
 
 from prstack import progress
 from prstack.build import Contains
-from prstack.sources.base import Changes, PRMetadata, RepoHint
+from prstack.models import Changes
+from prstack.sources.base import PRMetadata, RepoHint
 from prstack.sources.git.changes import StackChanges, StackLoad, start_stack
 from prstack.sources.git.repo import GitSource
 from prstack.sources.github.repo_id import repo_from_git

@@ -20,6 +20,7 @@ from prstack import progress
 from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
 from prstack.sources.github import payload
+from prstack.sources.github.access import DEFAULT_ACCESS, Access
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.errors import Asking
 from prstack.sources.github.http import RestApi
@@ -129,15 +130,6 @@ def api_host(api_url: str) -> str:
     return "github.com" if host == "api.github.com" else host
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """How hard to retry 5xx answers: `retries` more tries, sleeping factor * 2**n seconds."""
-
-    retries: int = 3
-    factor: float = 0.5
-
-
-DEFAULT_BACKOFF = Backoff()
 
 
 class GitHub:
@@ -147,14 +139,10 @@ class GitHub:
         self,
         repo: RepoId,
         cache: Cache,
-        *,
-        api_url: str | None = None,
-        token: str | None = None,
-        offline: bool = False,
-        backoff: Backoff = DEFAULT_BACKOFF,
-        timeout: float = 15.0,
-        deadline: float | None = None,
+        access: Access = DEFAULT_ACCESS,
     ) -> None:
+        api_url, token, offline, backoff = access.api_url, access.token, access.offline, access.backoff
+        timeout, deadline = access.timeout, access.deadline
         self.repo = repo
         self.cache = cache
         self.api_url = api_root(DEFAULT_API_URL if api_url is None else api_url)

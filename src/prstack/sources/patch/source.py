@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 
 from prstack.errors import InputError
 from prstack.hunks import parse_diff
-from prstack.models import Commit, FileChange, Hunk, PullRequest
-from prstack.sources.base import Changes, Loaded, RepoHint
+from prstack.models import Changes, Commit, FileChange, Hunk, PullRequest
+from prstack.sources.base import Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps
 from prstack.sources.patch.files import Patch
 
@@ -70,7 +70,7 @@ class PatchPRs:
 
     def __init__(self, patches: Sequence[Patch]) -> None:
         prs, hunks = patch_stack(patches)
-        self.changes = Stack(tuple(prs), tuple(hunks))
+        self.changes = PatchChanges(tuple(prs), tuple(hunks))
 
     def load(self) -> Loaded:
         return Loaded(self.changes)
@@ -90,7 +90,7 @@ class PatchPRs:
 
 
 @dataclass(frozen=True)
-class Stack:
+class PatchChanges:
     """The patches' PRs and hunks."""
 
     prs: tuple[PullRequest, ...]
