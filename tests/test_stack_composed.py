@@ -504,3 +504,40 @@ def test_the_prs_above_a_pr_are_every_pr_built_on_it_the_top_first() -> None:
     assert [pr.number for pr in stacked_above(prs)[4]] == [5]
     assert stacked_above(prs)[3] == () == stacked_above(prs)[5]
     assert [pr.number for pr in chains_above(prs)[1]] == [4, 5]
+
+
+def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_the_child_leaves(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child merged main after its parent forked, then took back the parent's line: its diff
+    from its newer fork point shares no blob with the parent's, and shows nothing where the
+    parent's line was. Where the target's file is the one the child's diff names for its head,
+    the file is as the stack leaves it: the parent's change is present as the child rewrote it.
+    A target that differs from that file gets no such pass."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("p1")
+    p1 = git_repo.commit("p1: x", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    git_repo.branch("main", base)
+    m1 = git_repo.commit("main: c", {"pkg/core.py": CORE.replace("return 3", "return 30")})
+    git_repo.branch("p2", p1)
+    git_repo.git("-c", "commit.gpgsign=false", "merge", "--quiet", "--no-edit", "main")
+    p2 = git_repo.commit("p2: x back, a returns 10", {"pkg/core.py": CORE.replace("return 3", "return 30")
+                                                      .replace("return 1", "return 10")})
+    patches = []
+    for n, (start, head) in enumerate([(base, p1), (m1, p2)], 1):
+        path = tmp_path / f"{n}.diff"
+        path.write_bytes(subprocess.run(["git", "-C", str(git_repo.path), "diff", start, head],
+                                        capture_output=True, check=True).stdout)
+        patches += ["--patch", str(path)]
+    tree = _tree(git_repo, p2, tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    (x,) = [h for h in hunks if h["pr"] == 1]
+    assert (x["status"], x["superseded_by"]) == ("applied", {"pr": 2, "commit": None})
+    assert "file identical to its head" in x["note"]
+    # one byte off the child's file: the parent's line is judged as it is, and is not there
+    core = tree / "pkg" / "core.py"
+    core.write_text(core.read_text() + "# local\n")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    (x,) = [h for h in hunks if h["pr"] == 1]
+    assert x["status"] == "missing"

@@ -372,6 +372,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", action="append", default=[], help="only this owner/name (repeatable)")
     ap.add_argument("--limit", type=int, default=0, help="at most this many stacks per repo (newest first)")
+    ap.add_argument("--top", type=int, action="append", default=[], help="only the stack of this top PR (repeatable)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default=",".join(ORACLES), help="comma-separated oracles: " + ",".join(ORACLES))
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "prstack-stacks" / "results.jsonl")
@@ -383,7 +384,8 @@ def main() -> int:
         ap.error(f"unknown oracle: {sorted(oracles - set(ORACLES))}")
     per_repo: dict[str, list[Stack]] = defaultdict(list)
     for s in load(a.stacks):
-        if (not a.repo or s.repo in a.repo) and (not a.limit or len(per_repo[s.repo]) < a.limit):
+        wanted = (not a.repo or s.repo in a.repo) and (not a.top or s.top in a.top)
+        if wanted and (not a.limit or len(per_repo[s.repo]) < a.limit):
             per_repo[s.repo].append(s)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     results: dict[str, list[Result]] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 Owners = list[str | None]
 """Per line of a file (index 0 = line 1): the commit that wrote it, None for older lines; lines past
@@ -36,9 +37,25 @@ def _path(raw: bytes, prefix: bytes) -> str | None:
     return raw.removeprefix(prefix).decode("utf-8", "surrogateescape")
 
 
-def _replay(old: Owners, hunks: Sequence[tuple[int, int, bytes]], sha: str) -> Owners:
-    """`old` after one file diff of `sha`: each hunk (old start, old count, its lines' kinds
-    b"+", b"-", b" ") replaces its old lines; unchanged lines keep their owners."""
+_FileHunk = tuple[int, int, bytes, tuple[bytes, ...]]
+"""A hunk of one commit's file diff: old start, old count, its lines' kinds (b"+", b"-", b" ") and
+the text of its removed lines, in order."""
+
+
+class Replayed(NamedTuple):
+    """What replaying a PR's commits tells about each path at its head."""
+
+    owners: dict[str, Owners]
+    """Which commit wrote each line."""
+    taken_back: dict[str, frozenset[str]]
+    """The lines (stripped, not blank) that one of the commits wrote and a later one removed again:
+    lines the PR's own history holds nowhere in its net change. Back in a target, they tell that
+    the commit that removed them is not."""
+
+
+def _replay(old: Owners, hunks: Sequence[_FileHunk], sha: str, taken: set[str]) -> Owners:
+    """`old` after one file diff of `sha`: each hunk replaces its old lines; unchanged lines keep
+    their owners. The text of a removed line some commit of the range wrote goes to `taken`."""
     new: Owners = []
     pos = 0  # index into old of the first line not yet copied or dropped
 
@@ -50,15 +67,20 @@ def _replay(old: Owners, hunks: Sequence[tuple[int, int, bytes]], sha: str) -> O
                 new.extend([None] * (upto - max(pos, len(old))))
             pos = upto
 
-    for start, count, lines in hunks:
+    for start, count, lines, removed in hunks:
         take(start if count == 0 else start - 1)
         at = pos
+        gone = iter(removed)
         for kind in lines:
             if kind == 43:  # "+"
                 new.append(sha)
                 continue
             if kind == 32:  # " "
                 new.append(old[at] if at < len(old) else None)
+            else:
+                text = next(gone, b"")
+                if at < len(old) and old[at] is not None and (line := text.decode("utf-8", "replace").strip()):
+                    taken.add(line)
             at += 1
         pos = at
     new.extend(old[pos:])
@@ -67,21 +89,24 @@ def _replay(old: Owners, hunks: Sequence[tuple[int, int, bytes]], sha: str) -> O
     return new
 
 
-def replay(commits: Iterable[tuple[str, bytes]], files: Mapping[str, Owners] | None = None
-           ) -> dict[str, Owners]:
-    """Each path's line owners after applying, in order, each (sha, diff of the commit against its
-    parent) — git's unified diffs, any context, renames shown as renames. Linear in the diffs'
-    size plus the touched files' changed stretches."""
+def replay(commits: Iterable[tuple[str, bytes]], files: Mapping[str, Owners] | None = None) -> Replayed:
+    """Each path's line owners, and the lines taken back, after applying in order each (sha, diff
+    of the commit against its parent): git's unified diffs, any context, renames shown as renames.
+    Linear in the diffs' size plus the touched files' changed stretches."""
     owners: dict[str, Owners] = dict(files or {})
+    taken: dict[str, set[str]] = {}
     for sha, diff in commits:
         for old_path, new_path, hunks in _file_diffs(diff):
             old = owners.pop(old_path, []) if old_path is not None else []
+            lines = taken.pop(old_path, set()) if old_path is not None else set()
             if new_path is not None:
-                owners[new_path] = _replay(old, hunks, sha) if hunks else old
-    return owners
+                owners[new_path] = _replay(old, hunks, sha, lines) if hunks else old
+                if lines:
+                    taken[new_path] = lines
+    return Replayed(owners, {path: frozenset(lines) for path, lines in taken.items()})
 
 
-def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[tuple[int, int, bytes]]]]:
+def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[_FileHunk]]]:
     """(old path, new path, hunks) of each file in one commit's diff (None: no such side)."""
     lines = diff.splitlines(keepends=True)
     i, n = 0, len(lines)
@@ -108,7 +133,7 @@ def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[tupl
             if renamed[0] is None or renamed[1] is None:
                 continue  # mode-only or binary change: no lines to own
             old, new = renamed  # a pure rename: no --- / +++ lines
-        hunks: list[tuple[int, int, bytes]] = []
+        hunks: list[_FileHunk] = []
         while i < n and lines[i].startswith(b"@@ "):
             m = _HUNK.match(lines[i])
             i += 1
@@ -116,7 +141,7 @@ def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[tupl
                 continue
             old_left = int(m[2]) if m[2] is not None else 1
             new_left = int(m[4]) if m[4] is not None else 1
-            start, count, kinds = int(m[1]), old_left, bytearray()
+            start, count, kinds, removed = int(m[1]), old_left, bytearray(), []
             while i < n and (old_left > 0 or new_left > 0):
                 c = lines[i][:1]
                 if c == b"+":
@@ -124,6 +149,7 @@ def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[tupl
                     new_left -= 1
                 elif c == b"-":
                     kinds += b"-"
+                    removed.append(lines[i][1:])
                     old_left -= 1
                 elif c == b" " or lines[i] in (b"\n", b"\r\n"):
                     kinds += b" "
@@ -134,5 +160,5 @@ def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[tupl
                 i += 1
             while i < n and lines[i].startswith(b"\\"):
                 i += 1
-            hunks.append((start, count, bytes(kinds)))
+            hunks.append((start, count, bytes(kinds), tuple(removed)))
         yield old, new, hunks

@@ -115,6 +115,10 @@ class Hunk:
     """Git blob id of the file after the change, where the diff names it."""
     symlink: bool = False
     """The file is a symbolic link (git mode 120000) on either side: its text is where it points."""
+    taken_back: frozenset[str] = field(default=frozenset(), compare=False)
+    """Lines (stripped) that a commit of the PR wrote in this file and a later one removed again,
+    none of them added by the PR's net change of the file: back in a target, they tell that the
+    commit that removed them is not there."""
 
     @property
     def commit(self) -> str | None:

@@ -28,8 +28,8 @@ from prstack.match.index import FileIndex
 from prstack.match.judge import Finding, judge
 from prstack.match.package import PackageIndex, key, loose_keys
 from prstack.match.shape import Shape
-from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, same_text, trivial
-from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence
+from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, names_blob, same_text, trivial
+from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence, Rewrite
 
 __all__ = ["Elsewhere", "Explainer", "PackageIndex", "StackTop", "at_stack_top", "decode", "match_file", "relocated",
            "relocation_blocks", "settle"]
@@ -52,6 +52,19 @@ class StackTop:
     texts: Callable[[], Iterable[tuple[int, bytes | None]]]
     """(PR, the file at its head), read only when asked; None: that head does not have the file
     (deleted or moved above)."""
+    blobs: tuple[tuple[int, str | None], ...] = ()
+    """(PR, the file's blob id at its head as its diff names it; None: deleted there), for PRs
+    that name no head to read (patches)."""
+
+    def same_as(self, target: bytes | None) -> int | None:
+        """The first PR whose head leaves the file as `target` holds it (None: none)."""
+        texts = ((n, text) for n, text in self.texts())
+        same = next((n for n, text in texts if (target is None and text is None) or (
+            target is not None and text is not None and same_text(target, text))), None)
+        if same is None:
+            same = next((n for n, blob in self.blobs if (target is None and blob is None) or (
+                target is not None and blob is not None and names_blob(blob, target))), None)
+        return same
 
 
 @dataclass(frozen=True)
@@ -92,13 +105,12 @@ def at_stack_top(results: list[HunkResult], target: bytes | None, installed_path
     target holds the file as a head above it leaves it (the whole stack composed, or part of it)."""
     if all(r.status.present for r in results) or any(r.hunk.symlink for r in results):
         return results  # (a symbolic link's target is not compared, at any head)
-    same = next((n for n, text in top.texts() if (target is None and text is None) or (
-        target is not None and text is not None and same_text(target, text))), None)
+    same = top.same_as(target)
     if same is None:
         return results
     note = (f"present as rewritten later by #{same} (file identical to its head)" if target is not None
             else f"the file is gone at #{same}'s head (deleted or moved there), as in the target")
-    return [r if r.status.present else _at_top(r.hunk, installed_path, note) for r in results]
+    return [r if r.status.present else _at_top(r.hunk, installed_path, note, same) for r in results]
 
 
 def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str,
@@ -194,8 +206,10 @@ def _at_head(h: Hunk, installed_path: str) -> HunkResult:
                       MatchEvidence(note="file identical to the PR's head"))
 
 
-def _at_top(h: Hunk, installed_path: str, note: str) -> HunkResult:
-    return HunkResult(h, HunkStatus.APPLIED, installed_path, evidence=MatchEvidence(note=note))
+def _at_top(h: Hunk, installed_path: str, note: str, by: int) -> HunkResult:
+    """Present as the stack leaves the file at the head of PR `by`, built on the hunk's."""
+    return HunkResult(h, HunkStatus.APPLIED, installed_path, evidence=MatchEvidence(note=note),
+                      superseded_by=Rewrite(by, None))
 
 
 def _file_level(h: Hunk, target: bytes, installed_path: str) -> HunkResult | None:
@@ -229,7 +243,7 @@ def _binary(h: Hunk, target: bytes, installed_path: str) -> HunkResult:
     got = blob_id(target)
 
     def same(blob: str | None) -> bool:
-        return bool(blob) and len(blob or "") >= 7 and got.startswith(blob or "")
+        return blob is not None and names_blob(blob, target)
 
     note = f"target blob {got}"
     if same(h.new_blob):

@@ -13,7 +13,7 @@ from functools import partial
 
 from prstack.match.file import Elsewhere, PackageIndex, StackTop, at_stack_top, match_file
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.match.text import blob_id
+from prstack.match.text import blob_id, names_blob
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
@@ -40,6 +40,9 @@ class FileJob:
     tops: tuple[tuple[int, FileKey], ...] = ()
     """The file at the heads of the PRs built on this one, the stack's top first (see `StackTop`):
     read only when a hunk is not found as it is."""
+    top_blobs: tuple[tuple[int, str | None], ...] = ()
+    """The file's blob id at the heads of the PRs built on this one that name no head (patches),
+    as their diffs name it (None: deleted there); see `StackTop.blobs`."""
 
     @property
     def ahead(self) -> tuple[FileKey | None, FileKey]:
@@ -84,11 +87,15 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt,
                        for h in job.hunks]
                 continue
         head = file_at(*job.head)
-        # (the heads above are asked only where the head is known: a source without files knows neither)
+        new_blob = job.hunks[0].new_blob
+        if head is None and text is not None and new_blob is not None and names_blob(new_blob, text):
+            head = text  # a target whose blob id is the one the diff names for the head is the head
         results = match_file(job.hunks, text, installed_path=job.installed_path,
                              base=_base(job, text, head, file_at), head=head, elsewhere=elsewhere)
-        if job.tops and head is not None:
-            results = at_stack_top(results, text, job.installed_path, StackTop(partial(_read_each, file_at, job.tops)))
+        # (the heads above are read only where the head is known: a source without files knows neither)
+        if job.top_blobs or (job.tops and head is not None):
+            top = StackTop(partial(_read_each, file_at, job.tops if head is not None else ()), job.top_blobs)
+            results = at_stack_top(results, text, job.installed_path, top)
         yield results
 
 

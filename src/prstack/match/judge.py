@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import NamedTuple
@@ -306,6 +306,10 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset
     if not a_out and not r_kept:
         if not a_in and extra:
             return out(HunkStatus.DIVERGED, f"removed lines gone, {extra} other lines in their place")
+        back = _taken_back(sh, idx.lines[rs:re_], matched_t, known)
+        if back:
+            return out(HunkStatus.PARTIAL, f"the changed lines are in place, but {back} lines that a later "
+                       "commit of the PR removed are back among them: that commit's change is not there")
         inside = _among_changes(sh, pairs, {j: line for j, line in enumerate(idx.lines[rs:re_])
                                             if j not in matched_t and not trivial(line)
                                             and line.strip() not in known})
@@ -322,6 +326,15 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset
     if a_in or not a_out:
         return out(HunkStatus.PARTIAL)
     return out(HunkStatus.DIVERGED, "some removed lines are gone; none of the added lines are at their place")
+
+
+def _taken_back(sh: Shape, region: Sequence[str], matched: set[int], known: frozenset[str]) -> int:
+    """How many of the region's unmatched lines are lines the PR's own history wrote and took back
+    (none that another audited PR adds)."""
+    if not sh.taken_back:
+        return 0
+    return sum(1 for j, line in enumerate(region) if j not in matched and (text := line.strip())
+               and text in sh.taken_back and text not in known)
 
 
 def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: dict[int, str]) -> int:

@@ -38,6 +38,8 @@ class Shape:
         self.new_file = hunk.old_start == 0 and hunk.old_lines == 0
         self.pure = "+" not in kinds or "-" not in kinds
         """A pure addition or deletion: one image is the other less the changed lines."""
+        self.taken_back = hunk.taken_back
+        """Lines a commit of the PR wrote in the file and a later one removed (see Hunk)."""
 
     @classmethod
     def of(cls, hunk: Hunk) -> Shape:

@@ -117,8 +117,10 @@ def judge_stack(
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = file_sides(by_pr[number], file_hunks[0])
             tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
+            blobs = tuple((pr.number, blob) for pr in above[number] if not pr.head_sha
+                          for blob in _named_blob(groups.get((pr.number, path), ())))
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
-                                location.placement is Placement.SHIPPED, base_key, head_key, tops))
+                                location.placement is Placement.SHIPPED, base_key, head_key, tops, blobs))
             job_keys.append((number, path))
         return jobs
 
@@ -139,6 +141,17 @@ def judge_stack(
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, bench)
     return tuple(_gone_later(prs, composed))
+
+
+def _named_blob(hunks: Sequence[Hunk]) -> tuple[str | None, ...]:
+    """The file's blob after a PR's diff of it, where the diff names it: (blob id,), or (None,) for
+    a deletion; () when the diff does not change the file or names no blob."""
+    if not hunks:
+        return ()
+    if any(h.change is FileChange.DELETED for h in hunks):
+        return (None,)
+    blob = hunks[0].new_blob
+    return (blob,) if blob and len(blob) >= 7 and blob.strip("0") else ()
 
 
 def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:

@@ -167,6 +167,11 @@ def blob_id(data: bytes, length: int = 40) -> str:
     return digest.hexdigest()
 
 
+def names_blob(blob: str, data: bytes) -> bool:
+    """Whether a diff's (possibly abbreviated, at least 7 digits) blob id names `data`'s blob."""
+    return len(blob) >= 7 and blob_id(data, 64 if len(blob) == 64 else 40).startswith(blob)
+
+
 def conflict_blocks(lines: Sequence[str]) -> list[tuple[int, int]]:
     """Spans [start, end] (0-based, inclusive) between `<<<<<<<` and `>>>>>>>` marker lines."""
     blocks: list[tuple[int, int]] = []

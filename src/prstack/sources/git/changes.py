@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
-from prstack.lineage import Owners, replay
+from prstack.lineage import Replayed, replay
 from prstack.models import Commit, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.detect import fork_point, read_graph
@@ -259,16 +259,17 @@ class _CommitDiffs:
         self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
                       for c in r.commits]
         self._diffs: dict[str, bytes] | None = None
-        self._owners: dict[int, dict[str, Owners]] = {}
+        self._replayed: dict[int, Replayed] = {}
 
-    def owners(self, r: _OwnRange) -> dict[str, Owners]:
-        """Path at the PR's head -> which of its commits wrote each line."""
-        if r.number not in self._owners:
+    def replayed(self, r: _OwnRange) -> Replayed:
+        """Per path at the PR's head: which of its commits wrote each line, and the lines one of
+        them wrote and a later one removed."""
+        if r.number not in self._replayed:
             if self._diffs is None:
                 self._diffs = dict(self.src.commit_diffs(self._shas))
             diffs = self._diffs
-            self._owners[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
-        return self._owners[r.number]
+            self._replayed[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
+        return self._replayed[r.number]
 
 
 def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
@@ -303,10 +304,11 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
         if numbers and hunk.path in to_blame:
             ranges[hunk.path].append((numbers[0], numbers[-1] - numbers[0] + 1))
     blame: dict[str, dict[int, str]]
+    taken_back: Mapping[str, frozenset[str]] = {}
     if merges:
         blame = {path: src.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
     else:
-        owners = diffs.owners(r) if ranges else {}
+        owners, taken_back = diffs.replayed(r) if ranges else ({}, {})
         blame = {}
         for path, spans in ranges.items():
             lines = owners.get(path, [])
@@ -314,4 +316,18 @@ def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack
                            if n <= len(lines) and (owner := lines[n - 1]) is not None}
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
-    return with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
+    out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
+    return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _with_taken_back(hunks: Sequence[Hunk], taken_back: Mapping[str, frozenset[str]]) -> list[Hunk]:
+    """Each hunk with the lines its PR's commits wrote in its file and took back again, less the
+    lines the PR's net change of the file adds (a line removed in one place and added in another)."""
+    added: defaultdict[str, set[str]] = defaultdict(set)
+    for h in hunks:
+        added[h.path].update(text.strip() for kind, text in h.lines if kind == "+")
+    out = []
+    for h in hunks:
+        lines = taken_back.get(h.path, frozenset()) - added[h.path]
+        out.append(replace(h, taken_back=lines) if lines else h)
+    return out
