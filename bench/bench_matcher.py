@@ -61,11 +61,11 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
     from prstack.targets.base import TargetSpec
     try:
         import prstack.match.jobs as jobs
-        from prstack.sources.git.repo import GitSource
+        from prstack.sources.git.repo import GitClone
     except ModuleNotFoundError:  # --ab of a tree from before the layout of folders (match/, sources/git/)
         import prstack.matchjobs as jobs  # type: ignore[no-redef]
 
-        from prstack.sources.git import GitSource  # type: ignore[no-redef]
+        from prstack.sources.git import GitClone  # type: ignore[no-redef]
 
     assert Path(jobs.__file__).is_relative_to(SRC.resolve()), jobs.__file__
 
@@ -83,7 +83,7 @@ def child(repo: str, tree: str, numbers: list[int], out: str) -> None:
 
     jobs.match_file = match_file  # type: ignore[assignment]
     started = time.perf_counter()
-    report = audit_stack(GitSource(repo), numbers, TargetSpec("tree", path=tree))
+    report = audit_stack(GitClone(repo), numbers, TargetSpec("tree", path=tree))
     wall = time.perf_counter() - started
     rss = peak_rss_mb()
     # the largest process it waited for (a git)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from prstack.audit import audit_stack, audit_targets
 from prstack.demo.run import build
 from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 
 
@@ -47,7 +47,7 @@ def main() -> None:
             copy = Path(tmp) / f"site{i}"
             shutil.copytree(demo.site_packages, copy)
             specs.append(TargetSpec("site-packages", str(copy)))
-        git = GitSource(demo.repo.path)
+        git = GitClone(demo.repo.path)
         one, many = [], []
         for _ in range(args.repeat):
             one.append(timed(lambda: audit_stack(git, [40898], specs[0])))

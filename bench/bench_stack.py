@@ -5,7 +5,7 @@
 Builds a repository with git fast-import: a default branch of 300 commits, 5,000 PRs of one to
 three commits each forked from it, some stacked (ancestry), some rebased copies, and the measured
 stack: #1 <- #2 (ancestry) <- #3 (rebased copy of #2's commits) on top. Prints the median time of
-`load_stack` (graph and hunks) and of `read_graph` (graph only) for PR #3.
+`load_changes` (graph and hunks) and of `read_graph` (graph only) for PR #3.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from prstack.sources.git.changes import load_stack, read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes, read_graph
+from prstack.sources.git.repo import GitClone
 
 ENV = {
     **os.environ,
@@ -138,8 +138,8 @@ def main() -> int:
             build(repo, args.prs)
             print(f"built {args.prs} PR refs in {time.perf_counter() - started:.1f} s: {repo}")
         runs: list[tuple[str, Callable[[], object]]] = [
-            ("graph (read_graph)", lambda: read_graph(GitSource(repo), [3])),
-            ("graph + hunks (load_stack)", lambda: load_stack(GitSource(repo), [3])),
+            ("graph (read_graph)", lambda: read_graph(GitClone(repo), [3])),
+            ("graph + hunks (load_changes)", lambda: load_changes(GitClone(repo), [3])),
         ]
         for name, run in runs:
             times = []
@@ -149,7 +149,7 @@ def main() -> int:
                 times.append(time.perf_counter() - started)
             median = statistics.median(times)
             print(f"{name}: median {median:.3f} s over {args.runs} runs (max {max(times):.3f} s)")
-        graph = read_graph(GitSource(repo), [3])
+        graph = read_graph(GitClone(repo), [3])
         print(
             "stack of #3:",
             " <- ".join(f"#{n}" for n in graph.order),

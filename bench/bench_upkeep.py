@@ -25,7 +25,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.upkeep.run import Carried, upkeep
 
@@ -62,7 +62,7 @@ def bench_prs(repo: Path, count: int) -> None:
     tags = versions(repo)
     prs = squashed_prs(repo, tags[max(len(tags) - 30, 0)], count)
     started = time.perf_counter()
-    done = upkeep(Carried(tuple(prs)), GitSource(repo))
+    done = upkeep(Carried(tuple(prs)), GitClone(repo))
     ours = time.perf_counter() - started
     started = time.perf_counter()
     ancestry: dict[int, str | None] = {}

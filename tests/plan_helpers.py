@@ -11,7 +11,7 @@ from conftest import GitRepo
 from prstack.audit import audit_stack
 from prstack.demo.fixture import GIT_ENV
 from prstack.report import AuditReport
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 
 CORE = "src/kvlite/core.py"
@@ -94,4 +94,4 @@ def apply_patch(upstream: Path, start: str, patch: bytes, dest: Path) -> Path:
 
 
 def audit_tree(upstream: Path, numbers: list[int], tree: Path) -> AuditReport:
-    return audit_stack(GitSource(upstream), numbers, TargetSpec("tree", str(tree)))
+    return audit_stack(GitClone(upstream), numbers, TargetSpec("tree", str(tree)))

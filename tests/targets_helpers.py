@@ -20,10 +20,10 @@ from installer.sources import WheelFile
 
 from conftest import GitRepo
 from prstack.audit import audit_opened
-from prstack.build import join_build
+from prstack.built_from import join_build
 from prstack.report import AuditReport
 from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.record import record_digest
 
@@ -144,7 +144,7 @@ def audit_with_build(project: Project, spec: TargetSpec, numbers: tuple[int, ...
                      clone: bool = True) -> tuple[AuditReport, Target]:
     """The library audit with its build join, and the target it opened; `clone=False` joins the
     metadata as if no clone were at hand (containment unknown)."""
-    report, target = audit_opened(ClonePRs(GitSource(project.path), numbers), spec)
+    report, target = audit_opened(ClonePRs(GitClone(project.path), numbers), spec)
     if clone:
         return report, target
     build = join_build(target.evidence, report.target.distribution or report.target.kind, report.prs,

@@ -16,7 +16,7 @@ FLOORS: dict[str, int] = {
     # what is installed
     "targets": 3,
     # what a build's metadata says
-    "build": 4,
+    "built_from": 4,
     # judging hunks against target text, and the report it makes
     "match": 5, "report": 5,
     # where PRs come from; what to run next

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from conftest import GitRepo
 from prstack.match.atbase import PackageAtBase
 from prstack.match.package import PackageIndex
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 
 BLOCK = ["    record_metric('requests', count)", "    log.info('handled %s', count)"]
 SAME = "def same(count):\n" + "\n".join(BLOCK) + "\n"
@@ -18,7 +18,7 @@ OTHER = "def other():\n    return 1\n"
 def _at_base(git_repo: GitRepo, target: Mapping[str, bytes]) -> tuple[PackageAtBase, list[list[str]]]:
     """The package at the repository's HEAD, against a target of `target`'s files (installed at
     the repository's paths under site/), and the blob ids each read was asked for."""
-    source = GitSource(git_repo.path)
+    source = GitClone(git_repo.path)
     asked: list[list[str]] = []
 
     def read(blobs: Sequence[str]) -> dict[str, bytes]:

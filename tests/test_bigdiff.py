@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from conftest import GitRepo
 from prstack.hunks import parse_diff
 from prstack.sources.git.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
-from prstack.sources.git.changes import load_stack
+from prstack.sources.git.changes import load_changes
 from prstack.sources.git.diffs import BIG_FILE, _big_changes, diff_many, diff_texts
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 
 _FUNC = re.compile(rb"^(@@ [^@]* @@).*$", re.MULTILINE)
 
@@ -181,7 +181,7 @@ def test_a_stack_with_a_huge_file_loads_the_hunks_git_gives(tmp_path: Path) -> N
     head = repo.commit("change", {"pkg/a.py": "A = 2\n", "pkg/z.py": "Z = 2\n",
                                   "pkg/big.py": text(edited(old, CASES["insertions and deletions"])).decode()})
     repo.pr_ref(7)
-    changes = load_stack(GitSource(repo.path), [7])
+    changes = load_changes(GitClone(repo.path), [7])
     expected = parse_diff(repo.git("diff", "-M", "--full-index", base, head).encode() + b"\n", 7)
     assert [(h.path, h.old_start, h.new_start, h.lines) for h in changes.hunks] == [
         (h.path, h.old_start, h.new_start, h.lines) for h in expected]

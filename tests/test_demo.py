@@ -11,7 +11,7 @@ from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.run import DemoBuild, run_demo
 from prstack.models import HunkStatus, PRStatus
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 
 # Truth by construction (fixtures/demo/README.md): the fork build is #40898's head with
@@ -52,7 +52,7 @@ def test_demo_finds_the_dropped_hunk(tmp_path: Path) -> None:
 
 
 def test_provenance_names_the_commit_of_each_hunk(demo_build: DemoBuild) -> None:
-    src = GitSource(demo_build.repo.path)
+    src = GitClone(demo_build.repo.path)
     report = audit_stack(src, [40898], TargetSpec("site-packages", str(demo_build.site_packages)))
     subjects = {}
     for pr in report.prs:
@@ -75,7 +75,7 @@ def test_every_target_kind_gives_the_same_verdicts(demo_build: DemoBuild, kind: 
         "wheel": demo_build.wheel,
         "tree": demo_build.tree / "src",
     }[kind]
-    report = audit_stack(GitSource(demo_build.repo.path), [40898], TargetSpec(kind, str(path)))
+    report = audit_stack(GitClone(demo_build.repo.path), [40898], TargetSpec(kind, str(path)))
     assert verdicts(report) == EXPECTED
     assert report.target.kind == kind
 
@@ -91,14 +91,14 @@ def test_python_target_reads_another_interpreters_environment(demo_build: DemoBu
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python3*/site-packages"))
     install_wheel(demo_build.wheel, site)
-    report = audit_stack(GitSource(demo_build.repo.path), [40898], TargetSpec("python", str(venv / "bin" / "python")))
+    report = audit_stack(GitClone(demo_build.repo.path), [40898], TargetSpec("python", str(venv / "bin" / "python")))
     assert verdicts(report) == EXPECTED
     assert report.target.distribution == "kvserve"
 
 
 def test_auditing_the_parent_alone_leaves_the_child_out(demo_build: DemoBuild) -> None:
     report = audit_stack(
-        GitSource(demo_build.repo.path), [40727], TargetSpec("site-packages", str(demo_build.site_packages))
+        GitClone(demo_build.repo.path), [40727], TargetSpec("site-packages", str(demo_build.site_packages))
     )
     assert [p.pr.number for p in report.prs] == [40727]
     assert {k: v for k, v in verdicts(report).items()} == {k: v for k, v in EXPECTED.items() if k[0] == 40727}

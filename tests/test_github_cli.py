@@ -216,14 +216,14 @@ def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Pat
     from prstack.render import OutputFormat, render_audit
     from prstack.sources.github.access import Access
     from prstack.sources.github.cache import Cache
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
     from prstack.targets import TargetSpec
     from prstack.targets.repos import repo_candidates
 
     server, repo = gh
     tree = export_tree(repo, "refs/pull/2/head", tmp_path / "tree")
     spec = TargetSpec("tree", str(tree))
-    source = open_source([2], repo="acme/widget", access=Access(server.base_url), named=lambda: repo_candidates(spec),
+    source = open_clone([2], repo="acme/widget", access=Access(server.base_url), named=lambda: repo_candidates(spec),
                          cache=Cache(tmp_path / "c"))
     assert source.titles() == {1: "Fix the offsets", 2: "Scale [bold]and[/] extra"}
     report = audit_stack(source.git, [2], spec, metadata=source.meta)

@@ -10,7 +10,7 @@ import pytest
 from conftest import GitRepo
 from ghserver import build_stack
 from prstack.errors import InputError, SourceError
-from prstack.sources.git.changes import load_stack
+from prstack.sources.git.changes import load_changes
 from prstack.sources.github.fetch import CacheRepo, auth_env
 
 
@@ -42,7 +42,7 @@ def test_fetch_blobless_then_audit_reads_lazily(
     assert missing_objects(store.path) > 0  # blobless: no file contents yet
     source = store.source()
     assert source.default_ref == "refs/remotes/origin/HEAD"
-    changes = load_stack(source, [2])
+    changes = load_changes(source, [2])
     assert [pr.number for pr in changes.prs] == [1, 2]
     assert [len(pr.commits) for pr in changes.prs] == [4, 6]
     assert changes.prs[1].depends_on == (1,)

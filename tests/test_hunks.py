@@ -8,7 +8,7 @@ from conftest import GitRepo
 from prstack.errors import InputError
 from prstack.hunks import added_line_numbers, parse_diff
 from prstack.models import FileChange
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 
 
 def test_every_kind_of_file_change_is_represented(git_repo: GitRepo) -> None:
@@ -30,7 +30,7 @@ def test_every_kind_of_file_change_is_represented(git_repo: GitRepo) -> None:
         "pkg/crlf.py": "one\r\nTWO\r\n",
         "pkg/caf\u00e9.py": "s = '\u00e9'\n",
     })
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     hunks = parse_diff(src.diff(base, head), 7)
     by_path = {h.path: h for h in hunks}
     assert by_path["pkg/keep.py"].change is FileChange.MODIFIED

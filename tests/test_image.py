@@ -179,7 +179,7 @@ def test_only_what_the_audit_needs_is_read(demo_build: DemoBuild, tmp_path: Path
     """Of an uncompressed docker save tarball with a big unrelated layer, the audit reads the
     headers and the few files it judges: a small part of the bytes."""
     from prstack.audit import audit_stack
-    from prstack.sources.git.repo import GitSource
+    from prstack.sources.git.repo import GitClone
     from prstack.targets.base import TargetSpec
 
     big = layer([E("file", f"usr/share/blob{i}.bin", bytes([i]) * (1 << 20)) for i in range(8)])
@@ -192,5 +192,5 @@ def test_only_what_the_audit_needs_is_read(demo_build: DemoBuild, tmp_path: Path
     assert target.read("kvserve/runner.py") == (demo_build.site_packages / "kvserve" / "runner.py").read_bytes()
     size = (tmp_path / "img.tar").stat().st_size
     assert target.bytes_read < size / 8, (target.bytes_read, size)
-    report = audit_stack(GitSource(demo_build.repo.path), [40898], TargetSpec("image", str(tmp_path / "img.tar")))
+    report = audit_stack(GitClone(demo_build.repo.path), [40898], TargetSpec("image", str(tmp_path / "img.tar")))
     assert report.target.image is not None and not report.all_present

@@ -7,8 +7,8 @@ import subprocess
 
 from conftest import GitRepo
 from prstack.lineage import replay
-from prstack.sources.git.changes import load_stack
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes
+from prstack.sources.git.repo import GitClone
 
 BASE = [f"base line {i}" for i in range(30)]
 
@@ -37,7 +37,7 @@ def blame(repo: GitRepo, base: str, head: str, path: str) -> dict[int, str]:
 
 
 def replayed(repo: GitRepo, shas: list[str], path: str) -> dict[int, str]:
-    owners = replay(GitSource(repo.path).commit_diffs(shas)).owners.get(path, [])
+    owners = replay(GitClone(repo.path).commit_diffs(shas)).owners.get(path, [])
     return {n: sha for n, sha in enumerate(owners, start=1) if sha is not None}
 
 
@@ -62,7 +62,7 @@ def test_added_modified_moved_and_renamed_lines_match_blame(git_repo: GitRepo) -
     assert set(truth.values()) == {c1, c2, c3, c4}
     assert replayed(git_repo, shas, "n.py") == truth
     assert replayed(git_repo, shas, "other.py") == blame(git_repo, base, head, "other.py")
-    by_line = {h.new_start: h.commits for h in load_stack(GitSource(git_repo.path), [1]).hunks_of(1)
+    by_line = {h.new_start: h.commits for h in load_changes(GitClone(git_repo.path), [1]).hunks_of(1)
                if h.path == "n.py"}
     assert (c3,) in by_line.values() and any(c1 in commits for commits in by_line.values())
 
@@ -96,7 +96,7 @@ def test_random_edits_over_a_stack_match_blame(git_repo: GitRepo) -> None:
         head = git_repo.pr_ref(number)
         tips.append((start, shas))
         start = head
-    changes = load_stack(GitSource(git_repo.path), [2])
+    changes = load_changes(GitClone(git_repo.path), [2])
     assert changes.stack.parents[2] == (1,)
     checked = 0
     for number, (pr_base, shas) in zip((1, 2), tips, strict=True):

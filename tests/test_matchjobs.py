@@ -13,12 +13,12 @@ import pytest
 from conftest import GitRepo
 from prstack.audit import audit_stack
 from prstack.hunks import parse_diff
+from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import FileJob, run_jobs
-from prstack.match.stack import TargetIndex, judge_stack
 from prstack.models import Hunk, HunkResult
-from prstack.sources.git.changes import load_stack, start_stack
+from prstack.sources.git.changes import load_changes, start_changes
 from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec, open_target
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -43,23 +43,23 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
     and diffed, then judges it; verdicts and order as matching the finished stack."""
     case = benchgen().build(tmp_path / "c", modules=120, units=8, prs=6, files_per_pr=6, edits_per_file=4,
                             big_mb=6)
-    source = GitSource(case.repo)
+    source = GitClone(case.repo)
     spec = TargetSpec("tree", path=case.tree)
-    finished = load_stack(source, case.numbers)
+    finished = load_changes(source, case.numbers)
     target = open_target(spec, (), ())
-    alone = judge_stack(finished, target, ClonePRs(source, case.numbers),
+    alone = judge_changes(finished, target, ClonePRs(source, case.numbers),
                         TargetIndex.of(target, source.tree_paths(finished.top_sha)))
-    source = GitSource(case.repo)
-    loading = start_stack(source, case.numbers)
+    source = GitClone(case.repo)
+    loading = start_changes(source, case.numbers)
     assert not loading.complete  # the huge file's hunks come later
     ready = loading.ready
-    shared = judge_stack(ready, target, ClonePRs(source, case.numbers),
+    shared = judge_changes(ready, target, ClonePRs(source, case.numbers),
                          TargetIndex.of(target, source.tree_paths(ready.top_sha)), later=loading)
     huge = {h.path for h in loading.finish().hunks} - {h.path for h in ready.hunks}
     assert huge
     assert verdicts(shared) == verdicts(alone)
     assert [r.hunk for r in shared] == list(loading.finish().hunks)
-    assert verdicts(audit_stack(GitSource(case.repo), case.numbers, spec).results) == verdicts(alone)
+    assert verdicts(audit_stack(GitClone(case.repo), case.numbers, spec).results) == verdicts(alone)
     on_huge = [r for r in shared if r.hunk.path in huge]
     assert on_huge
     for r in on_huge:
@@ -82,7 +82,7 @@ def one_file_change(tmp_path: Path, base_text: bytes, head_text: bytes, target_t
 def judged_by_blob_ids(tmp_path: Path, repo: GitRepo, hunks: tuple[Hunk, ...]
                        ) -> tuple[list[HunkResult], list[tuple[str, str]]]:
     """The verdicts of the file's job with its sides named by blob id, and the files read."""
-    source = GitSource(repo.path)
+    source = GitClone(repo.path)
     asked: list[tuple[str, str]] = []
 
     def file_at(rev: str, path: str) -> bytes | None:
@@ -111,7 +111,7 @@ def test_a_target_at_the_base_is_told_by_blob_id_without_reading_the_base(
     else:
         assert results[0].status.value != "applied"
     # the same verdicts as with the base read in full
-    source = GitSource(repo.path)
+    source = GitClone(repo.path)
     target = open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ())
     (plain,) = run_jobs([FileJob(hunks, "m.py", True, (base, "m.py"), (head, "m.py"))], target, source.file_at, None)
     assert [(r.status, r.evidence) for r in plain] == [(r.status, r.evidence) for r in results]

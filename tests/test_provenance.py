@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conftest import GitRepo
-from prstack.sources.git.changes import load_stack
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes
+from prstack.sources.git.repo import GitClone
 
 TEXT = "".join(f"row {i}\n" for i in range(40))
 
@@ -23,7 +23,7 @@ def test_each_hunk_names_the_commits_of_its_lines(git_repo: GitRepo) -> None:
     c2 = git_repo.commit("second", {"m.py": rows(r3="first", r4="second")})
     c3 = git_repo.commit("far away", {"m.py": rows(r3="first", r4="second", r30="far")})
     git_repo.pr_ref(1)
-    changes = load_stack(GitSource(git_repo.path), [1])
+    changes = load_changes(GitClone(git_repo.path), [1])
     near, far = changes.hunks_of(1)
     assert near.commits == (c1, c2) and near.commit == c2
     assert far.commits == (c3,)
@@ -44,7 +44,7 @@ def test_child_hunks_hold_a_stale_parent_copy_and_not_the_parent_s_exact_copies(
     git_repo.branch("a", a1)
     new = git_repo.commit("A2", {"m.py": rows(r3="a1", r20="a2 new")})
     git_repo.pr_ref(1)
-    changes = load_stack(GitSource(git_repo.path), [2])
+    changes = load_changes(GitClone(git_repo.path), [2])
     assert changes.stack.states[2].value == "stale"
     mine = changes.hunks_of(2)
     assert [(h.path, h.commits) for h in mine] == [("m.py", (a2,)), ("m.py", (b2,)), ("n.py", (b1,))]
@@ -69,7 +69,7 @@ def test_rebased_child_hunks_name_only_its_own_commits(git_repo: GitRepo) -> Non
     copy = git_repo.git("rev-parse", "HEAD")
     b1 = git_repo.commit("B1", {"m.py": rows(r3="a1", r30="b1")})
     git_repo.pr_ref(2)
-    changes = load_stack(GitSource(git_repo.path), [2])
+    changes = load_changes(GitClone(git_repo.path), [2])
     [hunk] = changes.hunks_of(2)
     assert hunk.commits == (b1,)
     # #1 as the child's history holds it: its rebased copy
@@ -88,5 +88,5 @@ def test_stale_state_reaches_the_pull_request(git_repo: GitRepo) -> None:
     git_repo.branch("a", a1)
     git_repo.commit("A2", {"m.py": rows(r3="a1", r20="new")})
     git_repo.pr_ref(1)
-    changes = load_stack(GitSource(git_repo.path), [2])
+    changes = load_changes(GitClone(git_repo.path), [2])
     assert [(p.number, p.state, p.depends_on) for p in changes.prs] == [(1, "open", ()), (2, "stale", (1,))]

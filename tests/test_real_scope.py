@@ -13,8 +13,8 @@ import pytest
 from conftest import GitRepo
 from prstack.cli import main
 from prstack.models import PRState
-from prstack.sources.git.changes import load_stack, read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes, read_graph
+from prstack.sources.git.repo import GitClone
 
 
 def text(name: str, edits: dict[int, str] | None = None) -> str:
@@ -76,14 +76,14 @@ def test_branch_that_merged_main_twice_keeps_only_its_own_change(git_repo: GitRe
     shas = criss_cross(git_repo)
     bases = set(git_repo.git("merge-base", "--all", shas["head7"], "main").split())
     assert bases == {shas["merge5"], shas["r1"]}  # the situation under test: two merge bases
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [7])
     assert stack.order == (7,) and stack.parents[7] == ()  # #5 came in with main: no parent
     facts = stack.facts[7]
     assert {c.sha for c in facts.commits} == scope_of(git_repo, shas["head7"])
     assert set(facts.merge_bases) == bases and facts.fork_point == facts.merge_bases[0]
     assert facts.fork_note is not None and facts.fork_point[:12] in facts.fork_note
-    changes = load_stack(src, [7])
+    changes = load_changes(src, [7])
     hunks = changes.hunks_of(7)
     assert {h.path for h in hunks} == {"pkg/a.py"}  # not main's b.py nor the release's c.py
     assert [h.commit for h in hunks] == [shas["f1"], shas["f2"]]
@@ -95,7 +95,7 @@ def test_child_of_such_a_branch_and_its_audit(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     shas = criss_cross(git_repo)
-    stack = read_graph(GitSource(git_repo.path), [8])
+    stack = read_graph(GitClone(git_repo.path), [8])
     assert stack.order == (7, 8) and stack.parents[8] == (7,)
     tree = tree_of(git_repo, "main", tmp_path / "tree")  # main: neither PR in it
     code, data = run(capsys, "audit", "8", "--git", str(git_repo.path), "--tree", str(tree), "--format", "json")
@@ -121,7 +121,7 @@ def test_squash_of_a_branch_that_merged_main_is_merged(
     git_repo.git("merge", "--squash", "--quiet", shas["head7"])
     squash = git_repo.commit("The feature (#7)", {})
     git_repo.commit("M3 main moves on", {"pkg/b.py": text("b", {10: "b 10 main1", 40: "b 40 p5", 55: "b 55"})})
-    stack = read_graph(GitSource(git_repo.path), [7])
+    stack = read_graph(GitClone(git_repo.path), [7])
     assert stack.facts[7].merged == "squash" and stack.facts[7].landed == squash
     assert stack.states[7] is PRState.MERGED
     tree = tree_of(git_repo, "main", tmp_path / "tree")
@@ -134,7 +134,7 @@ def test_squash_of_a_branch_that_merged_main_is_merged(
 def test_subject_naming_the_pr_alone_is_no_squash(git_repo: GitRepo) -> None:
     shas = criss_cross(git_repo)
     git_repo.commit("The feature (#7)", {"pkg/a.py": text("a", {10: "a 10 feat1 but other"})})
-    stack = read_graph(GitSource(git_repo.path), [7])
+    stack = read_graph(GitClone(git_repo.path), [7])
     assert stack.facts[7].merged is None and stack.states[7] is PRState.OPEN
     assert shas["head7"] == stack.facts[7].head
 
@@ -154,7 +154,7 @@ def test_bare_clone_without_config(git_repo: GitRepo, tmp_path: Path, capsys: py
     code_clone, from_clone = run(capsys, *args, "--git", str(git_repo.path))
     assert code == code_clone == 1
     assert from_bare["hunks"] == from_clone["hunks"] and from_bare["prs"] == from_clone["prs"]
-    assert GitSource(bare).default_ref == "refs/heads/main"
+    assert GitClone(bare).default_ref == "refs/heads/main"
     shutil.rmtree(bare)
 
 
@@ -176,7 +176,7 @@ def test_redone_copy_keeps_its_own_change(
     if parent_merged:
         git_repo.git("merge", "--squash", "--quiet", "p10")
         git_repo.commit("Fix the parser (#10)", {})
-    stack = read_graph(GitSource(git_repo.path), [11, 10])
+    stack = read_graph(GitClone(git_repo.path), [11, 10])
     assert stack.edge(10, 11) is None and stack.parents[11] == ()
     assert stack.states[11] is PRState.OPEN
     assert stack.states[10] is (PRState.MERGED if parent_merged else PRState.OPEN)
@@ -202,11 +202,11 @@ def test_old_copy_of_a_merged_parent_stays_the_childs(git_repo: GitRepo) -> None
     git_repo.branch("p10", "main")
     git_repo.commit("Fix the parser", {"pkg/a.py": text("a", {10: "a 10 fixed v2"})})
     git_repo.pr_ref(10)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     assert read_graph(src, [11]).parents[11] == ()  # open and amended: its edited copy alone is no edge
     git_repo.branch("main", "main")
     git_repo.git("merge", "--squash", "--quiet", "p10")
     git_repo.commit("Fix the parser (#10)", {})
-    stack = read_graph(GitSource(git_repo.path), [11])
+    stack = read_graph(GitClone(git_repo.path), [11])
     assert stack.parents[11] == () and stack.states[11] is PRState.OPEN
-    assert {h.path for h in load_stack(GitSource(git_repo.path), [11]).hunks_of(11)} == {"pkg/a.py", "pkg/b.py"}
+    assert {h.path for h in load_changes(GitClone(git_repo.path), [11]).hunks_of(11)} == {"pkg/a.py", "pkg/b.py"}

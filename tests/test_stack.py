@@ -6,8 +6,8 @@ import pytest
 
 from conftest import GitRepo
 from prstack.models import PRState, PullRequest
-from prstack.sources.git.changes import StackChanges, load_stack, read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import StackChanges, load_changes, read_graph
+from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence
 from prstack.stack.graph import Stack
 
@@ -49,12 +49,12 @@ def test_two_level_stack_by_ancestry(git_repo: GitRepo) -> None:
     git_repo.branch("b")
     git_repo.commit("B: feature b", {"b.py": edit(A0, 5, "feature b")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     assert evidence(stack, 1, 2) == (Evidence.ANCESTRY,)
     assert stack.states == {1: PRState.OPEN, 2: PRState.OPEN}
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 1) == {"a.py"}
     assert paths_of(changes, 2) == {"b.py"}
     assert changes.prs[1].depends_on == (1,)
@@ -78,12 +78,12 @@ def test_fork_style_stack_targeting_main(git_repo: GitRepo) -> None:
     }
     # a fork's PR from its own main is no parent of PRs that target main
     meta[13] = PullRequest(13, "", "", head_ref="main", base_ref="main")
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [12], meta)
     assert stack.order == (11, 12)
     assert evidence(stack, 11, 12) == (Evidence.ANCESTRY,)
     assert stack.missing == () and stack.unconfirmed == ()
-    changes = load_stack(src, [12], metadata=meta)
+    changes = load_changes(src, [12], metadata=meta)
     assert paths_of(changes, 12) == {"b.py"}
     assert [p.title for p in changes.prs] == ["Fix a", "Feature b"]
 
@@ -100,7 +100,7 @@ def test_base_branch_is_evidence_when_metadata_says_so(git_repo: GitRepo) -> Non
         1: PullRequest(1, a, "", head_ref="feature-a", base_ref="main"),
         2: PullRequest(2, b, "", head_ref="feature-b", base_ref="feature-a"),
     }
-    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    stack = read_graph(GitClone(git_repo.path), [2], meta)
     assert evidence(stack, 1, 2) == (Evidence.ANCESTRY, Evidence.BASE_BRANCH)
 
 
@@ -116,7 +116,7 @@ def test_rebased_stack_new_shas_same_patches(git_repo: GitRepo) -> None:
     git_repo.git("cherry-pick", a1, a2)
     git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     edge = stack.edge(1, 2)
@@ -124,7 +124,7 @@ def test_rebased_stack_new_shas_same_patches(git_repo: GitRepo) -> None:
     assert edge.stale is None
     assert {m.how.value for m in edge.matches} == {"patch-id"}
     assert stack.states[2] is PRState.OPEN
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 1) == {"a.py"}
     assert paths_of(changes, 2) == {"b.py"}
     assert changes.prs[1].base_sha == edge.tip
@@ -155,7 +155,7 @@ def _force_pushed(repo: GitRepo, *, rebase_parent: bool) -> dict[str, str]:
 
 def test_force_pushed_parent_is_stale(git_repo: GitRepo) -> None:
     shas = _force_pushed(git_repo, rebase_parent=False)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     edge = stack.edge(1, 2)
@@ -165,7 +165,7 @@ def test_force_pushed_parent_is_stale(git_repo: GitRepo) -> None:
     assert edge.stale.carries == (shas["a2"],)
     assert edge.tip == shas["a1"]  # where the branch stops holding #1's change as it is
     assert stack.states[2] is PRState.STALE
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     # the stale copy of #1's A2 is in the branch and in no PR's range but #2's: judged there
     assert paths_of(changes, 2) == {"a.py", "b.py"}
     assert {h.commit for h in changes.hunks_of(2) if h.path == "a.py"} == {shas["a2"]}
@@ -180,7 +180,7 @@ def test_rebased_and_force_pushed_parent_found_by_marker(git_repo: GitRepo) -> N
     git_repo.branch("b", "refs/pull/2/head")
     git_repo.commit("B docs\n\nDepends on #1", {"b.py": edit(edit(A0, 5, "b"), 50, "b docs")})
     git_repo.pr_ref(2)
-    stack = read_graph(GitSource(git_repo.path), [2])
+    stack = read_graph(GitClone(git_repo.path), [2])
     edge = stack.edge(1, 2)
     assert edge is not None
     assert edge.evidence == (Evidence.PATCH_ID, Evidence.MARKER)
@@ -188,7 +188,7 @@ def test_rebased_and_force_pushed_parent_found_by_marker(git_repo: GitRepo) -> N
     assert edge.stale is not None
     assert edge.stale.carries == (shas["a2"],)
     assert shas["a3"] in edge.stale.lacks
-    changes = load_stack(GitSource(git_repo.path), [2])
+    changes = load_changes(GitClone(git_repo.path), [2])
     assert paths_of(changes, 2) == {"a.py", "b.py"}  # the stale copy of A2 is judged as #2's
 
 
@@ -203,12 +203,12 @@ def test_parent_merged_with_a_merge_commit(git_repo: GitRepo) -> None:
     git_repo.branch("main", "main")
     git_repo.commit("main moves on", {"c.py": edit(A0, 30, "main")})
     git_repo.git("merge", "--no-ff", "--quiet", "-m", "Merge #1", "a")
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     assert evidence(stack, 1, 2) == (Evidence.ANCESTRY,)
     assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "ancestry"
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 1) == {"a.py"}  # judged from its own fork point, not empty
     assert paths_of(changes, 2) == {"b.py"}  # not recounted in the child
     assert changes.prs[0].merged and not changes.prs[1].merged
@@ -231,13 +231,13 @@ def test_parent_squash_or_rebase_merged(git_repo: GitRepo, how: str) -> None:
         git_repo.git("commit", "--quiet", "-m", "A (#1)")
     else:
         git_repo.git("cherry-pick", a1, a2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     assert stack.states[1] is PRState.MERGED
     assert stack.facts[1].merged == how
     assert stack.states[2] is PRState.OPEN
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 1) == {"a.py"}
     assert paths_of(changes, 2) == {"b.py"}
 
@@ -248,12 +248,12 @@ def test_three_level_stack(git_repo: GitRepo) -> None:
         git_repo.branch(f"pr{number}")
         git_repo.commit(f"PR {number}", {path: edit(A0, 5, f"pr {number}")})
         git_repo.pr_ref(number)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [3])
     assert stack.order == (1, 2, 3)
     assert stack.parents == {1: (), 2: (1,), 3: (2,)}
     assert [(e.parent, e.child) for e in stack.edges] == [(1, 2), (2, 3)]
-    changes = load_stack(src, [3])
+    changes = load_changes(src, [3])
     assert [paths_of(changes, n) for n in (1, 2, 3)] == [{"a.py"}, {"b.py"}, {"c.py"}]
 
 
@@ -268,12 +268,12 @@ def test_two_children_of_one_parent(git_repo: GitRepo) -> None:
     git_repo.branch("c", a)
     git_repo.commit("C", {"c.py": edit(A0, 5, "c")})
     git_repo.pr_ref(3)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2, 3])
     assert stack.order == (1, 2, 3)
     assert stack.children(1) == (2, 3)
     assert stack.parents[2] == (1,) and stack.parents[3] == (1,)
-    changes = load_stack(src, [2, 3])
+    changes = load_changes(src, [2, 3])
     assert [paths_of(changes, n) for n in (1, 2, 3)] == [{"a.py"}, {"b.py"}, {"c.py"}]
     # asking for one child does not drag its sibling in
     assert read_graph(src, [3]).order == (1, 3)
@@ -289,7 +289,7 @@ def test_marker_in_body_backed_by_content(git_repo: GitRepo) -> None:
     git_repo.pr_ref(2)
     meta = {2: PullRequest(2, b, "", body="Stacked on #1, please review that first."),
             1: PullRequest(1, a, "")}
-    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    stack = read_graph(GitClone(git_repo.path), [2], meta)
     edge = stack.edge(1, 2)
     assert edge is not None and edge.evidence == (Evidence.ANCESTRY, Evidence.MARKER)
     assert edge.markers == ("Stacked on #1",)
@@ -304,7 +304,7 @@ def test_marker_without_content_is_unconfirmed_and_missing_ref_named(git_repo: G
     git_repo.branch("b", "main")
     git_repo.commit("B\n\nDepends on #1\nBased on #999", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (2,)
     assert stack.edges == ()
@@ -316,7 +316,7 @@ def test_marker_without_content_is_unconfirmed_and_missing_ref_named(git_repo: G
     assert (missing.number, missing.child) == (999, 2)
     assert "fetch origin '+refs/pull/999/head:refs/pull/999/head'" in missing.fetch
     # the hunks are still the child's own change only
-    assert paths_of(load_stack(src, [2]), 2) == {"b.py"}
+    assert paths_of(load_changes(src, [2]), 2) == {"b.py"}
 
 
 def test_cycle_in_markers_is_reported_not_crashed(git_repo: GitRepo) -> None:
@@ -327,7 +327,7 @@ def test_cycle_in_markers_is_reported_not_crashed(git_repo: GitRepo) -> None:
     git_repo.branch("b", "main")
     git_repo.commit("B\n\nDepends on #1", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    stack = read_graph(GitSource(git_repo.path), [1, 2])
+    stack = read_graph(GitClone(git_repo.path), [1, 2])
     assert stack.cycles == ((1, 2),)
     assert {(u.parent, u.child) for u in stack.unconfirmed} == {(1, 2), (2, 1)}
     assert stack.order == (1, 2) and stack.edges == ()
@@ -343,7 +343,7 @@ def test_ghstack_trailers_name_the_commits_own_prs(git_repo: GitRepo) -> None:
     git_repo.commit(f"B\n\nghstack-source-id: 3c4d\nPull Request resolved: {url}/2",
                     {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    stack = read_graph(GitSource(git_repo.path), [2])
+    stack = read_graph(GitClone(git_repo.path), [2])
     edge = stack.edge(1, 2)
     assert edge is not None and edge.evidence == (Evidence.ANCESTRY, Evidence.MARKER)
     assert edge.markers == (f"Pull Request resolved: {url}/1",)
@@ -360,13 +360,13 @@ def test_spr_commit_id_ties_an_edited_copy(git_repo: GitRepo) -> None:
     git_repo.commit("A (older)\n\ncommit-id: 8a3b1c2d", {"a.py": edit(A0, 5, "a v1")})
     git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2, 1])
     edge = stack.edge(1, 2)
     assert edge is not None
     assert [m.how.value for m in edge.matches] == ["commit-id"]
     assert edge.stale is None
-    assert paths_of(load_stack(src, [2]), 2) == {"b.py"}
+    assert paths_of(load_changes(src, [2]), 2) == {"b.py"}
 
 
 def test_unrelated_prs_stay_apart(git_repo: GitRepo) -> None:
@@ -377,7 +377,7 @@ def test_unrelated_prs_stay_apart(git_repo: GitRepo) -> None:
     git_repo.branch("b", "main")
     git_repo.commit("Same subject", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    stack = read_graph(GitSource(git_repo.path), [2, 1])
+    stack = read_graph(GitClone(git_repo.path), [2, 1])
     assert stack.edges == () and stack.order == (1, 2)
 
 
@@ -386,12 +386,12 @@ def test_missing_requested_pr_names_the_fetch(git_repo: GitRepo) -> None:
 
     base_repo(git_repo)
     with pytest.raises(InputError, match=r"refs/pull/7/head"):
-        read_graph(GitSource(git_repo.path), [7])
+        read_graph(GitClone(git_repo.path), [7])
 
 
 def test_commit_graph_under_the_stack(git_repo: GitRepo) -> None:
     shas = _force_pushed(git_repo, rebase_parent=False)
-    stack = read_graph(GitSource(git_repo.path), [2])
+    stack = read_graph(GitClone(git_repo.path), [2])
     assert stack.owner(shas["new2"]) == 1
     b_head = stack.facts[2].head
     assert stack.own_commits(2) == (shas["a2"], b_head)
@@ -411,13 +411,13 @@ def test_marker_to_a_parent_squash_merged_before_the_child_was_rebased(git_repo:
     git_repo.branch("b")  # rebased onto main after #1 landed: holds none of #1's commits
     git_repo.commit("B\n\nDepends on #1", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.order == (1, 2)
     assert evidence(stack, 1, 2) == (Evidence.MARKER,)
     assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "squash"
     assert stack.unconfirmed == ()
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 1) == {"a.py"}
     assert paths_of(changes, 2) == {"b.py"}
 
@@ -428,10 +428,10 @@ def test_fast_forward_merged_pr_needs_base(git_repo: GitRepo) -> None:
     first = base_repo(git_repo)
     git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
     git_repo.pr_ref(1)  # its head is on main itself: merged by fast-forward
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     with pytest.raises(InputError, match="--base"):
         read_graph(src, [1])
-    changes = load_stack(src, [1], base=first)
+    changes = load_changes(src, [1], base=first)
     assert paths_of(changes, 1) == {"a.py"}
     assert changes.stack.states[1] is PRState.MERGED
 
@@ -449,11 +449,11 @@ def test_an_amended_parent_s_edited_copy_alone_makes_no_edge(git_repo: GitRepo) 
     git_repo.branch("a", "main")
     git_repo.commit("Fix the offset", {"a.py": edit(A0, 5, "fix v2")})
     git_repo.pr_ref(1)
-    src = GitSource(git_repo.path)
+    src = GitClone(git_repo.path)
     stack = read_graph(src, [2])
     assert stack.edge(1, 2) is None and stack.order == (2,)
     assert stack.states[2] is PRState.OPEN
-    changes = load_stack(src, [2])
+    changes = load_changes(src, [2])
     assert paths_of(changes, 2) == {"a.py", "b.py"}
     assert {h.commit for h in changes.hunks_of(2) if h.path == "a.py"} == {old}
 
@@ -467,7 +467,7 @@ def test_namesake_commits_in_other_files_are_no_copy(git_repo: GitRepo) -> None:
     git_repo.commit("Update docs", {"b.py": edit(A0, 5, "b")})
     git_repo.commit("Feature", {"c.py": edit(A0, 5, "c")})
     git_repo.pr_ref(2)
-    stack = read_graph(GitSource(git_repo.path), [2])
+    stack = read_graph(GitClone(git_repo.path), [2])
     assert stack.order == (2,) and stack.edges == ()
 
 
@@ -480,7 +480,7 @@ def test_base_branch_of_a_pr_missing_from_the_clone(git_repo: GitRepo) -> None:
         2: PullRequest(2, b, "", head_ref="feature-b", base_ref="feature-x"),
         5: PullRequest(5, "", "", head_ref="feature-x", base_ref="main", state="merged"),
     }
-    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    stack = read_graph(GitClone(git_repo.path), [2], meta)
     [missing] = stack.missing
     assert (missing.number, missing.child, missing.markers) == (5, 2, ())
     assert "refs/pull/5/head" in missing.fetch
@@ -492,7 +492,7 @@ def test_github_says_merged(git_repo: GitRepo) -> None:
     a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
     git_repo.pr_ref(1)
     meta = {1: PullRequest(1, a, "", state="merged")}
-    stack = read_graph(GitSource(git_repo.path), [1], meta)
+    stack = read_graph(GitClone(git_repo.path), [1], meta)
     assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "github"
 
 
@@ -503,12 +503,12 @@ def test_parent_rebased_and_extended_found_without_marker(git_repo: GitRepo) -> 
     git_repo.branch("d", "refs/pull/1/head")
     git_repo.commit("D on the new A", {"b.py": edit(A0, 20, "d")})
     git_repo.pr_ref(4)
-    stack = read_graph(GitSource(git_repo.path), [2])
+    stack = read_graph(GitClone(git_repo.path), [2])
     assert stack.order == (1, 2)
     edge = stack.edge(1, 2)
     assert edge is not None and edge.evidence == (Evidence.PATCH_ID,)
     assert edge.stale is not None and edge.stale.carries == (shas["a2"],)
-    assert paths_of(load_stack(GitSource(git_repo.path), [2]), 2) == {"a.py", "b.py"}
+    assert paths_of(load_changes(GitClone(git_repo.path), [2]), 2) == {"a.py", "b.py"}
 
 
 def test_marker_in_body_without_content_is_unconfirmed(git_repo: GitRepo) -> None:
@@ -520,7 +520,7 @@ def test_marker_in_body_without_content_is_unconfirmed(git_repo: GitRepo) -> Non
     b = git_repo.commit("B", {"b.py": edit(A0, 5, "b")})
     git_repo.pr_ref(2)
     meta = {1: PullRequest(1, a, ""), 2: PullRequest(2, b, "", body="Depends on #1 (I think)")}
-    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    stack = read_graph(GitClone(git_repo.path), [2], meta)
     assert stack.edges == ()
     assert [(u.parent, u.child, u.markers) for u in stack.unconfirmed] == [(1, 2, ("Depends on #1",))]
 
@@ -538,8 +538,8 @@ def test_child_that_merged_main_after_its_parent(git_repo: GitRepo) -> None:
     git_repo.git("merge", "--quiet", "--no-edit", "main")
     b2 = git_repo.commit("B2", {"b.py": edit(edit(A0, 5, "b1"), 50, "b2")})
     git_repo.pr_ref(2)
-    src = GitSource(git_repo.path)
-    changes = load_stack(src, [2])
+    src = GitClone(git_repo.path)
+    changes = load_changes(src, [2])
     assert changes.stack.order == (1, 2)
     assert paths_of(changes, 2) == {"b.py"}  # main's c.py change came in by the merge
     assert upstream not in {c.sha for c in changes.prs[1].commits}
@@ -556,7 +556,7 @@ def test_stack_list_in_body_is_a_marker(git_repo: GitRepo) -> None:
     git_repo.pr_ref(2)
     body = "Stack from [ghstack](https://github.com/ezyang/ghstack):\n* __->__ #2\n* #1\n"
     meta = {1: PullRequest(1, a, ""), 2: PullRequest(2, b, "", body=body)}
-    stack = read_graph(GitSource(git_repo.path), [2], meta)
+    stack = read_graph(GitClone(git_repo.path), [2], meta)
     edge = stack.edge(1, 2)
     assert edge is not None and edge.evidence == (Evidence.ANCESTRY, Evidence.MARKER)
     assert edge.markers == ("stack list: #1 below #2",)

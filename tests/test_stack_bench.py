@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from prstack.sources.git.changes import load_stack, read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes, read_graph
+from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_stack.py"
@@ -19,12 +19,12 @@ def test_detection_among_many_pr_refs(tmp_path: Path) -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     repo = bench.build(tmp_path / "repo", 400)
-    stack = read_graph(GitSource(repo), [3])
+    stack = read_graph(GitClone(repo), [3])
     assert stack.order == (1, 2, 3)
     assert [(e.parent, e.child, e.evidence) for e in stack.edges] == [
         (1, 2, (Evidence.ANCESTRY,)),
         (2, 3, (Evidence.PATCH_ID, Evidence.MARKER)),
     ]
-    changes = load_stack(GitSource(repo), [3])
+    changes = load_changes(GitClone(repo), [3])
     assert {h.path for h in changes.hunks_of(3)} == {"pkg/c.py"}
     assert {h.path for h in changes.hunks_of(2)} == {"pkg/b.py"}

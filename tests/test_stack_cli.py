@@ -10,7 +10,7 @@ import pytest
 from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 
 
@@ -80,7 +80,7 @@ def test_bad_input_is_one_line_and_exit_2(
 
 def test_audit_on_demo_reports_the_same(demo_build: DemoBuild) -> None:
     report = audit_stack(
-        GitSource(demo_build.repo.path),
+        GitClone(demo_build.repo.path),
         [40898],
         TargetSpec("site-packages", str(demo_build.site_packages)),
     )

@@ -17,7 +17,7 @@ from prstack.errors import InputError, SourceError
 from prstack.models import PRState
 from prstack.sources.git import prrefs
 from prstack.sources.git.changes import read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence
 from prstack.stack.graph import Stack
 
@@ -91,7 +91,7 @@ def patch_id(path: Path, diff: bytes) -> str | None:
 def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> None:
     busy_repo(git_repo, main_merges=main_merges)
     path = git_repo.path
-    src = GitSource(path)
+    src = GitClone(path)
     default = src.default_ref
     history = src.history(default)
     heads = src.pr_refs
@@ -105,7 +105,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
         if in_default:
             continue
         forks[n] = fork = git(path, "merge-base", head, default).strip()
-        reference = GitSource(path).commits(fork, head)  # one git log
+        reference = GitClone(path).commits(fork, head)  # one git log
         assert history.commits(fork, head) == reference, n
         in_range = set(git(path, "rev-list", head, f"^{default}").split())
         assert history.heads_in_range(head, heads) == {m: h for m, h in heads.items() if h in in_range}, n
@@ -116,7 +116,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
             ), (n, c.subject)
     assert forks.keys() == {1, 2, 3, 4, 5, 6, 7} | (set() if main_merges else {8})
     # ranges and ancestry between any two of the heads and fork points, from what is loaded
-    plain = GitSource(path)  # no history loaded: every answer from git
+    plain = GitClone(path)  # no history loaded: every answer from git
     firsts = {plain.commits(fork, heads[n])[0].sha for n, fork in forks.items()}
     points = sorted({*heads.values(), *forks.values(), *firsts})
     answered = 0
@@ -156,7 +156,7 @@ def _is_ancestor(path: Path, a: str, b: str) -> bool:
 @pytest.mark.parametrize("main_merges", [False, True], ids=["linear-main", "merges-in-main"])
 def test_busy_repository_stack(git_repo: GitRepo, main_merges: bool) -> None:
     busy_repo(git_repo, main_merges=main_merges)
-    stack = read_graph(GitSource(git_repo.path), [2, 3, 4, 6, 7, 8])
+    stack = read_graph(GitClone(git_repo.path), [2, 3, 4, 6, 7, 8])
     assert stack.facts[7].merged == "squash"
     assert stack.facts[8].merged == ("ancestry" if main_merges else None)
     assert stack.facts[1].merged is None  # only its first commit landed
@@ -177,7 +177,7 @@ def evidence_of(stack: Stack, parent: int, child: int) -> tuple[Evidence, ...]:
 def count_git(monkeypatch: pytest.MonkeyPatch, trace: Path, numbers: list[int], repo: Path) -> int:
     """The git processes one detection run starts (GIT_TRACE logs one line per git process)."""
     monkeypatch.setenv("GIT_TRACE", str(trace))
-    read_graph(GitSource(repo), numbers)
+    read_graph(GitClone(repo), numbers)
     monkeypatch.delenv("GIT_TRACE")
     return sum("trace: built-in: git" in line for line in trace.read_text().splitlines())
 
@@ -205,7 +205,7 @@ def test_git_processes_do_not_grow_with_the_stack(
     for size in (2, 8):
         repo = GitRepo(tmp_path / f"repo{size}")
         stack_of(repo, size)
-        stack = read_graph(GitSource(repo.path), [size, size + 1])
+        stack = read_graph(GitClone(repo.path), [size, size + 1])
         assert stack.order == (*range(1, size + 1), size + 1)
         copy = stack.edge(1, size + 1)
         assert copy is not None and copy.evidence == (Evidence.PATCH_ID,)
@@ -230,7 +230,7 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(shallow), "fetch", "--quiet", "--depth=3", "origin",
                     "+refs/pull/*/head:refs/pull/*/head"], check=True)
     assert (shallow / ".git" / "shallow").exists()
-    stack = read_graph(GitSource(shallow), [2])
+    stack = read_graph(GitClone(shallow), [2])
     assert stack.order == (1, 2)
     assert stack.facts[1].fork_point == git_repo.git("rev-parse", "main")
     # a PR ref fetched too shallow to reach main shares no history with it: say what to do
@@ -239,7 +239,7 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
     subprocess.run(["git", "-C", str(cut), "fetch", "--quiet", "--depth=1", "origin",
                     "+refs/pull/2/head:refs/pull/2/head"], check=True)
     with pytest.raises(InputError, match="--base"):
-        read_graph(GitSource(cut), [2])
+        read_graph(GitClone(cut), [2])
 
 
 def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_path: Path) -> None:
@@ -261,11 +261,11 @@ def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_
     subprocess.run(["git", "clone", "--quiet", "--bare", "--filter=blob:none", url, str(clone)], check=True)
     subprocess.run(["git", "-C", str(clone), "fetch", "--quiet", "--filter=blob:none", "origin",
                     "+refs/pull/*/head:refs/pull/*/head"], check=True)
-    offline = GitSource(clone)
+    offline = GitClone(clone)
     offline.git.update_environment(GIT_ALLOW_PROTOCOL="prstack-offline")
     with pytest.raises(SourceError, match=r"promisor|not allowed"):
         read_graph(offline, [2])  # the copy of A needs patch-ids, so blobs
-    stack = read_graph(GitSource(clone), [2])
+    stack = read_graph(GitClone(clone), [2])
     assert evidence_of(stack, 1, 2) == (Evidence.PATCH_ID,)
 
 
@@ -307,11 +307,11 @@ def test_pr_refs_holding_a_commit_as_git_contains_says(
         return int(git(git_repo.path, "show", "-s", "--format=%ct", sha))
 
     for wanted in ([x], [y], [x, y], [base]):
-        src = GitSource(git_repo.path)
+        src = GitClone(git_repo.path)
         rows = src.pr_ref_rows_holding(wanted, min(dated(s) for s in wanted))
         assert rows == src.pr_ref_rows(*(f"--contains={s}" for s in wanted)), wanted
-        assert rows == GitSource(git_repo.path).pr_ref_rows_holding(wanted, 0)
-    src = GitSource(git_repo.path)
+        assert rows == GitClone(git_repo.path).pr_ref_rows_holding(wanted, 0)
+    src = GitClone(git_repo.path)
     held = src.pick_pr_refs(src.pr_ref_rows_holding([x], dated(x)))
     assert set(held) == {11, 12, 14, 15, 16, 18}
 
@@ -335,7 +335,7 @@ def test_pr_commit_subjects_walk_only_heads_that_can_hold_the_commit(git_repo: G
         return {subject: [n] for n in sorted(numbers)
                 for subject in git(git_repo.path, "log", "--format=%s", heads[n], "^main").splitlines()}
 
-    everything = GitSource(git_repo.path).pr_commit_subjects("main")
+    everything = GitClone(git_repo.path).pr_commit_subjects("main")
     assert everything == by_git({20, 21, 22, 23})
-    recent = GitSource(git_repo.path).pr_commit_subjects("main", authored)
+    recent = GitClone(git_repo.path).pr_commit_subjects("main", authored)
     assert recent == by_git({21, 22, 23})  # #21: eighteen hours before, within the day; #20: years

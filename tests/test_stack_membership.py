@@ -13,8 +13,8 @@ from conftest import GitRepo
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
 from prstack.models import PRState
-from prstack.sources.git.changes import load_stack
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes
+from prstack.sources.git.repo import GitClone
 
 LINES = [f"line_{i:02d} = {i}\n" for i in range(1, 41)]
 
@@ -81,7 +81,7 @@ def test_a_stack_re_pushed_under_new_numbers_holds_only_what_its_history_holds(
     repo.branch("old2", "main")  # #10 force-pushed later, with yet another edit of its one commit
     repo.commit("Parser fix", {"pkg/a.py": text(l05="line_05 = 'v3'")})
     repo.pr_ref(10)
-    changes = load_stack(GitSource(repo.path), [21])
+    changes = load_changes(GitClone(repo.path), [21])
     assert changes.stack.order == (20, 21)
     tree = export_tree(repo.path, "refs/pull/21/head", tmp_path / "top")
     code, data = audit_json(capsys, repo, 21, tree)
@@ -110,7 +110,7 @@ def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
     _fix_and_use_with_main_tweaking_beside(repo)
     repo.git("merge", "--squash", "--quiet", "p1")
     repo.commit("Fix a (#1)", {})
-    stack = load_stack(GitSource(repo.path), [2]).stack
+    stack = load_changes(GitClone(repo.path), [2]).stack
     assert stack.order == (1, 2)
     assert stack.states[1] is PRState.MERGED and stack.facts[1].merged == "content"
     assert stack.states[2] is PRState.OPEN
@@ -124,5 +124,5 @@ def test_an_open_parent_whose_lines_upstream_only_touched_beside_is_not_merged(g
     """Upstream changed a line near #1's change but never made #1's change: #1 stays open."""
     repo = git_repo
     _fix_and_use_with_main_tweaking_beside(repo)
-    stack = load_stack(GitSource(repo.path), [2]).stack
+    stack = load_changes(GitClone(repo.path), [2]).stack
     assert stack.states[1] is PRState.OPEN and stack.facts[1].merged is None

@@ -12,8 +12,8 @@ from conftest import GitRepo
 from prstack.models import PullRequest
 from prstack.render.graph import GraphFormat, render_graph
 from prstack.render.hunks import HunksFormat, render_hunks
-from prstack.sources.git.changes import load_stack, read_graph
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import load_changes, read_graph
+from prstack.sources.git.repo import GitClone
 from prstack.stack.graph import Stack
 
 TEXT = "".join(f"row {i}\n" for i in range(40))
@@ -56,7 +56,7 @@ def messy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def stack(messy: Path) -> Stack:
     meta = {2: PullRequest(2, "", "", title="Two: [bold]not markup[/] \x1b[31mred")}
-    return read_graph(GitSource(messy), [3], meta)
+    return read_graph(GitClone(messy), [3], meta)
 
 
 def test_graph_facts(stack: Stack) -> None:
@@ -110,7 +110,7 @@ def test_dot_and_mermaid(stack: Stack) -> None:
 
 @pytest.mark.parametrize("fmt", list(HunksFormat))
 def test_every_hunks_format_renders(messy: Path, fmt: HunksFormat) -> None:
-    changes = load_stack(GitSource(messy), [3])
+    changes = load_changes(GitClone(messy), [3])
     console = Console(record=True, width=100)
     console.print(render_hunks(changes.prs, changes.hunks, fmt))
     text = console.export_text()
@@ -118,7 +118,7 @@ def test_every_hunks_format_renders(messy: Path, fmt: HunksFormat) -> None:
 
 
 def test_hunks_json(messy: Path) -> None:
-    changes = load_stack(GitSource(messy), [3])
+    changes = load_changes(GitClone(messy), [3])
     data = json.loads(str(render_hunks(changes.prs, changes.hunks, HunksFormat.JSON)))
     assert data["schema"] == "prstack.hunks/1"
     assert [p["number"] for p in data["prs"]] == [1, 2, 3]

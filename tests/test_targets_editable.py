@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.build import Containment
+from prstack.built_from import Containment
 from prstack.cli import main
 from prstack.targets.base import TargetSpec
 from prstack.targets.editable import _finder_mapping, find_editable

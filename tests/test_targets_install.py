@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from prstack.build import Containment
+from prstack.built_from import Containment
 from prstack.render import OutputFormat, render_audit
 from prstack.targets.base import TargetSpec
 from targets_helpers import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.build import BuildReport
+from prstack.built_from import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
 from prstack.placement.choose import Asked, DistFiles, choose

@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from prstack.audit import audit_stack
-from prstack.build import (
+from prstack.built_from import (
     BuildReport,
     Containment,
     flag_results,
@@ -21,7 +21,7 @@ from prstack.demo.run import DemoBuild
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 from prstack.render import OutputFormat, render_audit
 from prstack.report import AuditReport
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.metadata import parse_direct_url, parse_version
@@ -117,7 +117,7 @@ def test_flag_results_keeps_the_matcher_note_and_adds_record_and_binary() -> Non
 def test_the_demo_build_contains_both_heads_yet_misses_a_hunk(demo_build: DemoBuild) -> None:
     """The demo's story told by metadata: the build commit has both PR heads, yet the fork's
     conflict resolution dropped #40727's runner hunk, and the header flags it."""
-    report = audit_stack(GitSource(demo_build.repo.path), [40898],
+    report = audit_stack(GitClone(demo_build.repo.path), [40898],
                          TargetSpec("site-packages", str(demo_build.site_packages)))
     build = report.build
     assert build is not None

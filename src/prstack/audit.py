@@ -1,5 +1,5 @@
 """The audit: a PR source's stack judged against a target. Orchestration only: the source reads the
-PRs, the target its files, `prstack.match.stack` judges, `prstack.build` adds what the build says."""
+PRs, the target its files, `prstack.match.changes` judges, `prstack.built_from` adds what the build says."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from prstack.build import flag_results, join_build
+from prstack.built_from import flag_results, join_build
 from prstack.errors import InputError
 from prstack.match.alone import noted_without_base
-from prstack.match.stack import TargetIndex, judge_stack
+from prstack.match.changes import TargetIndex, judge_changes
 from prstack.models import Changes, Hunk
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
 from prstack.sources.base import Loading, PRMetadata, PRSource
 from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 
 __all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
@@ -79,7 +79,7 @@ def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
     index = TargetIndex.of(target, repo_files)
-    results = flag_results(judge_stack(changes, target, source, index, loading), target.evidence,
+    results = flag_results(judge_changes(changes, target, source, index, loading), target.evidence,
                            index.pathmap.binary_for)
     if not source.with_files:
         results = noted_without_base(results, target)
@@ -89,7 +89,7 @@ def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec
     return replace(done, build=build)
 
 
-def audit_stack(git: GitSource, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,
+def audit_stack(git: GitClone, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,
                 metadata: Mapping[int, PRMetadata] | None = None) -> AuditReport:
     """The audit of the stack under `numbers` in the clone `git` (see `ClonePRs`)."""
     return audit(ClonePRs(git, numbers, base, metadata), spec)

@@ -162,9 +162,9 @@ def audit(
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
-    from prstack.audit import audit_stack
+    from prstack.audit import audit
     from prstack.sources.github.access import Access
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
@@ -192,11 +192,11 @@ def audit(
     spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
+        source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
-        report = audit_stack(source.git, numbers, spec, base, source.meta)
+        report = audit(source.prs(numbers, base), spec)
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
@@ -204,18 +204,17 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOpti
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
     from prstack.audit import audit_targets
     from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
-    from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
     with progress_shown():
-        source = open_source(numbers, git=given.git, repo=given.repo,
+        source = open_clone(numbers, git=given.git, repo=given.repo,
                              access=Access(given.api_url, offline=given.offline),
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = audit_targets(ClonePRs(source.git, numbers, given.base, source.meta), specs)
+        reports = audit_targets(source.prs(numbers, given.base), specs)
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
 
     def rendered(fmt: AuditFormat) -> RenderableType:
@@ -249,11 +248,9 @@ def graph(
 ) -> None:
     """The stack: which PR builds on which, why, and which parents are merged or stale."""
     from prstack.render.graph import render_graph
-    from prstack.sources.git.changes import read_graph
-
     numbers, source = _opened(prs, git, repo, api_url, offline)
     with progress_shown():
-        stack = read_graph(source.git, numbers, source.meta)
+        stack = source.prs(numbers).graph()
     show(render_graph(stack, fmt))
     troubled = stack.missing or stack.cycles or any(e.stale for e in stack.edges)
     raise typer.Exit(1 if troubled else 0)
@@ -270,11 +267,9 @@ def hunks(
 ) -> None:
     """Every hunk of the stack with its file, line ranges, commits and PR (no target needed)."""
     from prstack.render.hunks import render_hunks
-    from prstack.sources.git.changes import load_stack
-
     numbers, source = _opened(prs, git, repo, api_url, offline)
     with progress_shown():
-        changes = load_stack(source.git, numbers, base, source.meta)
+        changes = source.prs(numbers, base).load().finish()
     show(render_hunks(changes.prs, changes.hunks, fmt))
     raise typer.Exit(0)
 
@@ -283,11 +278,11 @@ def _opened(prs: Sequence[str], git: Path | None, repo: str | None, api_url: str
             offline: bool) -> tuple[list[int], OpenedClone]:
     """The PR numbers given and the clone that holds them (no target to name the repository)."""
     from prstack.sources.github.access import Access
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
 
     numbers, repo = parse_prs(prs, repo)
     with progress_shown():
-        return numbers, open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
+        return numbers, open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
 
 
 @app.command(epilog=_examples("prstack demo", "prstack demo --keep /tmp/prstack-demo --format markdown")
@@ -340,7 +335,7 @@ def plan(
     from prstack.plan.run import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.github.access import Access
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
     numbers, repo = parse_prs(prs, repo)
@@ -354,7 +349,7 @@ def plan(
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
     with progress_shown():
-        source = open_source(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
+        source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
     if emit_script is not None:
@@ -378,16 +373,17 @@ def _write(path: Path, data: bytes) -> None:
 def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     """Fill the local cache for a stack so later runs work with --offline."""
     from prstack.render.text import clean
-    from prstack.sources.git.changes import load_stack
+    from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
     from prstack.sources.github.cache import Cache
-    from prstack.sources.open import open_source
+    from prstack.sources.open import open_clone
 
     numbers, repo = parse_prs(prs, repo)
     out = console()
     with progress_shown():
-        source = open_source(numbers, repo=repo, access=Access(api_url))
-        changes = load_stack(source.git, numbers)  # reads every blob an audit needs, fetching it once
+        source = open_clone(numbers, repo=repo, access=Access(api_url))
+        # reads every blob an audit needs, fetching it once (the stack as the clone alone tells it)
+        changes = ClonePRs(source.git, numbers).load().finish()
     for pr in changes.prs:
         meta = source.meta.get(pr.number)
         title = clean(meta.title) if meta else ""
@@ -424,7 +420,7 @@ def upkeep(
 ) -> None:
     """For each carried PR or patch: retire, keep or rebase on the candidate, and the first release holding it."""
     from prstack.render.upkeep import render_upkeep
-    from prstack.sources.git.repo import GitSource
+    from prstack.sources.git.repo import GitClone
     from prstack.upkeep.manifest import find_manifest, read_manifest
     from prstack.upkeep.run import Carried
     from prstack.upkeep.run import upkeep as run_upkeep
@@ -440,7 +436,7 @@ def upkeep(
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
     with progress_shown():
-        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes), GitSource(git) if git else None,
+        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes), GitClone(git) if git else None,
                           releases=releases, onto=onto, target=spec)
     if write is not None:
         series = refreshed_series(done.report, done.candidate_file)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prstack.build import BuildReport
+from prstack.built_from import BuildReport
 from prstack.models import HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 
 

@@ -10,7 +10,7 @@ from prstack.demo.fixture import DemoRepo, build_repo, export_tree
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import TargetKind
 from prstack.report import AuditReport
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 
 GREP_NEEDLE = "layer_id + 1"
@@ -62,7 +62,7 @@ def build(workdir: Path) -> DemoBuild:
 def run_demo(workdir: Path, numbers: tuple[int, ...] = (40898,)) -> DemoResult:
     demo = build(workdir)
     report = audit_stack(
-        GitSource(demo.repo.path), numbers, TargetSpec(TargetKind.SITE_PACKAGES, str(demo.site_packages))
+        GitClone(demo.repo.path), numbers, TargetSpec(TargetKind.SITE_PACKAGES, str(demo.site_packages))
     )
     marker = (demo.site_packages / GREP_FILE).read_text()
     return DemoResult(demo, report, GREP_NEEDLE in marker)

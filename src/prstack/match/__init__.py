@@ -1,2 +1,3 @@
-"""Matching hunks against a target: `file` judges one file's hunks (pure), `jobs` runs them per
-PR and file; the rest are its parts (text normalisation, line indices, the package index, judging)."""
+"""Matching hunks against a target, pure: `changes` judges every hunk of a PR source's changes,
+`jobs` runs them per PR and file, `file` judges one file's hunks, `judge` one hunk; the rest are
+their parts (text normalisation, line indices, the package index, the stack composed, moves explained)."""

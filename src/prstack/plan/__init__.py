@@ -1,7 +1,7 @@
 """Pre-install planning: in which order PRs go onto a base, which are already in, which conflict.
 
 The plan replays what `git cherry-pick` would do, commit by commit, in memory (through the
-`PlanBackend`, whose git implementation is sources/git/plan.py) and decides from the outcomes;
+`PlanBackend`, whose git implementation is sources/git/merges.py) and decides from the outcomes;
 `prstack.plan.run` goes from a clone and an onto-point to a plan.
 """
 

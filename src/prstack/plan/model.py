@@ -136,7 +136,7 @@ class Plan:
 
 
 class PlanBackend(Protocol):
-    """The repository operations a plan needs (sources/gitplan.PlanGit plus GitSource)."""
+    """The repository operations a plan needs (sources/gitplan.PlanGit plus GitClone)."""
 
     def pick(self, tree: str, parent: str, commit: str) -> MergeOutcome: ...
     def commit_tree(self, tree: str, parents: Sequence[str], message: str) -> str: ...

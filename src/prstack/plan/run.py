@@ -11,14 +11,14 @@ from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
 from prstack.sources.git.changes import StackChanges
-from prstack.sources.git.plan import PlanGit
+from prstack.sources.git.merges import PlanGit
 from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.targets.confined import Unreadable
 
 
-def plan_stack(source: GitSource, numbers: Sequence[int], *, onto: str | None = None,
+def plan_stack(source: GitClone, numbers: Sequence[int], *, onto: str | None = None,
                target: TargetSpec | None = None, base: str | None = None) -> Plan:
     """Load the stack under `numbers` and plan it onto a ref or onto an installed target (judged
     by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
@@ -96,7 +96,7 @@ def _installed_onto(prs: ClonePRs, git: PlanGit, changes: StackChanges, order: S
     return Onto(OntoKind.INSTALLED, info.path, sha, tree, start, info, note), present, lacking
 
 
-def combined_patch(source: GitSource, plan: Plan) -> bytes:
+def combined_patch(source: GitClone, plan: Plan) -> bytes:
     """The combined diff of every clean pick, under a few lines saying what it holds (which
     `git apply` skips): `git apply` takes it on the onto-point's tree."""
     held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"

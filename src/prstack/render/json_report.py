@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prstack.build import BuildReport
+from prstack.built_from import BuildReport
 from prstack.models import HunkResult, HunkStatus, ImageInfo, PRReport, PRStatus
 from prstack.render import AuditSchema
 from prstack.render.json_rows import dumps_rows_last

@@ -8,7 +8,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from prstack.build import BuildReport
+from prstack.built_from import BuildReport
 from prstack.models import HunkStatus, PRReport, PRState, PRStatus, PullRequest, TargetInfo
 from prstack.next_steps import Summary
 from prstack.render.fit import Unwrapped, wrapped

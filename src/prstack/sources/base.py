@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from prstack.build import Contains
-from prstack.match.stack import Revisions
+from prstack.built_from import Contains
+from prstack.match.changes import Revisions
 from prstack.models import Changes
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from prstack.errors import InputError, PrstackError, SourceError
 from prstack.forge import RepoId
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.prs import ClonePRs
+from prstack.sources.git.repo import GitClone
 from prstack.sources.github.access import DEFAULT_ACCESS, Access
 from prstack.sources.github.cache import Cache
 from prstack.sources.github.errors import with_clone
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is aske
 class OpenedClone:
     """Where the audit reads PRs from, and what GitHub said about them."""
 
-    git: GitSource
+    git: GitClone
     """A git-backed source (the user's clone, or the managed cache repository)."""
     meta: Mapping[int, PRMeta] = field(default_factory=dict)
     """GitHub's metadata per PR number (titles, states, branches); empty without GitHub."""
@@ -32,12 +33,16 @@ class OpenedClone:
     fetched: tuple[int, ...] = ()
     """PRs whose heads were fetched over the network in this run (empty when the cache sufficed)."""
 
+    def prs(self, numbers: Sequence[int], base: str | None = None) -> ClonePRs:
+        """The stack under `numbers` in this clone as a PR source, with what GitHub said of its PRs."""
+        return ClonePRs(self.git, numbers, base, self.meta)
+
     def titles(self) -> dict[int, str]:
         """PR number -> title, for the report's title column."""
         return {n: m.title for n, m in self.meta.items()}
 
 
-def open_source(
+def open_clone(
     numbers: Sequence[int],
     *,
     git: Path | None = None,
@@ -60,7 +65,7 @@ def open_source(
     if repo is not None and named is not None:
         _named_by_target(infer_repo(explicit=repo), named())
     if git is not None:
-        source = GitSource(git)
+        source = GitClone(git)
         if repo is not None:
             _same_project(source.path, infer_repo(explicit=repo))
         known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)

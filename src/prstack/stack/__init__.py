@@ -1,2 +1,3 @@
-"""The stack, pure: the PR and commit graphs (`graph`) and the stack markers of PR bodies and
-commit messages (`markers`). Reading a clone for the facts is `prstack.sources.git`'s job."""
+"""The stack, pure: the PR graph (`graph`), what is known of each PR and why one builds on another
+(`facts`), PRs that copy another's commits (`copies`) and the stack markers of PR bodies and commit
+messages (`markers`). Reading a clone for the facts is `prstack.sources.git`'s job."""

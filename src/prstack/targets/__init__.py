@@ -1,4 +1,4 @@
-"""Audit targets: installed distributions, wheels and source trees; the only filesystem readers."""
+"""Audit targets: installed distributions, wheels, source trees and images; the only filesystem readers."""
 
 from prstack.targets.base import Target, TargetSpec, open_target
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from prstack.match.changes import file_sides
 from prstack.match.file import match_file
-from prstack.match.stack import file_sides
 from prstack.models import Hunk, HunkResult, PullRequest
 
 GroupKey = tuple[int, str]

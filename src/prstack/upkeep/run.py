@@ -12,7 +12,7 @@ from prstack.audit import audit_opened
 from prstack.errors import InputError
 from prstack.models import Hunk, HunkResult, PRState, PullRequest
 from prstack.sources.base import PRSource
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
@@ -43,7 +43,7 @@ class Upkeep:
     """How many (PR, file, blob) judgements the releases took."""
 
 
-def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = None, onto: str | None = None,
+def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = None, onto: str | None = None,
            target: TargetSpec | None = None) -> Upkeep:
     """Each carried item across the clone's releases (`releases`: a tag glob) and against the
     candidate: `onto` (a ref of the clone), else `target` (as an audit opens it), else the
@@ -147,7 +147,7 @@ def _held_by_hunk(groups: Mapping[GroupKey, list[Hunk]], held: Mapping[GroupKey,
     return {id(h): p for key, hs in groups.items() for h, p in zip(hs, held[key], strict=True)}
 
 
-def _ref_reader(git: GitSource, sha: str) -> Callable[[str], bytes | None]:
+def _ref_reader(git: GitClone, sha: str) -> Callable[[str], bytes | None]:
     return lambda path: git.file_at(sha, path)
 
 

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from packaging.version import InvalidVersion, Version
 
 from prstack.errors import InputError
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
 from prstack.upkeep.model import Release
 
 
-def release_tags(git: GitSource, pattern: str | None = None) -> list[Release]:
+def release_tags(git: GitClone, pattern: str | None = None) -> list[Release]:
     """The clone's releases, oldest first: tags matching `pattern` (a glob, as `git tag --list`
     takes), else the tags that parse as versions; in version order (tags that are no version,
     which only a pattern lets in, by their date, before none of the versions they follow)."""
@@ -43,7 +43,7 @@ def release_tags(git: GitSource, pattern: str | None = None) -> list[Release]:
     return [r for _, r in versioned] + [r for _, r in others]
 
 
-def blob_ids(git: GitSource, names: Sequence[tuple[str, str]]) -> list[str | None]:
+def blob_ids(git: GitClone, names: Sequence[tuple[str, str]]) -> list[str | None]:
     """The blob id of each (commit, path), in order, from one `git cat-file --batch-check`;
     None where the path is no file there (absent, a folder, a submodule)."""
     if not names:
@@ -59,7 +59,7 @@ def blob_ids(git: GitSource, names: Sequence[tuple[str, str]]) -> list[str | Non
     return [found.get(key) for key in names]
 
 
-def check_pattern(releases: Sequence[Release], pattern: str | None, git: GitSource) -> None:
+def check_pattern(releases: Sequence[Release], pattern: str | None, git: GitClone) -> None:
     """Fail with what to do when no tag is a release."""
     if not releases:
         given = f"no tag matches --releases {pattern!r}" if pattern else "no tag parses as a version"

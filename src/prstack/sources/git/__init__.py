@@ -1,3 +1,4 @@
-"""PRs from a local git clone: the repository (`repo`), git in bulk (`batch`, `bigdiff`), history
-and patch ids, stack detection from the clone (`reader`, `detect`), each PR's change (`changes`)
-and the merges a plan needs (`plan`)."""
+"""PRs from a local git clone: the clone (`repo`, its PR refs `prrefs`, git run once by `runner`),
+git in bulk (`blobs`, `diffs`, `bigdiff`, `patchids`), history (`history`), stack detection from
+the clone (`pr_facts`, `detect`), each PR's change (`changes`), the clone's PRs as a PR source
+(`prs`) and the merges a plan needs (`merges`)."""

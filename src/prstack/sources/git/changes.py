@@ -13,10 +13,10 @@ from prstack.models import Commit, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.stack.graph import Stack
 
-__all__ = ["StackChanges", "StackLoad", "fork_point", "load_stack", "read_graph", "start_stack"]
+__all__ = ["ChangesLoad", "StackChanges", "fork_point", "load_changes", "read_graph", "start_changes"]
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class StackChanges:
         return [h for h in self.hunks if h.pr == number]
 
 
-def load_stack(
-    src: GitSource,
+def load_changes(
+    src: GitClone,
     numbers: Sequence[int],
     base: str | None = None,
     metadata: Mapping[int, PRMetadata] | None = None,
@@ -45,17 +45,17 @@ def load_stack(
     A PR's own change starts at its parent's tip inside it (the parent's head, or the end of the
     parent's — possibly stale — copy), else at its fork point (or `base` when given). A PR that
     merged the default branch after its parent is measured against both merged together."""
-    return start_stack(src, numbers, base, metadata).finish()
+    return start_changes(src, numbers, base, metadata).finish()
 
 
-def start_stack(
-    src: GitSource,
+def start_changes(
+    src: GitClone,
     numbers: Sequence[int],
     base: str | None = None,
     metadata: Mapping[int, PRMetadata] | None = None,
-) -> StackLoad:
-    """`load_stack` in two steps: every hunk but those of huge files now (`StackLoad.ready`),
-    the huge files' hunks when their texts are read and diffed (`StackLoad.finish`), so the
+) -> ChangesLoad:
+    """`load_changes` in two steps: every hunk but those of huge files now (`ChangesLoad.ready`),
+    the huge files' hunks when their texts are read and diffed (`ChangesLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
@@ -65,11 +65,11 @@ def start_stack(
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
-    return StackLoad(diffs, stack, ranges, own, pending, metadata or {})
+    return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
-class StackLoad:
-    """A stack being loaded (see `start_stack`)."""
+class ChangesLoad:
+    """A stack being loaded (see `start_changes`)."""
 
     def __init__(self, diffs: _CommitDiffs, stack: Stack, ranges: Sequence[_OwnRange], own: list[list[Hunk]],
                  pending: PendingDiffs, metadata: Mapping[int, PRMetadata]) -> None:
@@ -137,7 +137,7 @@ class _OwnRange:
     number: int
     start: str
     diff_base: str
-    """`start`, or the tree of `start` merged with the fork point (see load_stack)."""
+    """`start`, or the tree of `start` merged with the fork point (see load_changes)."""
     head: str
     commits: tuple[Commit, ...]
     outside: tuple[str, ...] = ()
@@ -205,7 +205,7 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
     return stack, held
 
 
-def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None,
+def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
                held: tuple[str | None, str] | None = None) -> _OwnRange:
     """A PR's scope is its commits the default branch does not reach: a branch that merged the
     default branch back in keeps only its own change, measured from its merge base (from the
@@ -244,7 +244,7 @@ def _own_range(src: GitSource, stack: Stack, number: int, base_sha: str | None,
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
 
 
-def _bases_tree(src: GitSource, bases: Sequence[str]) -> str | None:
+def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
     """A PR's merge bases merged together (None when they conflict: the diff then starts at the
     first, `fork_point`)."""
     return src.merged_bases(bases)
@@ -254,7 +254,7 @@ class _CommitDiffs:
     """The diffs of the stack's linear multi-commit PRs' commits, read by one git process when first
     needed, and each such PR's line owners replayed from them (see prstack.lineage)."""
 
-    def __init__(self, src: GitSource, ranges: Sequence[_OwnRange]) -> None:
+    def __init__(self, src: GitClone, ranges: Sequence[_OwnRange]) -> None:
         self.src = src
         self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
                       for c in r.commits]
@@ -272,7 +272,7 @@ class _CommitDiffs:
         return self._replayed[r.number]
 
 
-def _attribute(src: GitSource, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
+def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
                diffs: _CommitDiffs) -> list[Hunk]:
     """Each hunk with the commits that introduced it. A one-commit PR owes all its lines to that
     commit; for longer PRs the commits' diffs are replayed in order (`_CommitDiffs`). With a merge

@@ -1,5 +1,5 @@
 """Which PR builds on which: walks the PRs from the requested ones down, relating each to its
-candidate parents with the facts reader.py reads from the clone; stack.py decides."""
+candidate parents with the facts pr_facts.py reads from the clone; prstack.stack.graph decides."""
 
 from __future__ import annotations
 
@@ -7,20 +7,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from prstack.sources.base import PRMetadata
-from prstack.sources.git.reader import Candidates, Reader, fork_point
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.pr_facts import Candidates, Reader, fork_point
+from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
 from prstack.stack.graph import Stack, build_stack, relate
 
 __all__ = ["fetch_command", "fork_point", "read_graph"]
 
 
-def fetch_command(src: GitSource, number: int) -> str:
+def fetch_command(src: GitClone, number: int) -> str:
     return f"git -C {src.path} fetch origin '+refs/pull/{number}/head:refs/pull/{number}/head'"
 
 
 def read_graph(
-    src: GitSource,
+    src: GitClone,
     numbers: Sequence[int],
     metadata: Mapping[int, PRMetadata] | None = None,
     base: str | None = None,

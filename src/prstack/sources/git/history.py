@@ -10,7 +10,7 @@ from prstack.models import Commit
 
 
 class Clone(Protocol):
-    """What the history asks git for when memory cannot answer (`GitSource` is one)."""
+    """What the history asks git for when memory cannot answer (`GitClone` is one)."""
 
     def pipe(self, args: Sequence[str], data: str | bytes) -> bytes: ...
     def merge_base(self, a: str, b: str) -> str | None: ...
@@ -131,7 +131,7 @@ class History:
 
     def merge_bases(self, head: str) -> list[str]:
         """Every merge base of a head outside the default branch with it, git's order of
-        `GitSource.merge_bases` (several when the branch merged commits the default branch took
+        `GitClone.merge_bases` (several when the branch merged commits the default branch took
         in other ways, e.g. a release branch merged into both); one git process only then."""
         entries = self.boundary(head)
         if len(entries) <= 1:
@@ -146,7 +146,7 @@ class History:
         return self.src.commits_outside(head, self.default)
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
-        """`GitSource.commits(base, head)`, with `head`'s history loaded first (so it can come from
+        """`GitClone.commits(base, head)`, with `head`'s history loaded first (so it can come from
         memory, see `known_range`)."""
         self.ensure([head])
         return self.src.commits(base, head)
@@ -206,7 +206,7 @@ class History:
         return {n: sha for n, sha in refs.items() if sha in ancestors}
 
     def containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]:
-        """`GitSource.prs_containing`: from memory when `sha` is an outside commit whose
+        """`GitClone.prs_containing`: from memory when `sha` is an outside commit whose
         containing refs were loaded (`warm_containing`) and `not_containing` is outside too."""
         exact = sha in self._contained and (not_containing is None or not self.in_default(not_containing))
         if not exact:
@@ -230,7 +230,7 @@ class History:
     # -- default-branch commits touching paths (merged checks) ------------------------------------
 
     def touching(self, fork: str, paths: Sequence[str]) -> list[str]:
-        """`GitSource.commits_touching(fork, default, paths)`, from `warm_touching` when it could."""
+        """`GitClone.commits_touching(fork, default, paths)`, from `warm_touching` when it could."""
         key = (fork, tuple(paths))
         if key not in self._touching:
             self._touching[key] = self.src.commits_touching(fork, self.default, paths)

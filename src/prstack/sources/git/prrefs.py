@@ -22,7 +22,7 @@ def pr_number_of_ref(refname: str) -> int | None:
 
 
 class PRRefs:
-    """The PR-ref questions of `GitSource` (its base class: they need only its `_run`)."""
+    """The PR-ref questions of `GitClone` (its base class: they need only its `_run`)."""
 
     def _run(self, *args: str) -> str:
         raise NotImplementedError

@@ -6,12 +6,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
 from prstack import progress
-from prstack.build import Contains
+from prstack.built_from import Contains
 from prstack.models import Changes
 from prstack.sources.base import PRMetadata, RepoHint
-from prstack.sources.git.changes import StackChanges, StackLoad, start_stack
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.changes import ChangesLoad, StackChanges, start_changes
+from prstack.sources.git.detect import read_graph
+from prstack.sources.git.repo import GitClone
 from prstack.sources.github.repo_id import repo_from_git
+from prstack.stack.graph import Stack
 
 
 class ClonePRs:
@@ -20,11 +22,11 @@ class ClonePRs:
 
     with_files = True
 
-    def __init__(self, git: GitSource, numbers: Sequence[int], base: str | None = None,
+    def __init__(self, git: GitClone, numbers: Sequence[int], base: str | None = None,
                  metadata: Mapping[int, PRMetadata] | None = None) -> None:
         self.git, self.numbers, self.base, self.metadata = git, numbers, base, metadata
         self._paths: dict[str, list[str]] = {}
-        self._load: StackLoad | None = None
+        self._load: ChangesLoad | None = None
 
     @cached_property
     def hint(self) -> RepoHint:
@@ -36,12 +38,16 @@ class ClonePRs:
         names = (folder, path.parent.name.rpartition("+")[2]) if "+" in path.parent.name else (folder,)
         return RepoHint(found.full_name if found else None, names)
 
-    def load(self) -> StackLoad:
+    def load(self) -> ChangesLoad:
         """The stack, read once (a plan and the audit it runs share it)."""
         if self._load is None:
             progress.step("reading the stack and diffing its PRs")
-            self._load = start_stack(self.git, self.numbers, self.base, self.metadata)
+            self._load = start_changes(self.git, self.numbers, self.base, self.metadata)
         return self._load
+
+    def graph(self) -> Stack:
+        """Which PR of the stack builds on which, and why (no diff read)."""
+        return read_graph(self.git, self.numbers, self.metadata, self.git.resolve(self.base) if self.base else None)
 
     def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
         assert isinstance(changes, StackChanges)

@@ -38,7 +38,7 @@ DEFAULT_BRANCH_CANDIDATES = (
 )
 
 
-class GitSource(PRRefs):
+class GitClone(PRRefs):
     """Reads everything prstack needs from one local repository; the only GitPython user."""
 
     def __init__(self, path: Path | str) -> None:

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from prstack import progress
 from prstack.errors import InputError, SourceError
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run
 from prstack.sources.github.urls import scrub
 
@@ -139,7 +139,7 @@ class CacheRepo:
         self.set_default(default_branch)
 
     def set_default(self, default_branch: str) -> None:
-        """Point origin/HEAD at the fetched default branch (what GitSource reads as the default)."""
+        """Point origin/HEAD at the fetched default branch (what GitClone reads as the default)."""
         self._git("symbolic-ref", "refs/remotes/origin/HEAD", f"refs/remotes/origin/{default_branch}")
 
     def run(self, args: Sequence[str], env: Mapping[str, str], doing: str,
@@ -166,11 +166,11 @@ class CacheRepo:
             )
         return SourceError(f"git fetch from {self.shown} failed: {scrub(_last_line(stderr))}.")
 
-    def source(self, token: str | None = None, offline: bool = False) -> GitSource:
+    def source(self, token: str | None = None, offline: bool = False) -> GitClone:
         """The repository as a git source, read exactly as a --git clone would be. Blobs it lacks
         are fetched lazily (with the token's header); `offline` forbids that: git may not use
         any transport, so a missing blob is an error, never a network access."""
-        source = GitSource(self.path)
+        source = GitClone(self.path)
         env = with_stall_limit({"GIT_TERMINAL_PROMPT": "0", **auth_env(self.url, None if offline else token)},
                                self.stall)
         if offline:

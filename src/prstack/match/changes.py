@@ -1,5 +1,5 @@
-"""Judging a whole stack against a target: a job per PR and file, the huge files' jobs as they come,
-each block found elsewhere weighed against the package at the stack's base. No I/O of its own:
+"""Judging every hunk of a PR source's changes against a target: a job per PR and file, the huge files' jobs
+as they come, each block found elsewhere weighed against the package at the stack's base. No I/O of its own:
 files at revisions come through the `Revisions` interface (the PR source), target files through
 the Target interface."""
 
@@ -80,7 +80,7 @@ _LOCATION_STATUS = {
 }
 
 
-def judge_stack(
+def judge_changes(
     changes: Changes,
     target: Target,
     revisions: Revisions,
@@ -104,7 +104,7 @@ def judge_stack(
     at_base = base_packages(prs, revisions, index) if revisions.with_files else None
     bench = _Bench(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)))
 
-    def plan(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
+    def jobs_for(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
         jobs = []
         for (number, path), file_hunks in todo.items():
@@ -130,13 +130,13 @@ def judge_stack(
         every = _grouped(later.finish().hunks)
         added = {key: group for key, group in every.items() if groups.get(key) != group}
         groups = every
-        return plan(added)
+        return jobs_for(added)
 
     late = None
     if later is not None:
         loading = later
         late = _Late(lambda: loading.can_finish, late_jobs)
-    judged = _judge(plan(groups), bench, late)
+    judged = _judge(jobs_for(groups), bench, late)
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, bench)

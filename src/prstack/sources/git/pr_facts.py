@@ -1,5 +1,5 @@
 """One stack detection run's view of a clone: each PR's facts, merged state and candidate parents,
-read from git for many PRs at once (detect.py walks the PRs and decides with stack.py)."""
+read from git for many PRs at once (detect.py walks the PRs; prstack.stack.graph decides)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.history import History
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.stack.copies import copy_candidates, may_hold_copies
 from prstack.stack.facts import PRFacts
 from prstack.stack.markers import Marker, commit_id, named_prs
@@ -24,7 +24,7 @@ SUBJECT_NOISE = 5
 """A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
 
 
-def fork_point(src: GitSource, head: str, default: str) -> str:
+def fork_point(src: GitClone, head: str, default: str) -> str:
     """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
     head is already in the default branch through a merge commit — that merge's first parent's
     merge base with the head."""
@@ -45,7 +45,7 @@ def fork_point(src: GitSource, head: str, default: str) -> str:
                          "or give the fork point with --base REF.")
     if not bases:
         raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
-    return bases[0]  # of several, the newest (see GitSource.merge_bases)
+    return bases[0]  # of several, the newest (see GitClone.merge_bases)
 
 
 @dataclass
@@ -54,7 +54,7 @@ class Reader:
     time; `prefetch` first asks git for everything the queued PRs' visits will need, in a few
     processes for all of them, so the visits find it in the caches."""
 
-    src: GitSource
+    src: GitClone
     metadata: Mapping[int, PRMetadata]
     default: str = ""
     heads: dict[int, str] = field(default_factory=dict)
@@ -376,7 +376,7 @@ def _recent(commits: Sequence[Commit]) -> list[str]:
     return [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
 
 
-def _own_base(src: GitSource, f: PRFacts) -> str:
+def _own_base(src: GitClone, f: PRFacts) -> str:
     """Where the PR's own change starts (its squash merge is own_base..head): with no PR below it,
     its merge base (its merge bases merged together when it has several), so the default-branch
     changes a merge of the default branch brought in are not part of it; else its first own

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from prstack.errors import SourceError
 from prstack.models import MergeOutcome
-from prstack.sources.git.repo import GitSource
+from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import failed, run
 
 PLAN_IDENTITY = {
@@ -33,7 +33,7 @@ PLAN_IDENTITY = {
 class PlanGit:
     """Merges, patch ids and scratch-index checks in one clone, for `prstack plan`."""
 
-    def __init__(self, source: GitSource) -> None:
+    def __init__(self, source: GitClone) -> None:
         self.source = source
         self.path = source.path
 
