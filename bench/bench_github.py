@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from gitserver import BIG_COMMITS, BIG_FILES, GitHttpServer, build_big, serve_big
+from helpers.gitserver import BIG_COMMITS, BIG_FILES, GitHttpServer, build_big, serve_big
 from prstack.cli import main
 
 

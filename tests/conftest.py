@@ -13,7 +13,8 @@ from prstack.demo.fixture import GIT_ENV
 from prstack.demo.run import DemoBuild, build
 
 ROOT = Path(__file__).resolve().parents[1]
-pytest_plugins = ["ghserver", "gitserver"]  # the GitHub-shaped server (`upstream`, `server`), the big one
+# the GitHub-shaped server (`upstream`, `server`), the big one
+pytest_plugins = ["helpers.ghserver", "helpers.gitserver"]
 
 
 @pytest.fixture(autouse=True)

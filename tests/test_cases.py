@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, GitRepo
+from helpers.targets import install_into, make_wheel
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
 from prstack.models import HunkStatus
-from targets_helpers import install_into, make_wheel
 
 CASES = ROOT / "tests" / "cases"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "case.toml").is_file())

@@ -1,0 +1,99 @@
+"""Several targets in one audit: a PR x target matrix in every format, each target's report the one it
+gets alone, one exit code for all (0 only when every target holds every shipped hunk)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from helpers.imagebuild import files_of, layer, oci_layout
+from prstack.cli import main
+from prstack.demo.run import DemoBuild
+from prstack.schemas import schema
+
+ENV = "opt/venv/lib/python3.12/site-packages"
+
+
+@pytest.fixture(scope="module")
+def head_tree(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The upstream tree at #40898's head: every hunk of the stack present."""
+    dest = tmp_path_factory.mktemp("head") / "tree"
+    dest.mkdir()
+    archive = subprocess.run(["git", "-C", str(demo_build.repo.path), "archive", demo_build.repo.heads[40898]],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def image(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("img") / "layout"
+    oci_layout(path, {"linux/amd64": [layer(files_of(demo_build.site_packages, ENV), compress=True)]})
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(["audit", *args])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    return code, out
+
+
+def test_json_matrix_holds_each_targets_own_report(demo_build: DemoBuild, head_tree: Path, image: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    git = ("40898", "--git", str(demo_build.repo.path))
+    targets = [("--site-packages", str(demo_build.site_packages)), ("--wheel", str(demo_build.wheel)),
+               ("--tree", str(head_tree)), ("--image", str(image))]
+    code, out = run(capsys, *git, *(a for t in targets for a in t), "--format", "json")
+    data = json.loads(out)
+    jsonschema.validate(data, schema("prstack.matrix/1"))
+    for report in data["reports"]:
+        jsonschema.validate(report, schema("prstack.audit/2"))
+    assert code == 1 and data["all_present"] is False
+    assert [t["kind"] for t in data["targets"]] == ["site-packages", "wheel", "tree", "image"]
+    assert [t["all_present"] for t in data["targets"]] == [False, False, True, False]
+    assert data["matrix"] == [{"pr": 40727, "statuses": ["partial", "partial", "applied", "partial"]},
+                              {"pr": 40898, "statuses": ["applied", "applied", "applied", "applied"]}]
+    for (option, path), report in zip(targets, data["reports"], strict=True):
+        _, alone = run(capsys, *git, option, path, "--format", "json")
+        assert [(h["path"], h["status"]) for h in report["hunks"]] == \
+            [(h["path"], h["status"]) for h in json.loads(alone)["hunks"]]
+
+
+def test_every_target_holding_everything_exits_zero(demo_build: DemoBuild, head_tree: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(capsys, "40898", "--git", str(demo_build.repo.path), "--tree", str(head_tree),
+                    "--tree", str(head_tree), "--format", "markdown")
+    assert code == 0
+    assert "| PR | 1. tree tree | 2. tree tree |" in out and "Every shipped hunk is in every target" in out
+
+
+def test_table_and_junit_have_a_column_and_suites_per_target(
+        demo_build: DemoBuild, head_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "m.xml"
+    code, out = run(capsys, "40898", "--git", str(demo_build.repo.path), "--wheel", str(demo_build.wheel),
+                    "--tree", str(head_tree), "--format", "junit", "--output", str(out_file))
+    assert code == 1
+    assert "1. wheel" in out and "2. tree" in out and "Not fully in 1 of the 2 targets" in out
+    header = next(line for line in out.splitlines() if "1. wheel" in line)
+    assert "2. tree" in header
+    root = ET.fromstring(out_file.read_bytes())
+    suites = root.findall("testsuite")
+    assert len(suites) == 4
+    assert [s.find("properties/property[@name='target']").attrib["value"].split()[0] for s in suites] == \
+        ["wheel", "wheel", "tree", "tree"]
+    assert root.attrib["failures"] == "1"
+
+
+def test_patch_with_several_targets_is_one_line(demo_build: DemoBuild, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "x.diff").write_text("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+    code = main(["audit", "--patch", str(tmp_path / "x.diff"), "--wheel", str(demo_build.wheel),
+                 "--tree", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "one target" in err
