@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prstack.errors import InputError
@@ -77,3 +78,13 @@ def repo_slug(url: str | None) -> str | None:
     """'owner/name' (lower case) of a forge URL on any host: https, ssh, git+https, scp-like git@host:owner/name.git."""
     found = repo_from_url(url, any_host=True) if url else None
     return found.full_name.lower() if found else None
+
+
+def repo_of_remotes(urls: Mapping[str, str]) -> RepoId | None:
+    """The repository of a clone's upstream remote, else origin, else its only remote (`urls`:
+    remote name -> URL; a remote that is a local path names none)."""
+    for name in ("upstream", "origin"):
+        if name in urls and (found := repo_from_url(urls[name], any_host=True)):
+            return found
+    found_all = {r for u in urls.values() if (r := repo_from_url(u, any_host=True))}
+    return found_all.pop() if len(found_all) == 1 else None

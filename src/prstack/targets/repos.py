@@ -11,7 +11,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from prstack.forge import RepoId, repo_from_url
+from prstack.forge import RepoId, repo_from_url, repo_of_remotes
 from prstack.models import TargetKind
 from prstack.targets.base import TargetSpec, site_dirs_of
 from prstack.targets.confined import confined_distributions
@@ -42,12 +42,7 @@ def repo_candidates(spec: TargetSpec) -> Named:
 
 def repo_of_checkout(root: Path) -> RepoId | None:
     """The repository of a checkout's upstream remote, else origin, else its only remote."""
-    urls = git_remote_urls(root)
-    for name in ("upstream", "origin"):
-        if name in urls and (found := repo_from_url(urls[name], any_host=True)):
-            return found
-    found_all = {r for u in urls.values() if (r := repo_from_url(u, any_host=True))}
-    return found_all.pop() if len(found_all) == 1 else None
+    return repo_of_remotes(git_remote_urls(root))
 
 
 def repos_from_metadata(metadata_text: str, direct_url: str | None = None) -> frozenset[RepoId]:

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from prstack.errors import InputError
-from prstack.forge import RepoId, parse_repo, repo_from_url
+from prstack.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
 from prstack.sources.git.runner import run
 
 REPO_ENV = "PRSTACK_REPO"
@@ -31,12 +31,8 @@ def remote_repos(path: Path) -> set[RepoId]:
 
 def repo_from_git(path: Path) -> RepoId | None:
     """The repository of a clone's upstream remote, else origin, else its only remote."""
-    urls = _remote_urls(path)
-    for key in ("remote.upstream.url", "remote.origin.url"):
-        if key in urls and (found := repo_from_url(urls[key], any_host=True)):
-            return found
-    found_all = {r for u in urls.values() if (r := repo_from_url(u, any_host=True))}
-    return found_all.pop() if len(found_all) == 1 else None
+    by_name = {key.removeprefix("remote.").removesuffix(".url"): url for key, url in _remote_urls(path).items()}
+    return repo_of_remotes(by_name)
 
 
 def pyproject_repo(cwd: Path) -> str | None:
