@@ -94,7 +94,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
     src = GitClone(path)
     default = src.default_ref
     history = src.history(default)
-    heads = src.pr_refs
+    heads = src.refs.pr_refs
     assert set(heads) == {1, 2, 3, 4, 5, 6, 7, 8}
     history.ensure(heads.values())
     forks: dict[int, str] = {}
@@ -111,7 +111,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
         assert history.heads_in_range(head, heads) == {m: h for m, h in heads.items() if h in in_range}, n
         history.warm_containing(c.sha for c in reference)
         for c in reference:
-            assert history.containing(c.sha, not_containing=head) == src.prs_containing(
+            assert history.containing(c.sha, not_containing=head) == src.refs.prs_containing(
                 c.sha, not_containing=head
             ), (n, c.subject)
     assert forks.keys() == {1, 2, 3, 4, 5, 6, 7} | (set() if main_merges else {8})
@@ -308,11 +308,11 @@ def test_pr_refs_holding_a_commit_as_git_contains_says(
 
     for wanted in ([x], [y], [x, y], [base]):
         src = GitClone(git_repo.path)
-        rows = src.pr_ref_rows_holding(wanted, min(dated(s) for s in wanted))
-        assert rows == src.pr_ref_rows(*(f"--contains={s}" for s in wanted)), wanted
-        assert rows == GitClone(git_repo.path).pr_ref_rows_holding(wanted, 0)
+        rows = src.refs.pr_ref_rows_holding(wanted, min(dated(s) for s in wanted))
+        assert rows == src.refs.pr_ref_rows(*(f"--contains={s}" for s in wanted)), wanted
+        assert rows == GitClone(git_repo.path).refs.pr_ref_rows_holding(wanted, 0)
     src = GitClone(git_repo.path)
-    held = src.pick_pr_refs(src.pr_ref_rows_holding([x], dated(x)))
+    held = src.refs.pick_pr_refs(src.refs.pr_ref_rows_holding([x], dated(x)))
     assert set(held) == {11, 12, 14, 15, 16, 18}
 
 
@@ -335,7 +335,7 @@ def test_pr_commit_subjects_walk_only_heads_that_can_hold_the_commit(git_repo: G
         return {subject: [n] for n in sorted(numbers)
                 for subject in git(git_repo.path, "log", "--format=%s", heads[n], "^main").splitlines()}
 
-    everything = GitClone(git_repo.path).pr_commit_subjects("main")
+    everything = GitClone(git_repo.path).refs.pr_commit_subjects("main")
     assert everything == by_git({20, 21, 22, 23})
-    recent = GitClone(git_repo.path).pr_commit_subjects("main", authored)
+    recent = GitClone(git_repo.path).refs.pr_commit_subjects("main", authored)
     assert recent == by_git({21, 22, 23})  # #21: eighteen hours before, within the day; #20: years

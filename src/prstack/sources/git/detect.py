@@ -35,7 +35,7 @@ def read_graph(
     reader = Reader(src, metadata or {}, src.default_ref, base=base)
     requested = list(dict.fromkeys(numbers))
     for n in requested:
-        reader.heads[n] = src.pr_head(n)[1]  # a missing requested PR is an input error
+        reader.heads[n] = src.refs.pr_head(n)[1]  # a missing requested PR is an input error
     found = _Found()
     todo = dict.fromkeys(requested)  # in visiting order; a PR is queued once (a stack's PRs name all below them)
     seen: set[int] = set()

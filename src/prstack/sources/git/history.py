@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 from typing import Protocol
 
 from prstack.models import Commit
@@ -13,12 +14,20 @@ class Clone(Protocol):
     """What the history asks git for when memory cannot answer (`GitClone` is one)."""
 
     def pipe(self, args: Sequence[str], data: str | bytes) -> bytes: ...
+    def resolve(self, rev: str) -> str: ...
     def merge_base(self, a: str, b: str) -> str | None: ...
     def merge_bases(self, a: str, b: str) -> list[str]: ...
     def merge_base_octopus(self, commits: Sequence[str]) -> str | None: ...
     def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]: ...
     def commits(self, base: str, head: str) -> tuple[Commit, ...]: ...
     def commits_touching(self, base: str, head: str, paths: Sequence[str]) -> list[str]: ...
+    @property
+    def refs(self) -> Refs: ...
+
+
+class Refs(Protocol):
+    """What the history asks of a clone's PR refs (`PRRefs` is one)."""
+
     def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]: ...
     def pr_ref_rows_holding(self, shas: Sequence[str], oldest: int) -> list[tuple[str, str]]: ...
     def pick_pr_refs(self, rows: Iterable[tuple[str, str]]) -> dict[int, str]: ...
@@ -88,7 +97,7 @@ class History:
         new = [s for s in dict.fromkeys(shas) if s in self._outside and s not in self._contained]
         if not new:
             return
-        rows = self.src.pr_ref_rows_holding(new, min(self._outside[s].committed for s in new))
+        rows = self.src.refs.pr_ref_rows_holding(new, min(self._outside[s].committed for s in new))
         self.ensure(sha for _, sha in rows)
         self._contained.update(new)
 
@@ -113,6 +122,11 @@ class History:
             self._ancestors[head] = frozenset(seen)
         return self._ancestors[head]
 
+    @cached_property
+    def default_id(self) -> str:
+        """The commit the default branch is at, read once: git's answers about it are kept."""
+        return self.src.resolve(self.default)
+
     def boundary(self, head: str) -> frozenset[str]:
         """The default-branch commits where `head`'s outside history enters the default branch."""
         return frozenset(
@@ -123,11 +137,11 @@ class History:
         """`git merge-base head default` for a head outside the default branch: the one commit
         where its history enters the default branch (git decides when there are several)."""
         if self.in_default(head):
-            return self.src.merge_base(head, self.default)
+            return self.src.merge_base(head, self.default_id)
         entries = self.boundary(head)
         if len(entries) <= 1:
             return next(iter(entries), None)  # none: no history in common
-        return self.src.merge_base(head, self.default)
+        return self.src.merge_base(head, self.default_id)
 
     def merge_bases(self, head: str) -> list[str]:
         """Every merge base of a head outside the default branch with it, git's order of
@@ -136,7 +150,7 @@ class History:
         entries = self.boundary(head)
         if len(entries) <= 1:
             return list(entries)
-        return self.src.merge_bases(head, self.default)
+        return self.src.merge_bases(head, self.default_id)
 
     def scope(self, base: str, head: str) -> tuple[Commit, ...]:
         """A head's own commits: those it reaches and the default branch does not, oldest first
@@ -206,15 +220,15 @@ class History:
         return {n: sha for n, sha in refs.items() if sha in ancestors}
 
     def containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]:
-        """`GitClone.prs_containing`: from memory when `sha` is an outside commit whose
+        """`PRRefs.prs_containing`: from memory when `sha` is an outside commit whose
         containing refs were loaded (`warm_containing`) and `not_containing` is outside too."""
         exact = sha in self._contained and (not_containing is None or not self.in_default(not_containing))
         if not exact:
-            return self.src.prs_containing(sha, not_containing=not_containing)
+            return self.src.refs.prs_containing(sha, not_containing=not_containing)
         holding = self._descendants(sha)
         if not_containing is not None:
             holding -= self._descendants(not_containing)
-        return self.src.pick_pr_refs([(ref, head) for ref, head in self.src.pr_ref_rows() if head in holding])
+        return self.src.refs.pick_pr_refs([(ref, head) for ref, head in self.src.refs.pr_ref_rows() if head in holding])
 
     def _descendants(self, sha: str) -> set[str]:
         """The loaded outside commits that hold `sha` (itself included)."""

@@ -30,7 +30,7 @@ def fork_point(src: GitClone, head: str, default: str) -> str:
     merge base with the head."""
     history = src.history(default)
     if history.in_default(head):
-        merge = src.merge_commit_bringing(head, default)
+        merge = src.merge_commit_bringing(head, history.default_id)
         base = src.merge_base(f"{merge}^1", head) if merge else None
         if base is None or base == head:
             raise InputError(
@@ -78,7 +78,7 @@ class Reader:
     def head(self, number: int) -> str | None:
         if number not in self.heads:
             try:
-                self.heads[number] = self.src.pr_head(number)[1]
+                self.heads[number] = self.src.refs.pr_head(number)[1]
             except InputError:
                 return None
         return self.heads[number]
@@ -93,7 +93,7 @@ class Reader:
             self._placed[number] = None
             return None
         below = {
-            n: sha for n, sha in self.history.heads_in_range(head, self.src.pr_refs).items()
+            n: sha for n, sha in self.history.heads_in_range(head, self.src.refs.pr_refs).items()
             if n != number and sha != head
         }
         self.ancestors[number] = below
@@ -317,7 +317,7 @@ class Reader:
     def head_hints(self, child: PRFacts) -> set[int]:
         """PRs whose head commit has the subject or the commit-id of one of the child's commits."""
         if self._hints is None:
-            self._hints = self.src.pr_head_hints()
+            self._hints = self.src.refs.pr_head_hints()
         subjects, ids = self._hints
         hints: set[int] = set()
         for c in child.commits:
@@ -336,7 +336,7 @@ class Reader:
         dates = [c.authored for c in child.commits]
         authored = min(dates) if all(dates) else 0  # (a parent's commit the child copies: authored then)
         if self._deep is None or 0 < authored < self._deep[0] or (self._deep[0] and not authored):
-            self._deep = authored, self.src.pr_commit_subjects(self.default, authored)
+            self._deep = authored, self.src.refs.pr_commit_subjects(self.default, authored)
         subjects = self._deep[1]
         hints: set[int] = set()
         for c in child.commits:
@@ -350,8 +350,8 @@ class Reader:
         if child.number in self._merged_at:
             return self._merged_at[child.number]
         found = set()
-        for n, sha in self.src.prs_pointing_at(child.fork_point).items():
-            merge = self.src.merge_commit_bringing(sha, self.default)
+        for n, sha in self.src.refs.prs_pointing_at(child.fork_point).items():
+            merge = self.src.merge_commit_bringing(sha, self.history.default_id)
             if n != child.number and merge and not self.src.is_ancestor(sha, f"{merge}^1"):
                 self.heads.setdefault(n, sha)
                 found.add(n)

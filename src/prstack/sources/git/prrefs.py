@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache, cached_property
+from pathlib import Path
+
+from prstack.errors import InputError
 
 CLOCK_SKEW = 86400
 """Seconds a commit's date may run ahead of its descendants' (git name-rev's slop)."""
@@ -22,13 +25,27 @@ def pr_number_of_ref(refname: str) -> int | None:
 
 
 class PRRefs:
-    """The PR-ref questions of `GitClone` (its base class: they need only its `_run`)."""
+    """A clone's PR refs (`GitClone.refs`): which PRs there are and where their heads are. The refs
+    are read once per clone opened: a run's one view of them."""
 
-    def _run(self, *args: str) -> str:
-        raise NotImplementedError
+    def __init__(self, path: Path, run: Callable[..., str],
+                 pipe: Callable[[Sequence[str], str | bytes], bytes]) -> None:
+        self.path = path
+        self._run, self.pipe = run, pipe
 
-    def pipe(self, args: Sequence[str], data: str | bytes) -> bytes:
-        raise NotImplementedError
+    def pr_head(self, number: int) -> tuple[str, str]:
+        """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""
+        row = self._pr_ref_table.get(number)
+        if row is None:
+            raise InputError(
+                f"PR #{number} is not in the clone {self.path} (no refs/pull/{number}/head); "
+                f"fetch it with: git -C {self.path} fetch origin "
+                f"'+refs/pull/{number}/head:refs/pull/{number}/head'"
+            )
+        return row
+
+    def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
+        return {n: self.pr_head(n) for n in numbers}
 
     def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
         """(ref name, head sha) of every PR ref in for-each-ref's order, filtered by for-each-ref

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any, TypeVar
 
 import git
 
@@ -18,7 +19,7 @@ from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import run, run_git
 
-_SHA_RE = re.compile(r"[0-9a-f]{40}")
+T = TypeVar("T")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
 """A commit named by its id (or its parent): what it stands for never changes."""
 _VIRTUAL_IDENTITY = {
@@ -38,8 +39,9 @@ DEFAULT_BRANCH_CANDIDATES = (
 )
 
 
-class GitClone(PRRefs):
-    """Reads everything prstack needs from one local repository; the only GitPython user."""
+class GitClone:
+    """Reads everything prstack needs from one local repository; the only GitPython user. Its PR
+    refs are its collaborator `refs`."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
@@ -57,14 +59,9 @@ class GitClone(PRRefs):
         # runs git in the folder above it); git itself opens it, so run git in it
         self.git = git.Git(self.path) if self.bare and not self.repo.bare else self.repo.git
         self.patches = Patches(self._pipe)
+        self.refs = PRRefs(self.path, self._run, self.pipe)
         self._histories: dict[str, History] = {}
-        self._commits: dict[tuple[str, str], tuple[Commit, ...]] = {}
-        """Answers git gave about commits named by id (refs move, commits do not): kept."""
-        self._ancestry: dict[tuple[str, str], bool] = {}
-        self._merge_bases: dict[tuple[str, str], str | None] = {}
-        self._bringing: dict[tuple[str, str], str | None] = {}
-        self._virtual: dict[tuple[str, ...], str | None] = {}
-        self._all_bases: dict[tuple[str, str], list[str]] = {}
+        self._answers = _Answers()
 
     def _run(self, *args: str) -> str:
         """git's stdout as text (its last newline off); a failure is a SourceError."""
@@ -108,31 +105,15 @@ class GitClone(PRRefs):
                 f"(`git -C {self.path} branch -a` and `git tag` list them), or fetch it there first."
             ) from None
 
-    def pr_head(self, number: int) -> tuple[str, str]:
-        """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""
-        row = self._pr_ref_table.get(number)
-        if row is None:
-            raise InputError(
-                f"PR #{number} is not in the clone {self.path} (no refs/pull/{number}/head); "
-                f"fetch it with: git -C {self.path} fetch origin "
-                f"'+refs/pull/{number}/head:refs/pull/{number}/head'"
-            )
-        return row
-
     # -- history --------------------------------------------------------------
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         for history in self._histories.values():
             if (known := history.known_ancestry(ancestor, descendant)) is not None:
                 return known
-        key = (ancestor, descendant)
-        if key not in self._ancestry:
-            args = ["merge-base", "--is-ancestor", ancestor, descendant]
-            answer = run(self.path, args, self.git.environment()).returncode == 0
-            if not all(map(_FIXED_RE.fullmatch, key)):
-                return answer
-            self._ancestry[key] = answer
-        return self._ancestry[key]
+        args = ["merge-base", "--is-ancestor", ancestor, descendant]
+        return self._answers.of(("is-ancestor", ancestor, descendant),
+                                lambda: run(self.path, args, self.git.environment()).returncode == 0)
 
     def contains(self, commit: str, head: str) -> bool | None:
         """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
@@ -151,22 +132,18 @@ class GitClone(PRRefs):
         return out.strip().startswith("-")
 
     def merge_base(self, a: str, b: str) -> str | None:
-        key = (a, b)
-        if key not in self._merge_bases:
+        def ask() -> str | None:
             try:
-                base = self._run("merge-base", a, b).strip() or None
+                return self._run("merge-base", a, b).strip() or None
             except SourceError:
-                base = None
-            if not all(map(_FIXED_RE.fullmatch, key)):
-                return base
-            self._merge_bases[key] = base
-        return self._merge_bases[key]
+                return None
+
+        return self._answers.of(("merge-base", a, b), ask)
 
     def merge_bases(self, a: str, b: str) -> list[str]:
         """Every best common ancestor of `a` and `b` (git merge-base --all), newest first by
         committer date, ties by sha: one order for every run (git leaves it unspecified)."""
-        key = (a, b)  # the default branch is read as fixed for the source's life, as PR refs are
-        if key not in self._all_bases:
+        def ask() -> list[str]:
             try:
                 bases = self._run("merge-base", "--all", a, b).split()
             except SourceError:
@@ -175,8 +152,9 @@ class GitClone(PRRefs):
                 rows = self._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
                 dated = [(int(when), sha) for when, _, sha in (row.partition(" ") for row in rows if row)]
                 bases = [sha for _, sha in sorted(dated, key=lambda row: (-row[0], row[1]))]
-            self._all_bases[key] = bases
-        return list(self._all_bases[key])
+            return bases
+
+        return list(self._answers.of(("merge-base --all", a, b), ask))
 
     def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]:
         """The commits `head` reaches and `default` does not (git log head ^default), oldest first."""
@@ -185,25 +163,23 @@ class GitClone(PRRefs):
 
     def merge_commit_bringing(self, head: str, default: str) -> str | None:
         """The earliest merge commit on the path from `head` to `default` (how a merged PR came in)."""
-        key = (head, default)  # the default branch is read as fixed for the source's life, as PR refs are
-        if key not in self._bringing:
+        def ask() -> str | None:
             out = self._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
-            self._bringing[key] = out.split()[0] if out.split() else None
-        return self._bringing[key]
+            return out.split()[0] if out.split() else None
+
+        return self._answers.of(("bringing", head, default), ask)
 
     def commits(self, base: str, head: str) -> tuple[Commit, ...]:
         """Commits of base..head, oldest first (from the history detection loaded, when it can)."""
-        key = (base, head)
-        if key in self._commits:
-            return self._commits[key]
+        question = ("commits", base, head)
+        kept: tuple[Commit, ...] | None = self._answers.kept(question)
+        if kept is not None:
+            return kept
         for history in self._histories.values():
             if (known := history.known_range(base, head)) is not None:
                 return known
         out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
-        commits = tuple(parse_log(out))
-        if all(map(_SHA_RE.fullmatch, key)):  # a ref can move: only commit ids are kept
-            self._commits[key] = commits
-        return commits
+        return self._answers.of(question, lambda: tuple(parse_log(out)))
 
     def history(self, default: str) -> History:
         """The PR heads' history outside `default`, loaded as asked and kept (see History)."""
@@ -304,9 +280,6 @@ class GitClone(PRRefs):
                         "--", path)
         return out.split()
 
-    def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
-        return {n: self.pr_head(n) for n in numbers}
-
     # -- stack detection (issue 4) ----------------------------------------------
 
     def pipe(self, args: Sequence[str], data: str | bytes) -> bytes:
@@ -347,7 +320,7 @@ class GitClone(PRRefs):
     def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
         """PRs whose head is one of `head`'s commits not in `default` (from the history of the PR
         heads outside `default`, loaded once for all of them): number -> sha."""
-        return self.history(default).heads_in_range(head, self.pr_refs)
+        return self.history(default).heads_in_range(head, self.refs.pr_refs)
 
     def commit_paths(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
         """Commit sha -> the paths it changes against its first parent (merges: none)."""
@@ -366,23 +339,45 @@ class GitClone(PRRefs):
         """A commit of several merge bases merged together (their trees by `git merge-tree`, a
         commit object with both as parents and a fixed identity, so every run names the same one;
         no ref points at it): where a branch with several merge bases starts. None on a conflict."""
-        key = tuple(bases)
-        if key not in self._virtual:
+        def ask() -> str | None:
             found: str | None = bases[0] if bases else None
             env = {**self.git.environment(), **_VIRTUAL_IDENTITY}
             for other in bases[1:]:
                 tree = self.merged_tree(found, other) if found else None
                 if found is None or tree is None:
-                    found = None
-                    break
+                    return None
                 args = ["commit-tree", "--no-gpg-sign", tree, "-p", found, "-p", other]
                 found = run_git(self.path, args, env, b"prstack: merge bases merged together\n").decode().strip()
-            self._virtual[key] = found
-        return self._virtual[key]
+            return found
+
+        return self._answers.of(("merged-bases", *bases), ask)
 
     def rev_list(self, *revs: str) -> list[str]:
         """`git rev-list REVS` (e.g. 'base..head', '^other')."""
         return self._run("rev-list", *revs).split()
+
+
+class _Answers:
+    """The one caching rule of a clone's answers: an answer is kept when its question names every
+    revision by an object id (a commit id, or its parent `id^N`), which names the same object
+    forever; a question naming a ref (which may move) is asked again."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[str, ...], Any] = {}
+
+    def kept(self, question: tuple[str, ...]) -> Any:
+        """The answer kept for `question` (its kind first, then its revisions); None if none is."""
+        return self._kept.get(question)
+
+    def of(self, question: tuple[str, ...], ask: Callable[[], T]) -> T:
+        """The answer to `question`, asked by `ask` unless kept."""
+        if question in self._kept:
+            answer: T = self._kept[question]
+            return answer
+        answer = ask()
+        if all(_FIXED_RE.fullmatch(revision) for revision in question[1:]):
+            self._kept[question] = answer
+        return answer
 
 
 def _is_git_dir(path: Path) -> bool:
