@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +25,7 @@ from prstack.targets.installed import (
     intact_on_disk,
     record_paths,
 )
+from prstack.targets.spec import TargetSpec
 
 __all__ = ["InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "open_target"]
 
@@ -53,29 +53,6 @@ class Target(Protocol):
     def evidence(self) -> BuildEvidence:
         """What the target's metadata says about its build (RECORD checked on first use)."""
         ...
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """What the user asked to audit."""
-
-    kind: TargetKind
-    path: str | None = None
-    dist: str | None = None
-    repo: str | None = None
-    """OWNER/NAME of the PRs' repository: breaks ties between distributions by their URLs."""
-    names: tuple[str, ...] = ()
-    """Other names the repository goes by (its clone's folder): finds a distribution named like it."""
-    platform: str | None = None
-    """For an image: the platform of a multi-platform image (linux/amd64); default the host's."""
-    python_path: str | None = None
-    """For an image: the site directory to audit when several environments hold the project."""
-
-    def __post_init__(self) -> None:
-        try:
-            object.__setattr__(self, "kind", TargetKind(self.kind))  # (a caller may name it by its string)
-        except ValueError:
-            raise InputError(f"unknown target kind {self.kind!r}.") from None
 
 
 class TreeTarget:

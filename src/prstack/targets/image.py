@@ -15,7 +15,6 @@ from prstack.forge import repo_slug
 from prstack.models import ImageInfo, TargetInfo, TargetKind
 from prstack.placement.choose import Asked, Choice, DistFiles, choose
 from prstack.placement.paths import BINARY_SUFFIXES
-from prstack.targets.base import TargetSpec
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layers import (
@@ -31,6 +30,7 @@ from prstack.targets.layers import (
 )
 from prstack.targets.metadata import metadata_of, parse_direct_url, parse_version, top_level_names
 from prstack.targets.record import RecordEntry, RecordIntegrity, confined_path, matches, parse_record
+from prstack.targets.spec import TargetSpec
 
 _DIST_INFO = re.compile(r"^(.+/(?:site|dist)-packages)/([^/]+\.dist-info)/METADATA$")
 _HEADERS_END = re.compile(r"\r?\n\r?\n")
