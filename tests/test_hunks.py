@@ -31,7 +31,7 @@ def test_every_kind_of_file_change_is_represented(git_repo: GitRepo) -> None:
         "pkg/caf\u00e9.py": "s = '\u00e9'\n",
     })
     src = GitClone(git_repo.path)
-    hunks = parse_diff(src.diff(base, head), 7)
+    hunks = parse_diff(src.objects.diff(base, head), 7)
     by_path = {h.path: h for h in hunks}
     assert by_path["pkg/keep.py"].change is FileChange.MODIFIED
     assert by_path["pkg/keep.py"].removed == ("b = 2",) and by_path["pkg/keep.py"].added == ("b = 20",)

@@ -37,7 +37,7 @@ def blame(repo: GitRepo, base: str, head: str, path: str) -> dict[int, str]:
 
 
 def replayed(repo: GitRepo, shas: list[str], path: str) -> dict[int, str]:
-    owners = replay(GitClone(repo.path).commit_diffs(shas)).owners.get(path, [])
+    owners = replay(GitClone(repo.path).objects.commit_diffs(shas)).owners.get(path, [])
     return {n: sha for n, sha in enumerate(owners, start=1) if sha is not None}
 
 

@@ -23,10 +23,10 @@ def _at_base(git_repo: GitRepo, target: Mapping[str, bytes]) -> tuple[PackageAtB
 
     def read(blobs: Sequence[str]) -> dict[str, bytes]:
         asked.append(list(blobs))
-        return {blob: data for blob in blobs if (data := source.file_at(blob, "")) is not None}
+        return {blob: data for blob in blobs if (data := source.objects.file_at(blob, "")) is not None}
 
     rev = source.resolve("HEAD")
-    at_base = PackageAtBase(lambda: source.tree_blobs(rev), read, PackageIndex(lambda: dict(target)),
+    at_base = PackageAtBase(lambda: source.objects.tree_blobs(rev), read, PackageIndex(lambda: dict(target)),
                             lambda path: f"site/{path}")
     return at_base, asked
 

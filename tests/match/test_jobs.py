@@ -48,13 +48,13 @@ def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_pat
     finished = load_changes(source, case.numbers)
     target = open_target(spec, (), ())
     alone = judge_changes(finished, target, ClonePRs(source, case.numbers),
-                        TargetIndex.of(target, source.tree_paths(finished.top_sha)))
+                        TargetIndex.of(target, source.objects.tree_paths(finished.top_sha)))
     source = GitClone(case.repo)
     loading = start_changes(source, case.numbers)
     assert not loading.complete  # the huge file's hunks come later
     ready = loading.ready
     shared = judge_changes(ready, target, ClonePRs(source, case.numbers),
-                         TargetIndex.of(target, source.tree_paths(ready.top_sha)), later=loading)
+                         TargetIndex.of(target, source.objects.tree_paths(ready.top_sha)), later=loading)
     huge = {h.path for h in loading.finish().hunks} - {h.path for h in ready.hunks}
     assert huge
     assert verdicts(shared) == verdicts(alone)
@@ -87,7 +87,7 @@ def judged_by_blob_ids(tmp_path: Path, repo: GitRepo, hunks: tuple[Hunk, ...]
 
     def file_at(rev: str, path: str) -> bytes | None:
         asked.append((rev, path))
-        return source.file_at(rev, path)
+        return source.objects.file_at(rev, path)
 
     job = FileJob(hunks, "m.py", True, (hunks[0].old_blob or "", ""), (hunks[0].new_blob or "", ""))
     (results,) = run_jobs([job], open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ()), file_at, None)
@@ -113,7 +113,8 @@ def test_a_target_at_the_base_is_told_by_blob_id_without_reading_the_base(
     # the same verdicts as with the base read in full
     source = GitClone(repo.path)
     target = open_target(TargetSpec("tree", path=tmp_path / "tree"), (), ())
-    (plain,) = run_jobs([FileJob(hunks, "m.py", True, (base, "m.py"), (head, "m.py"))], target, source.file_at, None)
+    (plain,) = run_jobs([FileJob(hunks, "m.py", True, (base, "m.py"), (head, "m.py"))], target,
+                        source.objects.file_at, None)
     assert [(r.status, r.evidence) for r in plain] == [(r.status, r.evidence) for r in results]
 
 

@@ -50,9 +50,9 @@ def _audit(capsys: pytest.CaptureFixture[str], repo: GitRepo, pr: int, tree: Pat
 
 def test_replay_names_the_lines_one_commit_wrote_and_a_later_one_removed(git_repo: GitRepo) -> None:
     shas = _stack(git_repo)
-    got = replay(GitClone(git_repo.path).commit_diffs([shas["c1"], shas["c2"]]))
+    got = replay(GitClone(git_repo.path).objects.commit_diffs([shas["c1"], shas["c2"]]))
     assert got.taken_back == {"pkg/client.py": frozenset({"import os", "from typing import Any"})}
-    assert replay(GitClone(git_repo.path).commit_diffs([shas["c1"]])).taken_back == {}
+    assert replay(GitClone(git_repo.path).objects.commit_diffs([shas["c1"]])).taken_back == {}
 
 
 def test_the_head_of_a_pr_that_took_lines_back_is_present(

@@ -153,10 +153,10 @@ def test_stale_parent_conflicts_with_the_new_parent(upstream: Upstream) -> None:
         # detection that knows #11 sits on a stale copy of #10 starts #11's own change after
         # the copy: then the new #10 goes on, and only #11's own commit on top of it
         assert child.status is PlanStatus.CLEAN and len(child.picks) == 1
-        core = src.file_at(plan.result_tree, CORE) or b""
+        core = src.objects.file_at(plan.result_tree, CORE) or b""
         assert b"VALUE_09 = 9 * 10\n" in core and b"VALUE_22 = 220\n" in core
     # never the old copy over the new parent
-    assert b"VALUE_09 = 90\n" not in (src.file_at(plan.result_tree, CORE) or b"")
+    assert b"VALUE_09 = 90\n" not in (src.objects.file_at(plan.result_tree, CORE) or b"")
 
 
 def test_pick_already_there_is_left_out(upstream: Upstream, tmp_path: Path) -> None:

@@ -99,7 +99,8 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         held: dict[str, dict[GroupKey, tuple[bool, ...]]] = {}
         if git is not None:
             judge = TreeJudge({pr.number: pr for pr in prs}, groups, blob_ids=lambda names: blob_ids(git, names),
-                              read=git.file_at, prefetch=git.prefetch_files, with_sides=source.with_files)
+                              read=git.objects.file_at, prefetch=git.objects.prefetch_files,
+                              with_sides=source.with_files)
             in_trees = judge.judge([c for c in (candidate_sha,) if c is not None])
             held = judge.presence(list(dict.fromkeys([r.commit for r in tags] + ([default_sha] if default_sha
                                                                                  else []))))
@@ -148,7 +149,7 @@ def _held_by_hunk(groups: Mapping[GroupKey, list[Hunk]], held: Mapping[GroupKey,
 
 
 def _ref_reader(git: GitClone, sha: str) -> Callable[[str], bytes | None]:
-    return lambda path: git.file_at(sha, path)
+    return lambda path: git.objects.file_at(sha, path)
 
 
 def _unjudged(h: Hunk) -> HunkResult:

@@ -51,7 +51,7 @@ def test_fetch_blobless_then_audit_reads_lazily(
         "src/widget/extra.py",
         "tests/test_extra.py",
     }
-    assert source.file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
+    assert source.objects.file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
 
 
 def test_refetch_moves_a_force_pushed_head(
@@ -98,6 +98,6 @@ def test_offline_source_never_fetches_lazily(
     path, heads = upstream
     store = CacheRepo(tmp_path / "cache.git", path.as_uri())
     store.fetch([1, 2], "main")
-    assert store.source(offline=True).file_at(heads["b"], "src/widget/extra.py") is None
-    assert store.source().file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
-    assert store.source(offline=True).file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
+    assert store.source(offline=True).objects.file_at(heads["b"], "src/widget/extra.py") is None
+    assert store.source().objects.file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
+    assert store.source(offline=True).objects.file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"

@@ -61,7 +61,7 @@ def start_changes(
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = _held_by_top(stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
-    pending = src.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
+    pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
@@ -266,7 +266,7 @@ class _CommitDiffs:
         them wrote and a later one removed."""
         if r.number not in self._replayed:
             if self._diffs is None:
-                self._diffs = dict(self.src.commit_diffs(self._shas))
+                self._diffs = dict(self.src.objects.commit_diffs(self._shas))
             diffs = self._diffs
             self._replayed[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
         return self._replayed[r.number]

@@ -65,7 +65,7 @@ class PlanGit:
         return self._out(*args, "-m", message)
 
     def file_at(self, treeish: str, path: str) -> bytes | None:
-        return self.source.file_at(treeish, path)
+        return self.source.objects.file_at(treeish, path)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         return self.source.is_ancestor(ancestor, descendant)

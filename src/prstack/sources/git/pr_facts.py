@@ -188,7 +188,7 @@ class Reader:
         only when a default-branch commit changes the very files the PR's own change does, as a
         squash of it would."""
         src, base = self.src, _own_base(self.src, f)
-        hunks = parse_diff(src.diff(base, f.head), f.number)
+        hunks = parse_diff(src.objects.diff(base, f.head), f.number)
         if not hunks:
             return False
         by_path: dict[str, list[Hunk]] = {}
@@ -196,8 +196,9 @@ class Reader:
             by_path.setdefault(h.path, []).append(h)
         for path, mine in by_path.items():
             old = mine[0].old_path
-            verdicts = match_file(mine, src.file_at(self.default, path), installed_path=path,
-                                  base=src.file_at(base, old) if old else None, head=src.file_at(f.head, path))
+            files = src.objects
+            verdicts = match_file(mine, files.file_at(self.default, path), installed_path=path,
+                                  base=files.file_at(base, old) if old else None, head=files.file_at(f.head, path))
             if not all(v.status.present for v in verdicts):
                 return False
         return True

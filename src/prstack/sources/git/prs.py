@@ -52,17 +52,17 @@ class ClonePRs:
     def repo_files(self, changes: Changes, target_files: Iterable[str]) -> list[str]:
         assert isinstance(changes, StackChanges)
         if changes.top_sha not in self._paths:
-            self._paths[changes.top_sha] = self.git.tree_paths(changes.top_sha)
+            self._paths[changes.top_sha] = self.git.objects.tree_paths(changes.top_sha)
         return self._paths[changes.top_sha]
 
     def file_at(self, rev: str, path: str) -> bytes | None:
-        return self.git.file_at(rev, path)
+        return self.git.objects.file_at(rev, path)
 
     def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
-        self.git.prefetch_files(keys)
+        self.git.objects.prefetch_files(keys)
 
     def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
-        return self.git.tree_blobs(rev)
+        return self.git.objects.tree_blobs(rev)
 
     @property
     def contains(self) -> Contains:

@@ -1,4 +1,5 @@
-"""PRs from a local git clone (work tree or bare): PR refs, default branch, merge bases, diffs, blame."""
+"""A local git clone (work tree or bare): its default branch, history and ancestry, and its collaborators
+(PR refs, objects, patch ids)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ import git
 
 from prstack.errors import InputError, SourceError
 from prstack.models import Commit
-from prstack.sources.git.blobs import BlobReader
-from prstack.sources.git.diffs import PendingDiffs, diff_many
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
+from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import run, run_git
@@ -40,8 +40,9 @@ DEFAULT_BRANCH_CANDIDATES = (
 
 
 class GitClone:
-    """Reads everything prstack needs from one local repository; the only GitPython user. Its PR
-    refs are its collaborator `refs`."""
+    """Reads everything prstack needs from one local repository; the only GitPython user. Its
+    collaborators: `refs` (the PR refs), `objects` (files at revisions, trees, diffs) and
+    `patches` (patch ids and changed paths, the stack's evidence); history and ancestry are its own."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
@@ -60,6 +61,7 @@ class GitClone:
         self.git = git.Git(self.path) if self.bare and not self.repo.bare else self.repo.git
         self.patches = Patches(self._pipe)
         self.refs = PRRefs(self.path, self._run, self.pipe)
+        self.objects = Objects(self.path, self.git.environment)
         self._histories: dict[str, History] = {}
         self._answers = _Answers()
 
@@ -187,53 +189,10 @@ class GitClone:
             self._histories[default] = History(self, default)
         return self._histories[default]
 
-    def diff(self, base: str, head: str) -> bytes:
-        """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
-        return diff_many(self.path, [(base, head)], self.git.environment(), read=self._read)[0]
-
-    def diffs(self, pairs: Sequence[tuple[str, str]]) -> PendingDiffs:
-        """`diff` of every (base, head) pair, in order, from one git process (huge files' diffs
-        come after the rest: `main` now, `huge()` when their texts are read)."""
-        return PendingDiffs(self.path, pairs, self.git.environment(), read=self._read)
-
-    @cached_property
-    def _read(self) -> dict[tuple[str, str], bytes]:
-        """Files diffs already read (huge ones, diffed in parts): (rev, path) -> bytes."""
-        return {}
-
-    @cached_property
-    def _blobs(self) -> BlobReader:
-        return BlobReader(self.path, self.git.environment())
-
-    def file_at(self, rev: str, path: str) -> bytes | None:
-        """A file's bytes at a revision, or None when it is not there."""
-        known = self._read.get((rev, path))
-        return known if known is not None else self._blobs.read(rev, path)
-
     @property
     def env(self) -> dict[str, str]:
         """Variables set for git on top of the process environment (auth, offline guards)."""
         return dict(self.git.environment())
-
-    def prefetch_files(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Start reading these (rev, path) files in the background; `file_at` then waits for them."""
-        self._blobs.prefetch(key for key in keys if key not in self._read)
-
-    def tree_paths(self, rev: str) -> list[str]:
-        """Every file path of the repository at a revision."""
-        out = self._run_bytes("ls-tree", "-r", "-z", "--name-only", rev)
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
-
-    def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
-        """Every file (blob) of the repository at a revision: path, blob id, size in bytes."""
-        out = self._run_bytes("ls-tree", "-r", "-z", "-l", rev)
-        rows = []
-        for entry in out.split(b"\0"):
-            meta, tab, path = entry.partition(b"\t")
-            fields = meta.split()
-            if tab and len(fields) == 4 and fields[1] == b"blob" and fields[3].isdigit():
-                rows.append((path.decode("utf-8", "surrogateescape"), fields[2].decode(), int(fields[3])))
-        return rows
 
     def blame_added(
         self, base: str, head: str, path: str, ranges: Iterable[tuple[int, int]], outside: Sequence[str] = ()
@@ -262,17 +221,6 @@ class GitClone:
             elif parts and parts[0] == "boundary" and current:
                 boundary.add(current[0])
         return {n: sha for n, sha in result.items() if sha not in boundary}
-
-    def commit_diffs(self, shas: Sequence[str]) -> list[tuple[str, bytes]]:
-        """Each non-merge commit's diff against its parent, without context, renames as renames,
-        in the order given (one git process for them all)."""
-        if not shas:
-            return []
-        out = self._pipe(["-c", "core.quotePath=true", "log", "--stdin", "--no-walk=unsorted", "-p", "-U0",
-                          "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-                          "--dst-prefix=b/", "--format=%x00%H"], ("\n".join(shas) + "\n").encode())
-        parts = out.split(b"\0")[1:]
-        return [(part[:40].decode(), part[40:]) for part in parts]
 
     def log_touching(self, base: str, head: str, path: str, outside: Sequence[str] = ()) -> list[str]:
         """Commits of base..head (not in `outside`'s history) that touch `path`, oldest first."""
