@@ -93,7 +93,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
     path = git_repo.path
     src = GitClone(path)
     default = src.default_ref
-    history = src.history(default)
+    history = src.ancestry.history(default)
     heads = src.refs.pr_refs
     assert set(heads) == {1, 2, 3, 4, 5, 6, 7, 8}
     history.ensure(heads.values())
@@ -105,7 +105,7 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
         if in_default:
             continue
         forks[n] = fork = git(path, "merge-base", head, default).strip()
-        reference = GitClone(path).commits(fork, head)  # one git log
+        reference = GitClone(path).ancestry.commits(fork, head)  # one git log
         assert history.commits(fork, head) == reference, n
         in_range = set(git(path, "rev-list", head, f"^{default}").split())
         assert history.heads_in_range(head, heads) == {m: h for m, h in heads.items() if h in in_range}, n
@@ -117,36 +117,36 @@ def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> No
     assert forks.keys() == {1, 2, 3, 4, 5, 6, 7} | (set() if main_merges else {8})
     # ranges and ancestry between any two of the heads and fork points, from what is loaded
     plain = GitClone(path)  # no history loaded: every answer from git
-    firsts = {plain.commits(fork, heads[n])[0].sha for n, fork in forks.items()}
+    firsts = {plain.ancestry.commits(fork, heads[n])[0].sha for n, fork in forks.items()}
     points = sorted({*heads.values(), *forks.values(), *firsts})
     answered = 0
     for a in points:
         for b in sorted(heads.values()):
             known = history.known_range(a, b)
-            assert known is None or known == plain.commits(a, b), (a, b)
+            assert known is None or known == plain.ancestry.commits(a, b), (a, b)
             ancestry = history.known_ancestry(a, b)
             assert ancestry is None or ancestry == _is_ancestor(path, a, b), (a, b)
-            assert src.is_ancestor(a, b) == _is_ancestor(path, a, b), (a, b)
+            assert src.ancestry.is_ancestor(a, b) == _is_ancestor(path, a, b), (a, b)
             answered += (known is not None) + (ancestry is not None)
     assert answered > len(points) * len(heads) // 2  # most from memory
     # merged checks: default-branch commits since each fork touching the PR's paths, in one batch
-    asks = [(fork, src.changed_paths(fork, heads[n])) for n, fork in forks.items()]
+    asks = [(fork, src.patches.pair_paths(fork, heads[n])) for n, fork in forks.items()]
     for (fork, paths), n in zip(asks, forks, strict=True):
         assert paths == git(path, "diff", "--name-only", "--no-renames", fork, heads[n]).split("\n")[:-1], n
     history.warm_touching(asks)
     for fork, paths in asks:
-        assert history.touching(fork, paths) == src.commits_touching(fork, default, paths), paths
+        assert history.touching(fork, paths) == src.ancestry.commits_touching(fork, default, paths), paths
     # patch-ids and paths of every commit and of each PR's whole change, batched
     shas = git(path, "rev-list", "--all").split()
     src.patches.warm(ids=shas, paths=shas, pair_ids=[(f, heads[n]) for n, f in forks.items()])
     for sha in shas:
         single = git(path, "diff-tree", "-p", "-r", "--root", "--no-renames", sha).encode()
-        assert src.patch_ids([sha]).get(sha) == patch_id(path, single), sha
+        assert src.patches.ids([sha]).get(sha) == patch_id(path, single), sha
         names = git(path, "diff-tree", "-r", "--root", "--name-only", "--no-renames", "--no-commit-id", sha).split("\n")
-        assert src.commit_paths([sha]).get(sha) == (frozenset(names[:-1]) or None), sha
+        assert src.patches.paths([sha]).get(sha) == (frozenset(names[:-1]) or None), sha
     for n, fork in forks.items():
         whole = git(path, "diff", "--no-renames", fork, heads[n]).encode()
-        assert src.diff_patch_id(fork, heads[n]) == patch_id(path, whole), n
+        assert src.patches.pair_id(fork, heads[n]) == patch_id(path, whole), n
 
 
 def _is_ancestor(path: Path, a: str, b: str) -> bool:

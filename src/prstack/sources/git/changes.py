@@ -214,12 +214,12 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     f = stack.facts[number]
     head = f.head if held is None else held[1]
     if head != f.head:  # a copy in the top's history: its own fork point and commits
-        fork = src.merge_base(head, src.default_ref) or f.fork_point
-        f = replace(f, head=head, commits=src.commits(fork, head), fork_point=fork, merge_bases=())
-    history = src.history(src.default_ref)
+        fork = src.ancestry.merge_base(head, src.default_ref) or f.fork_point
+        f = replace(f, head=head, commits=src.ancestry.commits(fork, head), fork_point=fork, merge_bases=())
+    history = src.ancestry.history(src.default_ref)
     outside = () if history.in_default(head) else (src.default_ref,)
-    if base_sha and outside and not src.is_ancestor(base_sha, head):
-        base_sha = src.merge_base(base_sha, head) or base_sha  # --base BRANCH: where the head left it
+    if base_sha and outside and not src.ancestry.is_ancestor(base_sha, head):
+        base_sha = src.ancestry.merge_base(base_sha, head) or base_sha  # --base BRANCH: where the head left it
     if held is not None and held[0] is not None:
         start = held[0]  # where the piece below ends in the top's history
     elif held is None or head == stack.facts[number].head:
@@ -227,14 +227,14 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     else:
         start = base_sha or f.fork_point
     fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
-    commits = f.commits if start == f.fork_point else src.commits(start, head)
+    commits = f.commits if start == f.fork_point else src.ancestry.commits(start, head)
     diff_base = fork_tree if start == f.fork_point and fork_tree else start
-    if start != f.fork_point and not src.is_ancestor(f.fork_point, start):
+    if start != f.fork_point and not src.ancestry.is_ancestor(f.fork_point, start):
         # the PR merged the default branch since it was built on its parent (or since the --base
         # given): its own change is measured against that start + the default branch, so the
         # merged-in commits are not its own
-        diff_base = src.merged_tree(start, fork_tree or f.fork_point) or start
-        own = set(src.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
+        diff_base = src.ancestry.merged_tree(start, fork_tree or f.fork_point) or start
+        own = set(src.ancestry.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
         commits = tuple(c for c in commits if c.sha in own)
     elif outside and start != f.fork_point:
         # start..head ^default: of start..head, those the head reaches outside the default branch
@@ -247,7 +247,7 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
 def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
     """A PR's merge bases merged together (None when they conflict: the diff then starts at the
     first, `fork_point`)."""
-    return src.merged_bases(bases)
+    return src.ancestry.merged_bases(bases)
 
 
 class _CommitDiffs:
@@ -282,12 +282,12 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     order = [c.sha for c in commits]
     merges = any(len(c.parents) != 1 for c in commits)
     if merges:
-        touching: Callable[[str], Sequence[str]] = partial(src.log_touching, base, head, outside=r.outside)
+        touching: Callable[[str], Sequence[str]] = partial(src.ancestry.log_touching, base, head, outside=r.outside)
         to_blame = {h.path for h in hunks}
     else:
         by_path: defaultdict[str, list[str]] = defaultdict(list)
         unknown = [sha for sha in order if sha not in known_paths]
-        paths_of = {**{sha: known_paths[sha] for sha in order if sha in known_paths}, **src.commit_paths(unknown)}
+        paths_of = {**{sha: known_paths[sha] for sha in order if sha in known_paths}, **src.patches.paths(unknown)}
         rank = {sha: i for i, sha in enumerate(order)}
         for sha, paths in sorted(paths_of.items(), key=lambda item: rank[item[0]]):
             for path in paths:
@@ -306,7 +306,7 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     blame: dict[str, dict[int, str]]
     taken_back: Mapping[str, frozenset[str]] = {}
     if merges:
-        blame = {path: src.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+        blame = {path: src.ancestry.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
     else:
         owners, taken_back = diffs.replayed(r) if ranges else ({}, {})
         blame = {}

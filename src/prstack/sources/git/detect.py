@@ -123,7 +123,7 @@ def _merged_below(reader: Reader, number: int, child: PRFacts, texts: tuple[str,
     parent = reader.mark_merged(number)
     if parent is None or parent.landed is None or not parent.merged:
         return None
-    if not reader.src.is_ancestor(parent.landed, child.fork_point):
+    if not reader.src.ancestry.is_ancestor(parent.landed, child.fork_point):
         return None
     evidence = (Evidence.MARKER,) if texts else (Evidence.BASE_BRANCH,)
     return StackEdge(number, child.number, evidence, child.fork_point, texts)

@@ -68,10 +68,10 @@ class PlanGit:
         return self.source.objects.file_at(treeish, path)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self.source.is_ancestor(ancestor, descendant)
+        return self.source.ancestry.is_ancestor(ancestor, descendant)
 
     def merge_base(self, a: str, b: str) -> str | None:
-        return self.source.merge_base(a, b)
+        return self.source.ancestry.merge_base(a, b)
 
     # -- merging ------------------------------------------------------------------
 

@@ -28,10 +28,10 @@ def fork_point(src: GitClone, head: str, default: str) -> str:
     """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
     head is already in the default branch through a merge commit — that merge's first parent's
     merge base with the head."""
-    history = src.history(default)
+    history = src.ancestry.history(default)
     if history.in_default(head):
-        merge = src.merge_commit_bringing(head, history.default_id)
-        base = src.merge_base(f"{merge}^1", head) if merge else None
+        merge = src.ancestry.merge_commit_bringing(head, history.default_id)
+        base = src.ancestry.merge_base(f"{merge}^1", head) if merge else None
         if base is None or base == head:
             raise InputError(
                 f"the head {head[:12]} is already in {default} without a merge commit, so its fork "
@@ -73,7 +73,7 @@ class Reader:
 
     @cached_property
     def history(self) -> History:
-        return self.src.history(self.default)
+        return self.src.ancestry.history(self.default)
 
     def head(self, number: int) -> str | None:
         if number not in self.heads:
@@ -132,7 +132,7 @@ class Reader:
             commits=commits,
             own=commits[cut:],
             patch_ids=self.src.patches.lazy_ids(recent),
-            paths=self.src.commit_paths(recent),
+            paths=self.src.patches.paths(recent),
             merge_bases=tuple(bases) if len(bases := self._merge_bases(head, fork)) > 1 else (),
             ref=f"refs/pull/{number}/head",
             title=meta.title if meta else None,
@@ -160,13 +160,13 @@ class Reader:
         if self.history.in_default(f.head):
             how = "ancestry"
         elif f.own:
-            paths = self.src.changed_paths(f.fork_point, f.head)
+            paths = self.src.patches.pair_paths(f.fork_point, f.head)
             touching = self.history.touching(f.fork_point, paths)
             if touching:
                 rebase, squash_too, compared = self._merged_needs(f, touching)
-                by_pid = {pid: sha for sha, pid in self.src.patch_ids(compared).items()}
+                by_pid = {pid: sha for sha, pid in self.src.patches.ids(compared).items()}
                 own_pids = [f.patch_ids.get(c.sha) if rebase else None for c in f.own]
-                squash = self.src.diff_patch_id(_own_base(self.src, f), f.head) if squash_too else None
+                squash = self.src.patches.pair_id(_own_base(self.src, f), f.head) if squash_too else None
                 if own_pids and all(p is not None and p in by_pid for p in own_pids):
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
@@ -207,10 +207,10 @@ class Reader:
         """Which patch-ids the merged check compares, from paths alone (equal patch-ids change
         the same paths): whether every own commit may have a copy among `touching` (rebase),
         whether the squashed change may, and the commits of `touching` that may be a copy."""
-        names = self.src.commit_paths(touching)
+        names = self.src.patches.paths(touching)
         touched = set(names.values())
         rebase = all(f.paths.get(c.sha) in touched for c in f.own)
-        squashed = frozenset(self.src.changed_paths(_own_base(self.src, f), f.head))
+        squashed = frozenset(self.src.patches.pair_paths(_own_base(self.src, f), f.head))
         squash_too = squashed in touched
         wanted = ({f.paths[c.sha] for c in f.own} if rebase else set()) | ({squashed} if squash_too else set())
         return rebase, squash_too, [sha for sha in touching if names.get(sha) in wanted]
@@ -267,7 +267,7 @@ class Reader:
             and not self.history.in_default(f.head)
         ]
         self.src.patches.warm(pair_paths=[(f.fork_point, f.head) for f in facts])
-        asks = [(f, self.src.changed_paths(f.fork_point, f.head)) for f in facts]
+        asks = [(f, self.src.patches.pair_paths(f.fork_point, f.head)) for f in facts]
         self.history.warm_touching((f.fork_point, paths) for f, paths in asks)
         touched = [(f, t) for f, paths in asks if (t := self.history.touching(f.fork_point, paths))]
         self.src.patches.warm(
@@ -352,8 +352,8 @@ class Reader:
             return self._merged_at[child.number]
         found = set()
         for n, sha in self.src.refs.prs_pointing_at(child.fork_point).items():
-            merge = self.src.merge_commit_bringing(sha, self.history.default_id)
-            if n != child.number and merge and not self.src.is_ancestor(sha, f"{merge}^1"):
+            merge = self.src.ancestry.merge_commit_bringing(sha, self.history.default_id)
+            if n != child.number and merge and not self.src.ancestry.is_ancestor(sha, f"{merge}^1"):
                 self.heads.setdefault(n, sha)
                 found.add(n)
         self._merged_at[child.number] = found
@@ -383,5 +383,5 @@ def _own_base(src: GitClone, f: PRFacts) -> str:
     changes a merge of the default branch brought in are not part of it; else its first own
     commit's parent."""
     if f.own and len(f.own) == len(f.commits):
-        return (src.merged_bases(f.merge_bases) if f.merge_bases else None) or f.fork_point
+        return (src.ancestry.merged_bases(f.merge_bases) if f.merge_bases else None) or f.fork_point
     return f.own[0].parents[0] if f.own[0].parents else f.fork_point

@@ -66,9 +66,9 @@ class ClonePRs:
 
     @property
     def contains(self) -> Contains:
-        return self.git.contains
+        return self.git.ancestry.contains
 
     @property
     def patch_contains(self) -> Contains:
-        return self.git.patch_contains
+        return self.git.ancestry.patch_contains
 
