@@ -13,7 +13,7 @@ from prstack.errors import InputError
 from prstack.match.alone import noted_without_base
 from prstack.match.jobs import package_index
 from prstack.match.stack import base_packages, judge_stack
-from prstack.models import Hunk
+from prstack.models import FileChange, Hunk
 from prstack.placement.paths import PathMap
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
@@ -81,7 +81,9 @@ def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec
     repo_files = source.repo_files(changes, target.files())
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
-    package, pathmap = package_index(target), PathMap(target.files(), repo_files)
+    left = {h.old_path for h in changes.hunks
+            if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
+    package, pathmap = package_index(target), PathMap(target.files(), repo_files, left)
     at_base = (base_packages(changes.prs, source.tree_blobs, source.file_at, source.prefetch_files, package,
                              pathmap) if source.with_files else None)
     results = judge_stack(changes.prs, changes.hunks, target, repo_files, source.file_at, source.prefetch_files,

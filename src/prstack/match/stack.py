@@ -180,11 +180,15 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
 
 def _rename_done(r: HunkResult, pathmap: PathMap, files: frozenset[str]) -> HunkResult:
     """A pure rename is applied only where the old name is gone too (git pairs identical files,
-    empty __init__.py ones among them, by chance: the new name alone is no evidence)."""
+    empty __init__.py ones among them, by chance: the new name alone is no evidence). Nor is a
+    rename with edits where the new name lands on the old name's file (a folder moved, judged
+    against a target from before the move: the path map cannot tell the two apart)."""
     h = r.hunk
-    if r.status is not HunkStatus.APPLIED or h.change is not FileChange.RENAMED or h.lines or not h.old_path:
+    if r.status is not HunkStatus.APPLIED or h.change is not FileChange.RENAMED or not h.old_path:
         return r
     old = pathmap.locate(h.old_path)
+    if h.lines and old.installed_path != r.installed_path:
+        return r
     if old.placement is Placement.SHIPPED and old.installed_path in files:
         return replace(r, status=HunkStatus.MISSING, found_path=None, evidence=replace(
             r.evidence, note=f"the old name {h.old_path} is still there (the rename is not done)"))
