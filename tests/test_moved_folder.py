@@ -3,10 +3,7 @@ must not place the moved files onto their old selves (which would make the move 
 
 from __future__ import annotations
 
-import io
 import json
-import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,13 +16,6 @@ A = "def a():\n    return 'a'\n"
 B = "def b():\n    return 'b'\n\n\ndef bb():\n    return 'bb'\n"
 C = "def c():\n    return 'c'\n"
 
-
-def _tree(repo: GitRepo, rev: str, into: Path) -> Path:
-    into.mkdir()
-    data = subprocess.run(["git", "-C", str(repo.path), "archive", rev], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def _stack(repo: GitRepo) -> dict[str, str]:
@@ -63,7 +53,7 @@ def test_a_file_at_the_repository_path_is_that_file_and_no_moved_file_lands_on_i
 def test_the_move_judged_against_the_tree_before_it_is_not_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, _tree(git_repo, shas["p1"], tmp_path / "before"))
+    code, hunks = _audit(capsys, git_repo, git_repo.archive(shas["p1"], tmp_path / "before"))
     assert code == 1
     mine = [h for h in hunks if h["pr"] == 2]
     assert {h["path"] for h in mine} >= {"pkg/a.py", "pkg/b.py", "pkg/sub/c.py"}
@@ -75,5 +65,5 @@ def test_the_move_judged_against_the_tree_before_it_is_not_present(
 def test_the_move_judged_against_its_own_tree_is_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, _tree(git_repo, shas["p2"], tmp_path / "after"))
+    code, hunks = _audit(capsys, git_repo, git_repo.archive(shas["p2"], tmp_path / "after"))
     assert code == 0, [(h["path"], h["status"]) for h in hunks]
