@@ -285,22 +285,24 @@ def test_cumulative_patches_where_the_child_undid_a_parents_change_are_present_o
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child takes back a line its parent added, and changes another place of the file: the
     child's diff from the fork point no longer shows the parent's line, and starts from the same
-    file. The stack leaves the old lines there, so the top holds the parent's change as undone."""
+    file. It carries the parent's new table (a cumulative patch, not a sibling's): the stack
+    leaves the old lines there, so the top holds the parent's change as undone."""
     base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
     git_repo.branch("p1")
-    p1 = git_repo.commit("p1: a guard in b", {"pkg/core.py": CORE.replace("    x = 2\n", "    x = 2\n    assert x\n")})
+    p1 = git_repo.commit("p1: a guard in b, a table", {
+        "pkg/core.py": CORE.replace("    x = 2\n", "    x = 2\n    assert x\n"), "pkg/new.py": NEW})
     git_repo.branch("p2")
     p2 = git_repo.commit("p2: no guard, c returns 4", {"pkg/core.py": CORE.replace("return 3", "return 4")})
     tree = git_repo.archive(p2, tmp_path / "top")
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    guard = [h for h in hunks if h["pr"] == 1]
+    guard = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert [(h["status"], h["superseded_by"]) for h in guard] == [("applied", {"pr": 2, "commit": None})]
     # the parent's tree has the guard but not the child's change: the child is missing there
     assert main(["audit", *patches, "--tree", str(git_repo.archive(p1, tmp_path / "p1")), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    assert [h["status"] for h in hunks if h["pr"] == 2] == ["missing"]
+    assert [h["status"] for h in hunks if h["pr"] == 2 and h["path"] == "pkg/core.py"] == ["missing"]
 
 
 def test_a_change_of_the_final_newline_alone_is_applied_where_its_lines_are(
@@ -500,12 +502,13 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child merged main after its parent forked, then took back the parent's line: its diff
     from its newer fork point shares no blob with the parent's, and shows nothing where the
-    parent's line was. Where the target's file is the one the child's diff names for its head,
-    the file is as the stack leaves it: the parent's change is present as the child rewrote it.
-    A target that differs from that file gets no such pass."""
+    parent's line was. The child's diff carries the parent's new table (a cumulative patch): where
+    the target's file is the one the child's diff names for its head, the file is as the stack
+    leaves it, and the parent's change is present as the child rewrote it. A target that differs
+    from that file gets no such pass."""
     base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
     git_repo.branch("p1")
-    p1 = git_repo.commit("p1: x", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    p1 = git_repo.commit("p1: x, a table", {"pkg/core.py": CORE.replace("x = 2", "x = 20"), "pkg/new.py": NEW})
     git_repo.branch("main", base)
     m1 = git_repo.commit("main: c", {"pkg/core.py": CORE.replace("return 3", "return 30")})
     git_repo.branch("p2", p1)
@@ -521,7 +524,7 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
     tree = git_repo.archive(p2, tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    (x,) = [h for h in hunks if h["pr"] == 1]
+    (x,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert (x["status"], x["superseded_by"]) == ("applied", {"pr": 2, "commit": None})
     assert "file identical to its head" in x["note"]
     # one byte off the child's file: the parent's line is judged as it is, and is not there
@@ -529,5 +532,22 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
     core.write_text(core.read_text() + "# local\n")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    (x,) = [h for h in hunks if h["pr"] == 1]
+    (x,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert x["status"] == "missing"
+
+
+def test_sibling_patches_from_one_base_say_nothing_of_each_others_change(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two carried patches from the same release, each its own change of one file (no stack):
+    a target built with the second alone holds the file the second's diff names for its head, and
+    the first patch's change is still missing."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("a")
+    a = git_repo.commit("a: x", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    git_repo.branch("b", base)
+    b = git_repo.commit("b: c", {"pkg/core.py": CORE.replace("return 3", "return 30")})
+    patches = _patches(git_repo, base, [a, b], tmp_path)
+    tree = git_repo.archive(b, tmp_path / "b-only")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert {h["pr"]: h["status"] for h in hunks} == {1: "missing", 2: "applied"}

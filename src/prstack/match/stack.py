@@ -13,7 +13,7 @@ from typing import Protocol, TypeGuard
 from prstack import progress
 from prstack.build import flag_results
 from prstack.match.atbase import PackageAtBase
-from prstack.match.compose import Composed, chains_above, compose_stack, stacked_above
+from prstack.match.compose import Composed, carried_pairs, chains_above, compose_stack, stacked_above
 from prstack.match.explain import BaseText
 from prstack.match.file import Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileAt, FileJob, FileKey, package_index, run_jobs
@@ -66,6 +66,7 @@ def judge_stack(
     by_pr = {pr.number: pr for pr in prs}
     above = stacked_above(prs)
     groups = _grouped(hunks)
+    carried = carried_pairs(prs, hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
@@ -84,7 +85,7 @@ def judge_stack(
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = file_sides(by_pr[number], file_hunks[0])
             tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
-            blobs = tuple((pr.number, blob) for pr in above[number] if not pr.head_sha
+            blobs = tuple((pr.number, blob) for pr in above[number] if (number, pr.number) in carried
                           for blob in _named_blob(groups.get((pr.number, path), ())))
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops, blobs))
