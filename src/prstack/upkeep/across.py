@@ -51,11 +51,25 @@ class TreeJudge:
         return {c: {key: at[(c, key[1])] for key in self._groups} for c in commits}
 
     def presence(self, commits: Sequence[str]) -> dict[str, dict[GroupKey, tuple[bool, ...]]]:
-        """Per commit, whether each group's hunks are present in that commit's tree. A blob that
-        lacks some added line of a hunk (whitespace, quotes and line breaks aside: what no
-        normalisation of the matcher could find) does not hold that hunk; the matcher judges the rest."""
+        """Per commit, whether each group's hunks are present in that commit's tree (see `_held`)."""
         blobs = self.blobs(commits)
-        pairs = {(key, blob) for per in blobs.values() for key, blob in per.items()}
+        found = self._held({(key, blob) for per in blobs.values() for key, blob in per.items()})
+        return {c: {key: found[(key, blob)] for key, blob in per.items()} for c, per in blobs.items()}
+
+    def presence_at(self, wanted: Mapping[GroupKey, Sequence[str]]) -> dict[GroupKey, dict[str, tuple[bool, ...]]]:
+        """Per group, whether its hunks are present at each of the commits asked for it (the
+        blob ids of every commit's files from one stream, each distinct blob judged once)."""
+        names = [(commit, key[1]) for key, commits in wanted.items() for commit in commits]
+        ids = iter(self._blob_ids(names))
+        blobs = {key: {commit: next(ids) for commit in commits} for key, commits in wanted.items()}
+        found = self._held({(key, blob) for key, per in blobs.items() for blob in per.values()})
+        return {key: {c: found[(key, blob)] for c, blob in per.items()} for key, per in blobs.items()}
+
+    def _held(self, pairs: set[tuple[GroupKey, str | None]]) -> dict[tuple[GroupKey, str | None], tuple[bool, ...]]:
+        """Whether each (group, blob) holds each of the group's hunks. A blob that lacks some added
+        line of a hunk (whitespace, quotes and line breaks aside: what no normalisation of the
+        matcher could find) does not hold that hunk; one that holds every hunk's whole new image
+        verbatim holds them (`_Probe.holds_whole`); the matcher judges the rest."""
         self._prefetch([(blob, "") for _, blob in pairs if blob is not None])
         texts = {blob: self._read(blob, "") for blob in {b for _, b in pairs if b is not None}}
         loose = {blob: _loose(text) for blob, text in texts.items() if text is not None}
@@ -76,7 +90,7 @@ class TreeJudge:
         judged = self._judge_pairs(full, texts)
         for pair in full:
             found[pair] = tuple(m and r.status.present for m, r in zip(found[pair], judged[pair], strict=True))
-        return {c: {key: found[(key, blob)] for key, blob in per.items()} for c, per in blobs.items()}
+        return found
 
     def judge(self, commits: Sequence[str]) -> dict[str, dict[GroupKey, list[HunkResult]]]:
         """Per commit, each group's verdicts in that commit's tree."""
@@ -104,6 +118,10 @@ class TreeJudge:
                                                    head=head)
             self.judgements += 1
         return {pair: self._judged[pair] for pair in pairs}
+
+    def index_in_group(self, hunk: Hunk) -> int:
+        """Where `hunk` is among its group's hunks (the flags `presence` gives are in that order)."""
+        return next(i for i, h in enumerate(self._groups[(hunk.pr, hunk.path)]) if h is hunk or h == hunk)
 
     def _probes(self, key: GroupKey) -> list[_Probe]:
         got = self._probed.get(key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prstack.audit import audit_opened
 from prstack.errors import InputError
@@ -17,8 +17,8 @@ from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, verdict
-from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, UpkeepReport
-from prstack.upkeep.trees import blob_ids, check_pattern, release_tags
+from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport
+from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
 
 __all__ = ["Carried", "Upkeep", "upkeep"]
 
@@ -97,6 +97,7 @@ def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = No
         groups = grouped(hunks)
         in_trees: dict[str, dict[GroupKey, list[HunkResult]]] = {}
         held: dict[str, dict[GroupKey, tuple[bool, ...]]] = {}
+        judge: TreeJudge | None = None
         if git is not None:
             judge = TreeJudge({pr.number: pr for pr in prs}, groups, blob_ids=lambda names: blob_ids(git, names),
                               read=git.file_at, prefetch=git.prefetch_files, with_sides=source.with_files)
@@ -119,11 +120,16 @@ def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = No
         default = _held_by_hunk(groups, held[default_sha]) if default_sha is not None else {}
         per_release = [_held_by_hunk(groups, held[r.commit]) for r in tags]
         names = [r.name for r in tags]
+        per_pr = {pr.number: [HunkUpkeep(at_candidate.get(id(h)) or _unjudged(h),
+                                         landing([rel[id(h)] for rel in per_release], names))
+                              for h in hunks if h.pr == pr.number] for pr in prs}
+        if git is not None and judge is not None:
+            brought = _bringing(git, judge, [u for ups in per_pr.values() for u in ups], tags,
+                                candidate_sha or default_sha)
+            per_pr = {n: [replace(u, commit=brought.get(id(u.result.hunk))) for u in ups] for n, ups in per_pr.items()}
         for pr in prs:
-            own = [h for h in hunks if h.pr == pr.number]
-            results = [at_candidate.get(id(h)) or _unjudged(h) for h in own]
-            ups = tuple(HunkUpkeep(r, landing([rel[id(h)] for rel in per_release], names))
-                        for h, r in zip(own, results, strict=True))
+            ups = tuple(per_pr[pr.number])
+            results = [u.result for u in ups]
             counted = [u for u in ups if u.counted]
             first, note = first_release([u.landing for u in counted], names)
             merged, landed = how.get(pr.number, (None, None)) if pr.patch is None else (None, None)
@@ -133,6 +139,46 @@ def upkeep(carried: Carried, git: GitSource | None, *, releases: str | None = No
             items.append(Item(pr, number, pr.patch, state, merged_by, landed, first, note, verdict(results), ups,
                               carried.notes.get(key)))
     return Upkeep(UpkeepReport(tuple(tags), candidate, tuple(items)), read_candidate, judgements)
+
+
+def _bringing(git: GitSource, judge: TreeJudge, ups: Sequence[HunkUpkeep], releases: Sequence[Release],
+              tip: str | None) -> dict[int, str]:
+    """By the id of each hunk present in the candidate: the upstream commit that brought it, the
+    first commit (oldest first) of those changing its file between the release before the one it
+    landed in and that release (with no release holding it: after the newest, up to `tip`) whose
+    tree holds it. The commits are judged as the releases are: each distinct blob once."""
+    names = [r.name for r in releases]
+    spans: dict[int, tuple[str | None, str]] = {}
+    for u in ups:
+        if not (u.counted and u.result.status.present):
+            continue
+        where = u.landing.landed_in or u.landing.first_seen
+        if where is not None:
+            at = names.index(where)
+            spans[id(u.result.hunk)] = (releases[at - 1].commit if at else None, releases[at].commit)
+        elif tip is not None:
+            spans[id(u.result.hunk)] = (releases[-1].commit if releases else None, tip)
+    by_span: dict[tuple[str | None, str], set[str]] = {}
+    for u in ups:
+        if id(u.result.hunk) in spans:
+            by_span.setdefault(spans[id(u.result.hunk)], set()).add(u.result.hunk.path)
+    touching = {span: commits_touching(git, span[0], span[1], sorted(paths)) for span, paths in by_span.items()}
+    wanted: dict[GroupKey, list[str]] = {}
+    for u in ups:
+        h = u.result.hunk
+        if id(h) in spans:
+            wanted.setdefault((h.pr, h.path), []).extend(touching[spans[id(h)]].get(h.path, ()))
+    held = judge.presence_at({key: list(dict.fromkeys(commits)) for key, commits in wanted.items()})
+    out: dict[int, str] = {}
+    for u in ups:
+        h = u.result.hunk
+        if id(h) not in spans:
+            continue
+        at = judge.index_in_group(h)
+        found = next((c for c in touching[spans[id(h)]].get(h.path, ()) if held[(h.pr, h.path)][c][at]), None)
+        if found is not None:
+            out[id(h)] = found
+    return out
 
 
 def _by_hunk(groups: Mapping[GroupKey, list[Hunk]], results: Mapping[GroupKey, list[HunkResult]]

@@ -94,6 +94,27 @@ def _checked(git: GitSource, names: Sequence[tuple[str, str]]) -> list[str | Non
     return [found.get(key) for key in names]
 
 
+def commits_touching(git: GitSource, since: str | None, until: str, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Per path, the commits of `since..until` (all of `until`'s history when `since` is None)
+    that change it, oldest first (parents before children), from one `git log`; merges, which
+    change nothing of their own, are not among them."""
+    if not paths:
+        return {}
+    span = f"{since}..{until}" if since is not None else until
+    out = run_git(git.path, ["--literal-pathspecs", "log", "--date-order", "--reverse", "--no-renames",
+                             "--format=%x01%H", "--name-only", "-z", span, "--", *paths], git.env)
+    wanted = set(paths)
+    found: dict[str, list[str]] = {}
+    for entry in out.split(b"\x01")[1:]:
+        sha, *names = entry.split(b"\0")
+        commit = sha.decode().strip()
+        for name in names:
+            path = name.strip(b"\n").decode("utf-8", "surrogateescape")
+            if path in wanted:
+                found.setdefault(path, []).append(commit)
+    return found
+
+
 def check_pattern(releases: Sequence[Release], pattern: str | None, git: GitSource) -> None:
     """Fail with what to do when no tag is a release."""
     if not releases:
