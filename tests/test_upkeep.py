@@ -255,3 +255,44 @@ def test_bad_input_is_one_line_and_exit_2(git_repo: GitRepo, capsys: pytest.Capt
     code = main(["upkeep", *(a.replace("{repo}", str(git_repo.path)) for a in args)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
+def test_releases_given_as_wheels(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wheels as the releases, in the order of their versions whatever the order given: a PR of
+    the clone first in 1.1's wheel, retired on the newest wheel (the default candidate); a patch
+    with no clone at all judged the same way."""
+    from targets_helpers import make_wheel
+
+    r = git_repo
+    _start(r)
+    r.branch("pr6")
+    fixed = _text(_edit(BASE, l8="value_8 = 'eight'\n"))
+    r.commit("fix", {"pkg/mod.py": fixed})
+    r.pr_ref(6)
+    r.git("checkout", "-q", "main")
+    wheels = tmp_path / "wheels"
+    old = {"pkg/__init__.py": b"", "pkg/mod.py": _text(BASE).encode()}
+    new = {"pkg/__init__.py": b"", "pkg/mod.py": fixed.encode()}
+    given = [make_wheel(wheels, "pkg", "1.2", new), make_wheel(wheels, "pkg", "1.0", old),
+             make_wheel(wheels, "pkg", "1.1", new)]
+    args = [arg for w in given for arg in ("--release-wheel", str(w))]
+    code, data = _upkeep(capsys, "6", "--git", str(r.path), *args)
+    assert code == 0
+    assert [(x["name"], x["commit"], Path(x["wheel"]).name) for x in data["releases"]] == [
+        ("1.0", None, "pkg-1.0-py3-none-any.whl"), ("1.1", None, "pkg-1.1-py3-none-any.whl"),
+        ("1.2", None, "pkg-1.2-py3-none-any.whl")]
+    assert data["candidate"]["kind"] == "wheel" and data["candidate"]["version"] == "1.2"
+    (item,) = data["items"]
+    assert (item["first_release"], item["verdict"]) == ("1.1", "retire")
+    assert [h["landed_in"] for h in item["hunks"]] == ["1.1"]
+    patch = _patch_between(r, "v1.0", "pr6", tmp_path / "fix.patch")
+    code, data = _upkeep(capsys, "--patch", str(patch), *args, "--wheel", str(given[1]))
+    assert code == 0
+    (item,) = data["items"]
+    assert (item["first_release"], item["verdict"]) == ("1.1", "keep")  # the 1.0 wheel lacks it, applies there
+    code = main(["upkeep", "--patch", str(patch), "--release-wheel", str(patch)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "wheel" in err
+    code = main(["upkeep", "6", "--repo", "up/pkg"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--release-wheel" in err and "--git" in err

@@ -2,7 +2,7 @@
 
 JSON, schema "prstack.upkeep/1":
     {"schema", "settled": bool,
-     "releases": [{"name", "commit"}],                     oldest first
+     "releases": [{"name", "commit", "wheel"}],            oldest first (a tag's commit, or a wheel's path)
      "candidate": {"name", "kind", "sha", "version"},
      "items": [{"pr": int|null, "patch": str|null, "title", "note", "state", "merged_by", "merge_commit",
                 "first_release", "landing_note", "verdict",
@@ -162,7 +162,7 @@ def upkeep_json(report: UpkeepReport) -> str:
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "settled": report.settled,
-        "releases": [{"name": r.name, "commit": r.commit} for r in report.releases],
+        "releases": [{"name": r.name, "commit": r.commit, "wheel": r.wheel} for r in report.releases],
         "candidate": {"name": c.name, "kind": c.kind, "sha": c.sha, "version": c.version},
         "items": [_item(item) for item in report.items],
     }
