@@ -65,6 +65,27 @@ class TreeJudge:
         found = self._held({(key, blob) for key, per in blobs.items() for blob in per.values()})
         return {key: {c: found[(key, blob)] for c, blob in per.items()} for key, per in blobs.items()}
 
+    def first_holding(self, searches: Sequence[tuple[GroupKey, Sequence[str], Sequence[int]]]
+                      ) -> list[list[str | None]]:
+        """For each search (a group, commits oldest first, indexes of some of its hunks): per hunk,
+        the first of the commits whose tree holds it (None: none does). The commits are judged in
+        order, and no further once every hunk asked for is found (the blob ids of all of them from
+        one stream, their blobs from another)."""
+        names = [(commit, key[1]) for key, commits, _ in searches for commit in commits]
+        ids = iter(self._blob_ids(names))
+        blobs = [[(commit, next(ids)) for commit in commits] for _, commits, _ in searches]
+        self._prefetch([(blob, "") for seq in blobs for _, blob in seq if blob is not None])
+        out: list[list[str | None]] = []
+        for (key, _, wanted), seq in zip(searches, blobs, strict=True):
+            found: dict[int, str] = {}
+            for commit, blob in seq:
+                if len(found) == len(wanted):
+                    break
+                held = self._held({(key, blob)})[(key, blob)]
+                found |= {i: commit for i in wanted if held[i] and i not in found}
+            out.append([found.get(i) for i in wanted])
+        return out
+
     def _held(self, pairs: set[tuple[GroupKey, str | None]]) -> dict[tuple[GroupKey, str | None], tuple[bool, ...]]:
         """Whether each (group, blob) holds each of the group's hunks. A blob that lacks some added
         line of a hunk (whitespace, quotes and line breaks aside: what no normalisation of the

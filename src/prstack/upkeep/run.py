@@ -177,21 +177,16 @@ def _bringing(git: GitSource, judge: TreeJudge, ups: Sequence[HunkUpkeep], relea
         if id(u.result.hunk) in spans:
             by_span.setdefault(spans[id(u.result.hunk)], set()).add(u.result.hunk.path)
     touching = {span: commits_touching(git, span[0], span[1], sorted(paths)) for span, paths in by_span.items()}
-    wanted: dict[GroupKey, list[str]] = {}
+    asked: dict[tuple[GroupKey, tuple[str | None, str]], list[Hunk]] = {}
     for u in ups:
         h = u.result.hunk
         if id(h) in spans:
-            wanted.setdefault((h.pr, h.path), []).extend(touching[spans[id(h)]].get(h.path, ()))
-    held = judge.presence_at({key: list(dict.fromkeys(commits)) for key, commits in wanted.items()})
+            asked.setdefault(((h.pr, h.path), spans[id(h)]), []).append(h)
+    searches = [(key, touching[span].get(key[1], []), [judge.index_in_group(h) for h in hs])
+                for (key, span), hs in asked.items()]
     out: dict[int, str] = {}
-    for u in ups:
-        h = u.result.hunk
-        if id(h) not in spans:
-            continue
-        at = judge.index_in_group(h)
-        found = next((c for c in touching[spans[id(h)]].get(h.path, ()) if held[(h.pr, h.path)][c][at]), None)
-        if found is not None:
-            out[id(h)] = found
+    for hs, firsts in zip(asked.values(), judge.first_holding(searches), strict=True):
+        out |= {id(h): commit for h, commit in zip(hs, firsts, strict=True) if commit is not None}
     return out
 
 
