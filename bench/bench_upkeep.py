@@ -130,8 +130,9 @@ def bench_prs(repo: Path, count: int, repeat: int, ab: str | None, spread: bool)
     differ = [(i, ancestry[i.number]) for i in report.items if i.number in ancestry
               and i.first_release != ancestry[i.number]]
     same = sum(1 for i in report.items if i.number in ancestry) - len(differ)
-    brought = sum(1 for i in report.items for h in i.hunks if h.commit == prs.get(i.number or 0))
-    present = sum(1 for i in report.items if i.number in prs for h in i.hunks if h.counted and h.result.status.present)
+    shown = [(h, prs[i.number]) for i in report.items if i.number in prs for h in i.hunks
+             if h.counted and h.result.status.present]
+    present, brought = len(shown), sum(h.commit == squash for h, squash in shown)
     print(f"  evidence: {brought} of {present} hunks present in the candidate name the PR's squash commit")
     print(f"  first_release equals ancestry's for {same} PR(s); differs for {len(differ)}:")
     for item, tag in differ:
