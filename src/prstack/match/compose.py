@@ -79,10 +79,11 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
 def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     """PR -> the PRs built one on another from its head up: each one's change starts at the head
     of the one before (the first such PR in stack order where the stack branches)."""
+    on = {below.number: [pr for pr in prs if _built_on(pr, below)] for below in prs}  # (in stack order)
     out = {}
     for own in prs:
         chain, at, seen = [], own, {own.number}
-        while (up := next((pr for pr in prs if pr.number not in seen and _built_on(pr, at)), None)) is not None:
+        while (up := next((pr for pr in on[at.number] if pr.number not in seen), None)) is not None:
             chain.append(up)
             seen.add(up.number)
             at = up
@@ -383,10 +384,10 @@ def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | 
     old = [t for k, t in s.lines if k != "+"]
     for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
         at = first + slip - start
-        met = [(at + i, t) for i, t in enumerate(old) if 0 <= at + i < len(mine)]
-        if not met or not all(mine[j] == t for j, t in met):
+        lo, hi = max(0, -at), min(len(old), len(mine) - at)  # (the old lines that meet one of the hunk's)
+        if lo >= hi or mine[at + lo:at + hi] != old[lo:hi]:
             continue
-        if slip == 0 or len(met) == len(old):
+        if slip == 0 or hi - lo == len(old):
             return slip
     return None
 

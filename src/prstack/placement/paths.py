@@ -174,13 +174,18 @@ class PathMap:
             return Location(Placement.FILE_MISSING, candidate)
         return Location(Placement.NOT_SHIPPED, None)
 
+    @functools.cached_property
+    def _binaries(self) -> list[str]:
+        """The installed binaries, sorted (found once: `binary_for` is asked per hunk)."""
+        return sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
+
     def binary_for(self, repo_path: str) -> str | None:
         """The shipped binary a compiled source most likely went into, when one can be told.
 
         The only binary; else the one named like the source, its folder or its package
         (csrc/attention/kernels.cu -> ..._C.so only when nothing closer matches, so None).
         """
-        binaries = sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
+        binaries = self._binaries
         if len(binaries) == 1:
             return binaries[0]
         rparts = _parts(repo_path)
