@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import IO
 
 from prstack.errors import InputError
 from prstack.forge import repo_slug
@@ -42,7 +41,7 @@ class _Reader:
 
     def __init__(self, blobs: Blobs, merged: Merged) -> None:
         self.blobs, self.merged = blobs, merged
-        self._streams: dict[int, IO[bytes]] = {}
+        self._streams = merged.streams  # (a compressed layer's saved inflate states serve the reads)
 
     def read(self, path: str, cap: int) -> bytes | None:
         return read_file(self.blobs, self.merged, self._streams, path, cap)
