@@ -10,7 +10,7 @@ What it builds, in $PRSTACK_IMAGE_CACHE (default ~/.cache/prstack-image), each o
   httpx 0.27.1, the audited project), installed with `pip install --target` (byte-compiled, as a
   Dockerfile's `pip install` leaves them): a site-packages of tens of thousands of files;
 - two images of it, written with the standard library (tarfile, gzip, hashlib, json): a `docker save`
-  tarball of plain layers, and an OCI image layout of gzip layers. Three layers: a base (with a file
+  tarball of plain layers, and OCI image layouts of gzip and of zstd layers. Three layers: a base (with a file
   and a folder later layers remove), the environment without the project (the big one), the project
   with a whiteout and an opaque folder over the base's.
 
@@ -58,6 +58,7 @@ SITE = "usr/local/lib/python3.11/site-packages"
 REPO, PR = "encode/httpx", 3106
 LAYER_TAR = "application/vnd.oci.image.layer.v1.tar"
 LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+LAYER_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
 
 
 def cache() -> Path:
@@ -185,9 +186,10 @@ def docker_archive(layers: list[Path]) -> Path:
     return dest
 
 
-def oci_gzip_layout(layers: list[Path]) -> Path:
-    """An OCI image layout (a folder) of the layers gzip-compressed."""
-    dest = cache() / "image-oci-gzip"
+def oci_layout(layers: list[Path], compression: str) -> Path:
+    """An OCI image layout (a folder) of the layers compressed: "gzip" (level 6, as Go's default) or
+    "zstd" (level 3, as buildx's compression=zstd)."""
+    dest = cache() / f"image-oci-{compression}"
     if (dest / "index.json").exists():
         return dest
     blobs = dest / "blobs" / "sha256"
@@ -195,12 +197,19 @@ def oci_gzip_layout(layers: list[Path]) -> Path:
     descriptors = []
     for path in layers:
         packed = blobs / "packing"
-        with path.open("rb") as src, gzip.GzipFile(packed, "wb", compresslevel=6, mtime=0) as out:
-            shutil.copyfileobj(src, out, 1 << 20)
+        with path.open("rb") as src, packed.open("wb") as sink:
+            if compression == "gzip":
+                with gzip.GzipFile(fileobj=sink, mode="wb", compresslevel=6, mtime=0) as out:
+                    shutil.copyfileobj(src, out, 1 << 20)
+            else:
+                import zstandard
+
+                zstandard.ZstdCompressor(level=3).copy_stream(src, sink)
         digest = _sha256(packed)
         packed.rename(blobs / digest)
         size = (blobs / digest).stat().st_size
-        descriptors.append({"mediaType": LAYER_GZIP, "digest": f"sha256:{digest}", "size": size})
+        descriptors.append({"mediaType": LAYER_GZIP if compression == "gzip" else LAYER_ZSTD,
+                            "digest": f"sha256:{digest}", "size": size})
     config = _config([_sha256(p) for p in layers])
     (blobs / hashlib.sha256(config).hexdigest()).write_bytes(config)
     manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -366,16 +375,18 @@ def main() -> None:
     git = view_of(PROJECTS[REPO])
     site = site_packages()
     layers = build_layers(site)
-    archive, layout = docker_archive(layers), oci_gzip_layout(layers)
+    archive, layout, zstd = docker_archive(layers), oci_layout(layers, "gzip"), oci_layout(layers, "zstd")
     files = [p for p in site.rglob("*") if p.is_file()]
     print(f"site-packages: {len(files)} files, {sum(p.stat().st_size for p in files) / 1e6:.0f} MB; "
           f"layers (plain) {' + '.join(f'{p.stat().st_size / 1e6:.0f}' for p in layers)} MB; "
-          f"gzip layers {sum(p.stat().st_size for p in (layout / 'blobs' / 'sha256').iterdir()) / 1e6:.0f} MB")
+          f"gzip layers {sum(p.stat().st_size for p in (layout / 'blobs' / 'sha256').iterdir()) / 1e6:.0f} MB; "
+          f"zstd layers {sum(p.stat().st_size for p in (zstd / 'blobs' / 'sha256').iterdir()) / 1e6:.0f} MB")
     if args.build_only:
         return
     print(f"audit {REPO} #{PR} (httpx 0.27.1), median of {args.repeat} fresh processes")
     compare_audits([("--image docker save (plain layers)", "image", archive),
                     ("--image OCI layout (gzip layers)", "image", layout),
+                    ("--image OCI layout (zstd layers)", "image", zstd),
                     ("--site-packages (the same files)", "site-packages", site)], git, args.repeat)
     if not args.no_tools:
         tools_check(archive, git)

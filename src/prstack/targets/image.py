@@ -18,6 +18,7 @@ from prstack.targets.base import TargetSpec
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layers import (
+    DIST_INFO_FILES,
     Blobs,
     ImageError,
     Manifest,
@@ -33,7 +34,6 @@ from prstack.targets.record import RecordEntry, RecordIntegrity, confined_path, 
 
 _DIST_INFO = re.compile(r"^(.+/(?:site|dist)-packages)/([^/]+\.dist-info)/METADATA$")
 _HEADERS_END = re.compile(r"\r?\n\r?\n")
-_META_FILES = ("METADATA", "RECORD", "direct_url.json", "top_level.txt", "INSTALLER")
 
 
 class _Reader:
@@ -91,12 +91,12 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
     prefix = env + "/"
     info_dirs = sorted({path[len(prefix):].split("/", 1)[0] for path in reader.merged.entries
                         if path.startswith(prefix) and (m := _DIST_INFO.match(path)) and m.group(1) == env})
-    wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in _META_FILES]
+    wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in DIST_INFO_FILES]
     texts = reader.read_many(wanted, METADATA_CAP)
     out = []
     for d in info_dirs:
         got = {name: (b.decode("utf-8", "replace") if (b := texts.get(f"{env}/{d}/{name}")) is not None else None)
-               for name in _META_FILES}
+               for name in DIST_INFO_FILES}
         dist = _Installed(env, d, got)
         if dist.files.name:
             out.append(dist)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from prstack.errors import TargetError
-from prstack.targets.confined import inside
+from prstack.targets.confined import METADATA_CAP, inside
 from prstack.targets.tarheaders import TarDamaged, headers
 
 LAYER_CAP = 64 << 30
@@ -39,6 +39,10 @@ CHECKPOINT_EVERY = 1 << 20
 LINK_HOPS = 40
 """Symbolic links followed on one path before it is refused as a loop (Linux's own limit)."""
 
+DIST_INFO_FILES = ("METADATA", "RECORD", "direct_url.json", "top_level.txt", "INSTALLER")
+"""The files of a distribution's .dist-info an image target reads (kept as the merge passes them)."""
+_DIST_INFO_FILE = re.compile(r"(?:^|/)(?:site|dist)-packages/[^/]+\.dist-info/(?:"
+                             + "|".join(map(re.escape, DIST_INFO_FILES)) + ")$")
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 _DIGEST = re.compile(r"^sha256:([0-9a-f]{64})$")
 
@@ -487,6 +491,9 @@ class Merged:
     layers: tuple[Layer, ...] = ()
     streams: dict[int, IO[bytes]] = field(default_factory=dict)
     """Each layer's stream as the merge left it (a compressed one keeps its saved inflate states)."""
+    held: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    """(layer, offset) -> bytes of the .dist-info files, read as the merge streamed past them: finding
+    the environments and their distributions inflates no layer again."""
 
 
 def _clean_name(name: str, shown: str, layer: Layer) -> str:
@@ -537,6 +544,9 @@ def merge_layers(blobs: Blobs, manifest: Manifest) -> Merged:
                     continue
                 if member.kind == "file":
                     written[name] = Entry(number, "file", member.offset, member.size)
+                    if member.size <= METADATA_CAP and _DIST_INFO_FILE.search(name):
+                        stream.seek(member.offset)
+                        merged.held[(number, member.offset)] = stream.read(member.size)
                 elif member.kind == "symlink":
                     if _link_leaves(name, member.link):
                         raise _err(blobs.shown, f"the layer {layer.digest} links {name} to {member.link[:200]!r}, "
@@ -639,6 +649,9 @@ def read_file(blobs: Blobs, merged: Merged, streams: dict[int, IO[bytes]], path:
         return None
     if entry.size > cap:
         raise OverCap(entry.size)
+    held = merged.held.get((entry.layer, entry.offset))
+    if held is not None and len(held) == entry.size:
+        return held
     stream = streams.get(entry.layer)
     if stream is None:
         stream = streams[entry.layer] = open_layer(blobs, merged.layers[entry.layer])
