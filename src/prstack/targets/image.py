@@ -36,15 +36,36 @@ _DIST_INFO = re.compile(r"^(.+/(?:site|dist)-packages)/([^/]+\.dist-info)/METADA
 _HEADERS_END = re.compile(r"\r?\n\r?\n")
 
 
+KEEP_CAP = 1 << 20
+"""The largest file of the chosen distribution kept whole from a compressed layer in one pass over it
+(a larger one is read on its own when asked for)."""
+
+
 class _Reader:
     """Reads files of the merged image, a stream per layer kept open; several at once in layer order."""
 
     def __init__(self, blobs: Blobs, merged: Merged) -> None:
         self.blobs, self.merged = blobs, merged
         self._streams = merged.streams  # (a compressed layer's saved inflate states serve the reads)
+        self._kept: dict[str, bytes] = {}
 
     def read(self, path: str, cap: int) -> bytes | None:
+        kept = self._kept.get(path)
+        if kept is not None and len(kept) <= cap:
+            return kept
         return read_file(self.blobs, self.merged, self._streams, path, cap)
+
+    def keep(self, paths: Iterable[str]) -> None:
+        """Read now those of these files that compressed layers hold, in the order the layers hold them,
+        and keep them for `read`: one pass over the layer, where the judge's own order would send a zstd
+        layer back to its first byte for each file behind the last one read."""
+        def compressed(path: str) -> bool:
+            real = resolve(self.merged, path, self.blobs.shown)
+            entry = self.merged.entries.get(real) if real is not None else None
+            return entry is not None and entry.layer in self.merged.compressed and entry.size <= KEEP_CAP
+
+        wanted = [path for path in paths if path not in self._kept and compressed(path)]
+        self._kept.update({path: data for path, data in self.read_many(wanted, KEEP_CAP).items() if data is not None})
 
     def read_many(self, paths: Iterable[str], cap: int) -> dict[str, bytes | None]:
         """Each path's bytes (None when missing or over `cap`), read in the order the layers hold them."""
@@ -161,6 +182,7 @@ class ImageTarget:
         self._written: dict[str, str] = {}
         self._edited: set[str] = set()
         self._checked: set[str] = set()
+        self._pass_done = False  # (the distribution's files in compressed layers read in one pass, at the first read)
         version = dist.files.version
         direct = parse_direct_url(dist.files.direct_url)
         self._base = TargetInfo(kind=TargetKind.IMAGE, path=shown, distribution=dist.files.name, version=version,
@@ -191,6 +213,10 @@ class ImageTarget:
         if path not in self._dist.files.files:
             return None
         full = self._where(path)
+        if not self._pass_done:
+            self._pass_done = True
+            self._reader.keep(self._where(p) for p in sorted(self._dist.files.files)
+                              if PurePosixPath(p).suffix not in BINARY_SUFFIXES)
         try:
             data = self._reader.read(full, cap)
         except OverCap as exc:

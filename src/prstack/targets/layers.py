@@ -491,6 +491,8 @@ class Merged:
     layers: tuple[Layer, ...] = ()
     streams: dict[int, IO[bytes]] = field(default_factory=dict)
     """Each layer's stream as the merge left it (a compressed one keeps its saved inflate states)."""
+    compressed: set[int] = field(default_factory=set)
+    """The layers read through a decompressor (a file behind the stream's place costs a restart)."""
     held: dict[tuple[int, int], bytes] = field(default_factory=dict)
     """(layer, offset) -> bytes of the .dist-info files, read as the merge streamed past them: finding
     the environments and their distributions inflates no layer again."""
@@ -561,6 +563,8 @@ def merge_layers(blobs: Blobs, manifest: Manifest) -> Merged:
         except (EOFError, OSError) as exc:
             raise _err(blobs.shown, f"the layer {layer.digest} is truncated ({exc}).") from None
         merged.streams[number] = stream
+        if not isinstance(stream, _Window):
+            merged.compressed.add(number)
         emptied = set(opaque)
         for gone in whiteouts:
             removed = entries.pop(gone, None)
