@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,6 +75,14 @@ class GitRepo:
         sha = self.git("rev-parse", rev)
         self.git("update-ref", f"refs/pull/{number}/head", sha)
         return sha
+
+    def archive(self, rev: str, into: Path) -> Path:
+        """The files of `rev` written to the new folder `into`, as `git archive` leaves them."""
+        into.mkdir()
+        data = subprocess.run(["git", "-C", str(self.path), "archive", rev], capture_output=True, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            tar.extractall(into, filter="data")
+        return into
 
 
 @pytest.fixture

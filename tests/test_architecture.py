@@ -20,7 +20,7 @@ FLOORS: dict[str, int] = {
     # judging hunks against target text, and the report it makes
     "match": 5, "report": 5,
     # where PRs come from; what to run next
-    "sources": 6, "next_steps": 6,
+    "sources": 6, "next_steps": 6, "judged_once": 6,
     # the audit: a PR source against a target
     "audit": 7,
     # what is built on the audit

@@ -239,10 +239,16 @@ def is_ancestor(m: Path, a: str, b: str) -> bool:
     return subprocess.run(["git", "--git-dir", str(m), "merge-base", "--is-ancestor", a, b]).returncode == 0
 
 
+def lacks_blobs(a: Audit) -> bool:
+    """The audit stopped on a blob the snapshot lacks: its case has no truth to offer."""
+    return a.rc == 2 and "unable to read" in a.stderr
+
+
 def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
-    "unable to read") has no truth to offer: the case is skipped, and counted."""
-    if lacking and base.rc == 2 and "unable to read" in base.stderr:
+    "unable to read") has no truth to offer: the case is skipped, and counted (so are the drop and
+    parent cases whose audits stop so)."""
+    if lacking and lacks_blobs(base):
         return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
                       audits=[base])
     r = Result(s.repo, s.top, "top", base.rc == 0 and not base.bad, audits=[base], offending=base.bad)
@@ -261,6 +267,9 @@ def run_drop(m: Path, s: Stack, tree: Path, base: Audit) -> Result:
     r.detail = {"pr": pr, "commit": c, "path": path}
     a = audit([*by_pr(m, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
     r.audits = [a]
+    if lacks_blobs(a) or lacks_blobs(base):
+        r.why = "the snapshot lacks blobs the audit must read"
+        return r
     of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
     before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
     turned = [h for h in a.bad if h["path"] != path and (h["pr"], h["path"], h["old_start"], h["new_start"]) in before]
@@ -289,6 +298,9 @@ def run_parent(m: Path, s: Stack, work: Path) -> Result:
     a1 = audit([*by_pr(m, [p]), "--tree", str(pdir)], ph)
     a2 = audit([*by_pr(m, [s.top]), "--tree", str(pdir)], ph)
     r.audits = [a1, a2]
+    if lacks_blobs(a1) or lacks_blobs(a2):
+        r.why = "the snapshot lacks blobs the audit must read"
+        return r
     why = []
     if a1.rc != 0 or a1.bad:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))

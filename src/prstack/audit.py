@@ -10,9 +10,10 @@ from dataclasses import replace
 
 from prstack.built_from import flag_results, join_build
 from prstack.errors import InputError
+from prstack.judged_once import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
-from prstack.models import Changes, Hunk
+from prstack.models import Changes, FileChange, Hunk, HunkResult
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
 from prstack.sources.base import Loading, PRMetadata, PRSource
@@ -52,16 +53,26 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
 
 def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditReport]:
     """The audit of several targets: the stack, its hunks and the files at base and head read once,
-    each target opened and judged in turn (a report each, in the order given)."""
+    each target opened and read once (a report each, in the order given). A target whose files hold
+    the same bytes as one judged before takes its verdicts (judged_once.same_content)."""
     with _collector_paused():
         loading = source.load()
         changes = loading.finish()
         paths = sorted({h.path for h in changes.hunks})
+        remembering = RememberingSource(source)
+        done: list[Judged] = []
         reports = []
         for spec in specs:
             spec = _hinted(source, spec)
             target = open_target(spec, paths, source.repo_files(changes, ()))
-            reports.append(_judged(source, changes, target, spec, None))
+            before = next((j for j in done if same_content(j, target)), None)
+            if before is not None:
+                reports.append(_reported(remembering, changes, target, before.results))
+                continue
+            recording = RecordingTarget(target)
+            results = _verdicts(remembering, changes, recording, spec, None)
+            done.append(judged(recording, results))
+            reports.append(_reported(remembering, changes, target, results))
         return reports
 
 
@@ -75,14 +86,25 @@ def _hinted(source: PRSource, spec: TargetSpec) -> TargetSpec:
 def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
             loading: Loading | None) -> AuditReport:
     """Every hunk of `changes` judged against the opened `target`, with what its build says."""
+    return _reported(source, changes, target, _verdicts(source, changes, target, spec, loading))
+
+
+def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
+              loading: Loading | None) -> tuple[HunkResult, ...]:
+    """Every hunk of `changes` judged against the opened `target`."""
     repo_files = source.repo_files(changes, target.files())
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
-    index = TargetIndex.of(target, repo_files)
+    left = {h.old_path for h in changes.hunks
+            if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
+    index = TargetIndex.of(target, repo_files, left)
     results = flag_results(judge_changes(changes, target, source, index, loading), target.evidence,
                            index.pathmap.binary_for)
-    if not source.with_files:
-        results = noted_without_base(results, target)
+    return results if source.with_files else noted_without_base(results, target)
+
+
+def _reported(source: PRSource, changes: Changes, target: Target, results: Sequence[HunkResult]) -> AuditReport:
+    """The report of `results` on `target`, with what its build says."""
     done = report(target.info, changes.prs, results)
     build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                        source.contains, source.patch_contains)

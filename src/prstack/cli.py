@@ -396,6 +396,8 @@ def fetch(prs: PrsArg, repo: RepoOpt = None, api_url: ApiUrlOpt = None) -> None:
     "prstack upkeep 40727 40898 --git ~/src/vllm --onto v0.21.0",
     "prstack upkeep --patch patches/ --git ~/src/vllm --releases 'v0.2*' --write refreshed/",
     "prstack upkeep --wheel dist/vllm-0.21.0-cp312-linux_x86_64.whl   # the carried set of ./pyproject.toml",
+    "prstack upkeep --patch patches/ --release-wheel wheels/pkg-1.0-py3-none-any.whl "
+    "--release-wheel wheels/pkg-1.1-py3-none-any.whl",
 ) + "\n\n" + EXIT_CODES.format(ok="every item is retire or keep", bad="an item is partly upstream or needs a rebase"))
 def upkeep(
     prs: Annotated[list[str] | None, typer.Argument(
@@ -406,6 +408,13 @@ def upkeep(
     releases: Annotated[str | None, typer.Option(
         "--releases", metavar="PATTERN", help="Tags that are releases, a glob (default: tags that are versions).")
     ] = None,
+    release_wheel: Annotated[list[str] | None, typer.Option(
+        "--release-wheel", metavar="WHEEL", help="A release as its wheel file, instead of the clone's tags "
+        "(repeatable; in the order of the versions in their names; the newest is the default candidate).")] = None,
+    repo: Annotated[str | None, typer.Option(
+        "--repo", metavar="OWNER/NAME", help="Read the PRs from GitHub (into prstack's cache, as audit does); "
+        "the releases then come from --release-wheel, or from --git's tags.")] = None,
+    api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
     onto: Annotated[str | None, typer.Option(
         "--onto", metavar="REF", help="The candidate: a ref of the clone (default: the newest release).")] = None,
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
@@ -426,7 +435,7 @@ def upkeep(
     from prstack.upkeep.run import upkeep as run_upkeep
     from prstack.upkeep.series import refreshed_series
 
-    numbers, _ = parse_prs(prs or [], None)
+    numbers, repo = parse_prs(prs or [], repo)
     notes: dict[str, str] = {}
     if manifest is not None or (not numbers and not patch):
         declared = read_manifest(manifest or find_manifest(Path.cwd()))
@@ -435,9 +444,19 @@ def upkeep(
         dist = dist or declared.distribution
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
+    if repo is not None and git is None and not release_wheel:
+        raise InputError("--repo reads the PRs from GitHub, not the releases: give each release with "
+                         "--release-wheel WHEEL, or a clone with its tags (--git PATH).")
     with progress_shown():
-        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes), GitClone(git) if git else None,
-                          releases=releases, onto=onto, target=spec)
+        clone, meta = GitClone(git) if git else None, {}
+        if repo is not None and numbers:
+            from prstack.sources.github.access import Access
+            from prstack.sources.open import open_clone
+
+            opened = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
+            clone, meta = opened.git, dict(opened.meta)
+        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes, meta), clone, releases=releases,
+                          onto=onto, target=spec, release_wheels=tuple(release_wheel or ()))
     if write is not None:
         series = refreshed_series(done.report, done.candidate_file)
         try:

@@ -20,6 +20,8 @@ OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
 LAYER_TAR = "application/vnd.oci.image.layer.v1.tar"
 LAYER_GZIP = "application/vnd.oci.image.layer.v1.tar+gzip"
+LAYER_ZSTD = "application/vnd.oci.image.layer.v1.tar+zstd"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,9 @@ class E:
     link: str = ""
 
 
-def layer(entries: Iterable[E], compress: bool = False) -> bytes:
-    """A layer tar of `entries`, gzip-compressed when asked."""
+def layer(entries: Iterable[E], compress: bool | str = False) -> bytes:
+    """A layer tar of `entries`, compressed when asked: True or "gzip", or "zstd" (in frames of
+    64 KiB of tar, as a streaming compressor writes them)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for e in entries:
@@ -59,6 +62,11 @@ def layer(entries: Iterable[E], compress: bool = False) -> bytes:
                 raise ValueError(e.kind)
             tar.addfile(info)
     data = buffer.getvalue()
+    if compress == "zstd":
+        import zstandard
+
+        frames = zstandard.ZstdCompressor()
+        return b"".join(frames.compress(data[i : i + (1 << 16)]) for i in range(0, len(data), 1 << 16))
     return gzip.compress(data, mtime=0) if compress else data
 
 
@@ -87,6 +95,10 @@ def _config(layers: Sequence[bytes], platform: str | None) -> bytes:
 
 def _inflated(data: bytes) -> bytes:
     """A layer's tar (a cut gzip stream as far as it goes: a damaged layer is built too)."""
+    if data[:4] == ZSTD_MAGIC:
+        import zstandard
+
+        return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True).read()
     if data[:2] != b"\x1f\x8b":
         return data
     try:
@@ -120,7 +132,7 @@ def oci_layout(dest: Path, images: dict[str | None, Sequence[bytes]], *, as_tar:
         config = _config(layers, platform)
         layer_descs = []
         for i, data in enumerate(layers):
-            media = LAYER_GZIP if data[:2] == b"\x1f\x8b" else LAYER_TAR
+            media = LAYER_GZIP if data[:2] == b"\x1f\x8b" else LAYER_ZSTD if data[:4] == ZSTD_MAGIC else LAYER_TAR
             layer_descs.append({"mediaType": media, "digest": put(data),
                                 "size": (sizes or {}).get(i, len(data))})
         manifest = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,

@@ -3,10 +3,8 @@ the rewrite is, and says which PR rewrote it; what the child did not rewrite is 
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -20,14 +18,6 @@ from prstack.models import PullRequest, Rewrite
 CORE = "def a():\n    return 1\n\n\ndef b():\n    x = 2\n    return x\n\n\ndef c():\n    return 3\n"
 NEW = "ONE = 1\nTWO = 2\nTHREE = 3\nFOUR = 4\nFIVE = 5\nSIX = 6\nSEVEN = 7\n"
 
-
-def _tree(repo: GitRepo, rev: str, into: Path) -> Path:
-    """The files of `rev`, as `git archive` leaves them."""
-    into.mkdir()
-    data = subprocess.run(["git", "-C", str(repo.path), "archive", rev], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def _stack(repo: GitRepo) -> dict[str, str]:
@@ -54,7 +44,7 @@ def _audit(capsys: pytest.CaptureFixture[str], repo: GitRepo, pr: int, tree: Pat
 def test_the_top_of_a_stack_whose_child_rewrote_its_parent_is_all_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, shas["p2"], tmp_path / "top"))
+    code, hunks = _audit(capsys, git_repo, 2, git_repo.archive(shas["p2"], tmp_path / "top"))
     assert code == 0
     parent = {h["path"]: h for h in hunks if h["pr"] == 1}
     assert set(parent) == {"pkg/core.py", "pkg/new.py"}
@@ -68,7 +58,7 @@ def test_the_top_of_a_stack_whose_child_rewrote_its_parent_is_all_present(
 def test_a_dropped_line_the_child_did_not_rewrite_is_not_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    tree = git_repo.archive(shas["p2"], tmp_path / "top")
     new = tree / "pkg" / "new.py"
     new.write_text(new.read_text().replace("SIX = 6\n", ""))
     code, hunks = _audit(capsys, git_repo, 2, tree)
@@ -83,7 +73,7 @@ def test_a_dropped_line_the_child_did_not_rewrite_is_not_present(
 def test_the_parent_alone_is_present_as_it_wrote_it_and_the_child_missing(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, shas["p1"], tmp_path / "parent"))
+    code, hunks = _audit(capsys, git_repo, 2, git_repo.archive(shas["p1"], tmp_path / "parent"))
     assert code == 1
     assert {h["status"] for h in hunks if h["pr"] == 1} == {"applied"}
     assert {h["status"] for h in hunks if h["pr"] == 2} == {"missing"}
@@ -92,7 +82,7 @@ def test_the_parent_alone_is_present_as_it_wrote_it_and_the_child_missing(
 def test_the_table_says_applied_rewritten_later(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    tree = git_repo.archive(shas["p2"], tmp_path / "top")
     code = main(["audit", "2", "--git", str(git_repo.path), "--tree", str(tree), "--verbose"])
     out, _ = capsys.readouterr()
     assert code == 0
@@ -191,7 +181,7 @@ def test_a_file_the_parent_added_and_the_child_deleted_is_not_missing_from_the_t
     top = git_repo.commit("p2: fold the helper into core", {"pkg/helper.py": None,
                                                            "pkg/core.py": CORE.replace("x = 2", "x = 20") + NEW})
     git_repo.pr_ref(2)
-    tree = _tree(git_repo, top, tmp_path / "top")
+    tree = git_repo.archive(top, tmp_path / "top")
     code, hunks = _audit(capsys, git_repo, 2, tree)
     assert code == 0
     (helper,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/helper.py"]
@@ -216,7 +206,7 @@ def test_a_repeated_line_the_child_removed_elsewhere_leaves_the_parent_present(
     unchecked = added.replace("    check()\n    return 0", "    return 0", 1)
     top = git_repo.commit("p2: f0 without the check", {"pkg/m.py": unchecked})
     git_repo.pr_ref(2)
-    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, top, tmp_path / "top"))
+    code, hunks = _audit(capsys, git_repo, 2, git_repo.archive(top, tmp_path / "top"))
     assert code == 0, hunks
     assert {h["status"] for h in hunks} == {"applied"}
 
@@ -232,7 +222,7 @@ def test_cumulative_patches_of_a_stack_are_judged_as_one_composed_change(
         out.write_bytes(subprocess.run(["git", "-C", str(git_repo.path), "diff", shas["base"], shas[name]],
                                        capture_output=True, check=True).stdout)
         patches += ["--patch", str(out)]
-    tree = _tree(git_repo, shas["p2"], tmp_path / "top")
+    tree = git_repo.archive(shas["p2"], tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     assert {h["status"] for h in hunks} == {"applied"}
@@ -253,7 +243,7 @@ def test_a_target_built_from_part_of_the_stack_holds_the_lower_prs_as_the_part_l
         git_repo.branch(f"p{n}")
         heads[n] = git_repo.commit(f"p{n}", {"pkg/core.py": CORE.replace("x = 2\n", f"x = {value}\n")})
         git_repo.pr_ref(n)
-    code, hunks = _audit(capsys, git_repo, 3, _tree(git_repo, heads[2], tmp_path / "middle"))
+    code, hunks = _audit(capsys, git_repo, 3, git_repo.archive(heads[2], tmp_path / "middle"))
     assert code == 1
     assert [(h["pr"], h["status"]) for h in hunks] == [(1, "applied"), (2, "applied"), (3, "missing")]
     assert hunks[0]["superseded_by"] == {"pr": 3, "commit": heads[3]}
@@ -269,7 +259,7 @@ def test_a_rename_is_applied_only_where_the_old_name_is_gone(
     top = git_repo.commit("p1: old -> new", {"pkg/old/__init__.py": None, "pkg/old/mod.py": None,
                                             "pkg/new/__init__.py": "", "pkg/new/mod.py": CORE})
     git_repo.pr_ref(1)
-    tree = _tree(git_repo, top, tmp_path / "top")
+    tree = git_repo.archive(top, tmp_path / "top")
     code, hunks = _audit(capsys, git_repo, 1, tree)
     assert code == 0 and {h["status"] for h in hunks} == {"applied"}
     for rel in ("pkg/old/__init__.py", "pkg/old/mod.py"):
@@ -295,22 +285,24 @@ def test_cumulative_patches_where_the_child_undid_a_parents_change_are_present_o
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child takes back a line its parent added, and changes another place of the file: the
     child's diff from the fork point no longer shows the parent's line, and starts from the same
-    file. The stack leaves the old lines there, so the top holds the parent's change as undone."""
+    file. It carries the parent's new table (a cumulative patch, not a sibling's): the stack
+    leaves the old lines there, so the top holds the parent's change as undone."""
     base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
     git_repo.branch("p1")
-    p1 = git_repo.commit("p1: a guard in b", {"pkg/core.py": CORE.replace("    x = 2\n", "    x = 2\n    assert x\n")})
+    p1 = git_repo.commit("p1: a guard in b, a table", {
+        "pkg/core.py": CORE.replace("    x = 2\n", "    x = 2\n    assert x\n"), "pkg/new.py": NEW})
     git_repo.branch("p2")
     p2 = git_repo.commit("p2: no guard, c returns 4", {"pkg/core.py": CORE.replace("return 3", "return 4")})
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    guard = [h for h in hunks if h["pr"] == 1]
+    guard = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert [(h["status"], h["superseded_by"]) for h in guard] == [("applied", {"pr": 2, "commit": None})]
     # the parent's tree has the guard but not the child's change: the child is missing there
-    assert main(["audit", *patches, "--tree", str(_tree(git_repo, p1, tmp_path / "p1")), "--format", "json"]) == 1
+    assert main(["audit", *patches, "--tree", str(git_repo.archive(p1, tmp_path / "p1")), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    assert [h["status"] for h in hunks if h["pr"] == 2] == ["missing"]
+    assert [h["status"] for h in hunks if h["pr"] == 2 and h["path"] == "pkg/core.py"] == ["missing"]
 
 
 def test_a_change_of_the_final_newline_alone_is_applied_where_its_lines_are(
@@ -325,7 +317,7 @@ def test_a_change_of_the_final_newline_alone_is_applied_where_its_lines_are(
     p2 = git_repo.commit("p2: final newline, a returns 5",
                          {"pkg/core.py": CORE.replace("return 1", "return 5")})
     git_repo.pr_ref(2)
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
@@ -352,7 +344,7 @@ def test_patches_that_move_most_of_a_folder_leave_the_files_still_in_it_at_their
     moved.update({f"pkg/new/{name}.py": files[f"pkg/old/{name}.py"] for name in "abc"})
     moved["pkg/old/config.py"] = CORE.replace("x = 2", "x = 3")
     p1 = git_repo.commit("p1: move a, b, c", moved)
-    tree = _tree(git_repo, p1, tmp_path / "top")
+    tree = git_repo.archive(p1, tmp_path / "top")
     patches = _patches(git_repo, base, [p1], tmp_path)
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
@@ -378,7 +370,7 @@ def test_patches_whose_child_deletes_a_file_the_parent_changed_leave_no_file_the
     p2 = git_repo.commit("p2: no old.py, c returns 4", {"pkg/old.py": None,
                                                          "pkg/core.py": CORE.replace("return 3", "return 4")})
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     (six,) = [h for h in hunks if h["pr"] == 1]
@@ -405,7 +397,7 @@ def test_cumulative_patches_whose_child_keeps_part_of_a_parents_hunk(
     git_repo.branch("p2")
     p2 = git_repo.commit("p2: V16 back", {"pkg/table.py": text.replace("V10 = 10", "V10 = 100")})
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     assert [(h["pr"], h["status"], h["superseded_by"]) for h in hunks] == [
@@ -430,13 +422,13 @@ def test_cumulative_patches_whose_child_takes_back_a_whole_file(
     p2 = git_repo.commit("p2: SIX back, a", {"pkg/table.py": NEW, "pkg/core.py": CORE.replace(
         "return 3", "return 4").replace("return 1", "return 5")})
     patches = _patches(git_repo, base, [p1, p2], tmp_path)
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     (six,) = [h for h in hunks if h["path"] == "pkg/table.py"]
     assert (six["pr"], six["status"], six["superseded_by"]) == (1, "applied", {"pr": 2, "commit": None})
     # the parent's tree holds SIX = 66: the child is not there
-    assert main(["audit", *patches, "--tree", str(_tree(git_repo, p1, tmp_path / "p1")), "--format", "json"]) == 1
+    assert main(["audit", *patches, "--tree", str(git_repo.archive(p1, tmp_path / "p1")), "--format", "json"]) == 1
 
 
 def test_a_symbolic_link_is_unverifiable_by_design_not_compared_by_what_it_points_to(
@@ -448,7 +440,7 @@ def test_a_symbolic_link_is_unverifiable_by_design_not_compared_by_what_it_point
     (git_repo.path / "AGENTS.md").symlink_to("GUIDE.md")
     top = git_repo.commit("p1: AGENTS.md, a constant", {"pkg/__init__.py": "X = 1\n"})
     git_repo.pr_ref(1)
-    tree = _tree(git_repo, top, tmp_path / "top")
+    tree = git_repo.archive(top, tmp_path / "top")
     assert (tree / "AGENTS.md").is_symlink()
     code, hunks = _audit(capsys, git_repo, 1, tree)
     assert code == 0
@@ -478,7 +470,7 @@ def test_a_parent_the_child_holds_as_a_copy_that_main_rewrote_is_present_on_the_
     top = git_repo.commit("p2: c returns 4", {"pkg/core.py": CORE.replace("x = 2", "x = 200")
                                              .replace("return 3", "return 4").replace("return 1", "return 5")})
     git_repo.pr_ref(2)
-    tree = _tree(git_repo, top, tmp_path / "top")
+    tree = git_repo.archive(top, tmp_path / "top")
     code, hunks = _audit(capsys, git_repo, 2, tree)
     assert code == 0, hunks
     (parent,) = [h for h in hunks if h["pr"] == 1]
@@ -510,12 +502,13 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child merged main after its parent forked, then took back the parent's line: its diff
     from its newer fork point shares no blob with the parent's, and shows nothing where the
-    parent's line was. Where the target's file is the one the child's diff names for its head,
-    the file is as the stack leaves it: the parent's change is present as the child rewrote it.
-    A target that differs from that file gets no such pass."""
+    parent's line was. The child's diff carries the parent's new table (a cumulative patch): where
+    the target's file is the one the child's diff names for its head, the file is as the stack
+    leaves it, and the parent's change is present as the child rewrote it. A target that differs
+    from that file gets no such pass."""
     base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
     git_repo.branch("p1")
-    p1 = git_repo.commit("p1: x", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    p1 = git_repo.commit("p1: x, a table", {"pkg/core.py": CORE.replace("x = 2", "x = 20"), "pkg/new.py": NEW})
     git_repo.branch("main", base)
     m1 = git_repo.commit("main: c", {"pkg/core.py": CORE.replace("return 3", "return 30")})
     git_repo.branch("p2", p1)
@@ -528,10 +521,10 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
         path.write_bytes(subprocess.run(["git", "-C", str(git_repo.path), "diff", start, head],
                                         capture_output=True, check=True).stdout)
         patches += ["--patch", str(path)]
-    tree = _tree(git_repo, p2, tmp_path / "top")
+    tree = git_repo.archive(p2, tmp_path / "top")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    (x,) = [h for h in hunks if h["pr"] == 1]
+    (x,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert (x["status"], x["superseded_by"]) == ("applied", {"pr": 2, "commit": None})
     assert "file identical to its head" in x["note"]
     # one byte off the child's file: the parent's line is judged as it is, and is not there
@@ -539,5 +532,22 @@ def test_cumulative_patches_from_different_bases_judge_the_parent_by_the_file_th
     core.write_text(core.read_text() + "# local\n")
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
-    (x,) = [h for h in hunks if h["pr"] == 1]
+    (x,) = [h for h in hunks if h["pr"] == 1 and h["path"] == "pkg/core.py"]
     assert x["status"] == "missing"
+
+
+def test_sibling_patches_from_one_base_say_nothing_of_each_others_change(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two carried patches from the same release, each its own change of one file (no stack):
+    a target built with the second alone holds the file the second's diff names for its head, and
+    the first patch's change is still missing."""
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    git_repo.branch("a")
+    a = git_repo.commit("a: x", {"pkg/core.py": CORE.replace("x = 2", "x = 20")})
+    git_repo.branch("b", base)
+    b = git_repo.commit("b: c", {"pkg/core.py": CORE.replace("return 3", "return 30")})
+    patches = _patches(git_repo, base, [a, b], tmp_path)
+    tree = git_repo.archive(b, tmp_path / "b-only")
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    assert {h["pr"]: h["status"] for h in hunks} == {1: "missing", 2: "applied"}

@@ -3,10 +3,7 @@ among the PR's changed lines lacks the commit that removed them: the hunk is not
 
 from __future__ import annotations
 
-import io
 import json
-import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,13 +16,6 @@ from prstack.sources.git.repo import GitClone
 BODY = "\n\ndef ask(q):\n    return OpenAI().ask(q)\n"
 IMPORTS = "import json\nimport os\nfrom typing import Any\n"
 
-
-def _tree(repo: GitRepo, rev: str, into: Path) -> Path:
-    into.mkdir()
-    data = subprocess.run(["git", "-C", str(repo.path), "archive", rev], capture_output=True, check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def _stack(repo: GitRepo) -> dict[str, str]:
@@ -58,7 +48,7 @@ def test_replay_names_the_lines_one_commit_wrote_and_a_later_one_removed(git_rep
 def test_the_head_of_a_pr_that_took_lines_back_is_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, 1, _tree(git_repo, shas["c2"], tmp_path / "head"))
+    code, hunks = _audit(capsys, git_repo, 1, git_repo.archive(shas["c2"], tmp_path / "head"))
     assert code == 0
     assert [h["status"] for h in hunks] == ["applied"]
 
@@ -66,7 +56,7 @@ def test_the_head_of_a_pr_that_took_lines_back_is_present(
 def test_the_removing_commit_dropped_leaves_the_hunk_partial(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, 1, _tree(git_repo, shas["c1"], tmp_path / "c1"))
+    code, hunks = _audit(capsys, git_repo, 1, git_repo.archive(shas["c1"], tmp_path / "c1"))
     assert code == 1
     (hunk,) = hunks
     assert hunk["status"] == "partial"
@@ -76,7 +66,7 @@ def test_the_removing_commit_dropped_leaves_the_hunk_partial(
 def test_a_taken_back_line_another_pr_adds_again_is_no_evidence(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
-    code, hunks = _audit(capsys, git_repo, 2, _tree(git_repo, shas["p2"], tmp_path / "top"))
+    code, hunks = _audit(capsys, git_repo, 2, git_repo.archive(shas["p2"], tmp_path / "top"))
     assert code == 0, hunks
     assert {h["pr"] for h in hunks} == {1, 2}
     assert all(h["status"] == "applied" for h in hunks)

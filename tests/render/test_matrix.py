@@ -14,7 +14,9 @@ import pytest
 from helpers.imagebuild import files_of, layer, oci_layout
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
+from prstack.judged_once import RecordingTarget, judged, same_content
 from prstack.schemas import schema
+from prstack.targets.base import TargetSpec, open_target
 
 ENV = "opt/venv/lib/python3.12/site-packages"
 
@@ -97,3 +99,44 @@ def test_patch_with_several_targets_is_one_line(demo_build: DemoBuild, tmp_path:
                  "--tree", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "one target" in err
+
+
+def copied_tree(head_tree: Path, dest: Path, runner: bytes | None = None) -> Path:
+    """A copy of the head tree, its runner.py replaced by `runner` when given."""
+    subprocess.run(["cp", "-r", str(head_tree), str(dest)], check=True)
+    if runner is not None:
+        (dest / "src" / "kvserve" / "runner.py").write_bytes(runner)
+    return dest
+
+
+def base_runner(demo: DemoBuild) -> bytes:
+    """kvserve/runner.py as the stack's base has it: no hunk of the stack applied."""
+    rev = f"{demo.repo.heads[40727]}~1:src/kvserve/runner.py"
+    return subprocess.run(["git", "-C", str(demo.repo.path), "show", rev], capture_output=True, check=True).stdout
+
+
+def test_a_target_is_the_same_content_only_when_every_file_read_holds_the_same_bytes(
+        demo_build: DemoBuild, head_tree: Path, tmp_path: Path) -> None:
+    first = RecordingTarget(open_target(TargetSpec("tree", str(head_tree)), (), ()))
+    assert first.read("src/kvserve/runner.py") is not None and first.size("src/kvserve/__init__.py") is not None
+    before = judged(first, ())
+    same = copied_tree(head_tree, tmp_path / "same")
+    other = copied_tree(head_tree, tmp_path / "other", base_runner(demo_build))
+    assert same_content(before, open_target(TargetSpec("tree", str(same)), (), ()))
+    assert not same_content(before, open_target(TargetSpec("tree", str(other)), (), ()))
+    (same / "src" / "kvserve" / "extra.py").write_text("x = 1\n")
+    assert not same_content(before, open_target(TargetSpec("tree", str(same)), (), ()))
+
+
+def test_targets_of_the_same_bytes_and_of_other_bytes_each_get_their_own_verdicts(
+        demo_build: DemoBuild, head_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git = ("40898", "--git", str(demo_build.repo.path))
+    trees = [head_tree, copied_tree(head_tree, tmp_path / "base", base_runner(demo_build)),
+             copied_tree(head_tree, tmp_path / "same")]
+    _, out = run(capsys, *git, *(a for t in trees for a in ("--tree", str(t))), "--format", "json")
+    data = json.loads(out)
+    assert [t["all_present"] for t in data["targets"]] == [True, False, True]
+    for tree, report in zip(trees, data["reports"], strict=True):
+        _, alone = run(capsys, *git, "--tree", str(tree), "--format", "json")
+        assert [(h["path"], h["old_start"], h["status"]) for h in report["hunks"]] == \
+            [(h["path"], h["old_start"], h["status"]) for h in json.loads(alone)["hunks"]]

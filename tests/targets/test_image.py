@@ -14,7 +14,7 @@ import pytest
 from helpers.imagebuild import E, docker_archive, files_of, layer, oci_layout
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
-from prstack.targets.layers import Blobs, find_manifest, host_platform, merge_layers, read_file
+from prstack.targets.layers import CHECKPOINT_EVERY, Blobs, find_manifest, host_platform, merge_layers, read_file
 
 ENV = "opt/venv/lib/python3.12/site-packages"
 SYSTEM = "usr/lib/python3/dist-packages"
@@ -133,6 +133,68 @@ def test_a_compressed_layer_reads_back_in_any_order(tmp_path: Path) -> None:
     streams: dict = {}
     for name in sorted(contents, reverse=True)[::7] + sorted(contents)[::11]:
         assert read_file(blobs, merged, streams, name, 1 << 20) == contents[name], name
+
+
+@pytest.mark.parametrize("compress", ["gzip", "zstd"])
+def test_a_compressed_layer_is_streamed_once(demo_build: DemoBuild, tmp_path: Path, compress: str) -> None:
+    """A compressed layer is streamed once to index it, its distributions' metadata kept on the way
+    (the environment is found and chosen without reading the layer again); a file of a gzip layer read
+    afterwards starts from the inflate state saved nearest it, not from the layer's first byte."""
+    import random
+
+    from prstack.targets.base import TargetSpec
+    from prstack.targets.image import open_image
+
+    rng = random.Random(3)
+    big = [E("file", f"usr/share/blob{i}.bin", rng.randbytes(1 << 20)) for i in range(6)]
+    built = oci_layout(tmp_path / "img", {None: [layer(big + files_of(demo_build.site_packages, ENV),
+                                                       compress=compress)]})
+    blob = tmp_path / "img" / "blobs" / "sha256" / built.layers[None][0].removeprefix("sha256:")
+    target = open_image(TargetSpec("image", str(tmp_path / "img")), ["src/kvserve/runner.py"],
+                        ["src/kvserve/runner.py", "src/kvserve/model.py"])
+    assert blob.stat().st_size <= target.bytes_read < blob.stat().st_size + (1 << 16)
+    if compress == "zstd":  # (no state to start again from: the distribution's files are read in one pass)
+        names = sorted(p.relative_to(demo_build.site_packages).as_posix()
+                       for p in (demo_build.site_packages / "kvserve").rglob("*.py"))
+        for name in reversed(names):
+            assert target.read(name) == (demo_build.site_packages / name).read_bytes()
+        assert len(names) > 3 and target.bytes_read < 2 * blob.stat().st_size + (1 << 16)
+        return
+    assert target.read("kvserve/runner.py") == (demo_build.site_packages / "kvserve" / "runner.py").read_bytes()
+    assert target.read("kvserve/__init__.py") is not None
+    restarts = 3  # (the metadata, then each file behind where the stream stands: a spacing and a read each)
+    assert blob.stat().st_size < target.bytes_read < blob.stat().st_size + restarts * (CHECKPOINT_EVERY + (1 << 16))
+
+
+def test_a_zstd_layer_reads_back_in_any_order(tmp_path: Path) -> None:
+    """A zstd layer (several frames) is read like a gzip one: every file whole, last first too."""
+    import random
+
+    rng = random.Random(11)
+    contents = {f"pkg/m{i:03}.py": bytes(rng.getrandbits(8) for _ in range(30_000)) for i in range(40)}
+    built = oci_layout(tmp_path / "img", {None: [layer([E("file", n, d) for n, d in contents.items()],
+                                                       compress="zstd")]})
+    index = json.loads((tmp_path / "img" / "index.json").read_text())
+    manifest = (tmp_path / "img" / "blobs" / "sha256" / index["manifests"][0]["digest"].removeprefix("sha256:"))
+    assert json.loads(manifest.read_text())["layers"][0]["mediaType"].endswith("tar+zstd"), built
+    blobs = Blobs(tmp_path / "img")
+    merged = merge_layers(blobs, find_manifest(blobs, None))
+    streams: dict = {}
+    for name in sorted(contents, reverse=True)[::3] + sorted(contents)[::5]:
+        assert read_file(blobs, merged, streams, name, 1 << 20) == contents[name], name
+
+
+def test_an_image_of_zstd_layers_gives_the_verdicts_of_its_site_packages(
+        demo_build: DemoBuild, tmp_path: Path, site_verdicts: list, capsys: pytest.CaptureFixture[str]) -> None:
+    """The venv's layer and the last one zstd-compressed (as buildx's compression=zstd writes them)."""
+    site = demo_build.site_packages
+    env = [e if e.name != f"{ENV}/kvserve/runner.py" else E("file", e.name, fixed_runner(demo_build))
+           for e in files_of(site, ENV)]
+    last = [E("file", f"{ENV}/kvserve/runner.py", (site / "kvserve" / "runner.py").read_bytes())]
+    oci_layout(tmp_path / "layout", {"linux/amd64": [base_layer(), layer(env, compress="zstd"),
+                                                     layer(last, compress="zstd")]})
+    code, data = audit_json(demo_build, "--image", str(tmp_path / "layout"), capsys=capsys)
+    assert code == 1 and verdicts(data) == site_verdicts
 
 
 def test_a_multi_platform_index_is_read_for_the_host_or_for_platform(demo_build: DemoBuild, tmp_path: Path,

@@ -58,6 +58,7 @@ def test_a_squash_merged_multi_commit_pr_lands_in_the_release_after_its_squash(
     r.git("tag", "v1.1")
     r.git("merge", "--squash", "pr1")
     r.git("-c", "commit.gpgsign=false", "commit", "-q", "-m", "fix a and b (#1)")
+    squash = r.git("rev-parse", "HEAD")
     r.git("tag", "v1.2")
     r.commit("more", {"pkg/other.py": "x = 2\n"})
     r.git("tag", "v1.3")
@@ -69,9 +70,13 @@ def test_a_squash_merged_multi_commit_pr_lands_in_the_release_after_its_squash(
     assert (item["pr"], item["state"], item["first_release"], item["verdict"]) == (1, "merged", "v1.2", "retire")
     assert item["merged_by"] in ("squash", "content")
     assert [h["landed_in"] for h in item["hunks"]] == ["v1.2", "v1.2"]
+    assert [h["commit"] for h in item["hunks"]] == [squash, squash]  # the evidence: the squash commit
     code, data = _upkeep(capsys, "1", "--git", str(r.path), "--onto", "v1.1")
     assert code == 0 and data["items"][0]["verdict"] == "keep"
     assert {h["status"] for h in data["items"][0]["hunks"]} == {"missing"}
+    assert [h["commit"] for h in data["items"][0]["hunks"]] == [None, None]
+    assert main(["upkeep", "1", "--git", str(r.path)]) == 0
+    assert f"brought by: {squash[:12]} (2 hunks)" in capsys.readouterr().out
 
 
 def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
@@ -89,6 +94,7 @@ def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
     merge = r.git("rev-parse", "HEAD")
     r.branch("release-1.0", "v1.0")
     r.git("-c", "commit.gpgsign=false", "cherry-pick", "-x", fix)
+    picked = r.git("rev-parse", "HEAD")
     r.git("tag", "v1.0.1")
     r.git("checkout", "-q", "main")
     r.git("tag", "v1.1")
@@ -99,6 +105,7 @@ def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
     assert item["first_release"] == "v1.0.1" and item["verdict"] == "retire"
     assert item["state"] == "merged" and item["merged_by"] == "ancestry"
     assert item["hunks"][0]["landed_in"] == "v1.0.1" and item["hunks"][0]["reverted_in"] == []
+    assert item["hunks"][0]["commit"] == picked != fix  # the cherry-pick on the release branch brought it
 
 
 def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,6 +124,7 @@ def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.
     revert = r.git("rev-parse", "HEAD")
     r.git("tag", "v1.2")
     r.git("-c", "commit.gpgsign=false", "revert", "--no-edit", revert)
+    relanded = r.git("rev-parse", "HEAD")
     r.git("tag", "v1.3")
     code, data = _upkeep(capsys, "3", "--git", str(r.path))
     (item,) = data["items"]
@@ -125,6 +133,9 @@ def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.
     (hunk,) = item["hunks"]
     assert (hunk["first_seen"], hunk["reverted_in"], hunk["landed_in"]) == ("v1.1", ["v1.2"], "v1.3")
     assert "v1.1" in item["landing_note"] and "v1.2" in item["landing_note"]
+    assert hunk["commit"] == relanded  # what brought it back, not the first merge
+    assert main(["upkeep", "3", "--git", str(r.path), "--format", "markdown"]) == 0
+    assert f"brought by {relanded[:12]} (1 hunk)" in capsys.readouterr().out
     code, data = _upkeep(capsys, "3", "--git", str(r.path), "--onto", "v1.2")
     assert code == 0 and data["items"][0]["verdict"] == "keep"
 
@@ -244,3 +255,44 @@ def test_bad_input_is_one_line_and_exit_2(git_repo: GitRepo, capsys: pytest.Capt
     code = main(["upkeep", *(a.replace("{repo}", str(git_repo.path)) for a in args)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and words in err, err
+
+
+def test_releases_given_as_wheels(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Wheels as the releases, in the order of their versions whatever the order given: a PR of
+    the clone first in 1.1's wheel, retired on the newest wheel (the default candidate); a patch
+    with no clone at all judged the same way."""
+    from helpers.targets import make_wheel
+
+    r = git_repo
+    _start(r)
+    r.branch("pr6")
+    fixed = _text(_edit(BASE, l8="value_8 = 'eight'\n"))
+    r.commit("fix", {"pkg/mod.py": fixed})
+    r.pr_ref(6)
+    r.git("checkout", "-q", "main")
+    wheels = tmp_path / "wheels"
+    old = {"pkg/__init__.py": b"", "pkg/mod.py": _text(BASE).encode()}
+    new = {"pkg/__init__.py": b"", "pkg/mod.py": fixed.encode()}
+    given = [make_wheel(wheels, "pkg", "1.2", new), make_wheel(wheels, "pkg", "1.0", old),
+             make_wheel(wheels, "pkg", "1.1", new)]
+    args = [arg for w in given for arg in ("--release-wheel", str(w))]
+    code, data = _upkeep(capsys, "6", "--git", str(r.path), *args)
+    assert code == 0
+    assert [(x["name"], x["commit"], Path(x["wheel"]).name) for x in data["releases"]] == [
+        ("1.0", None, "pkg-1.0-py3-none-any.whl"), ("1.1", None, "pkg-1.1-py3-none-any.whl"),
+        ("1.2", None, "pkg-1.2-py3-none-any.whl")]
+    assert data["candidate"]["kind"] == "wheel" and data["candidate"]["version"] == "1.2"
+    (item,) = data["items"]
+    assert (item["first_release"], item["verdict"]) == ("1.1", "retire")
+    assert [h["landed_in"] for h in item["hunks"]] == ["1.1"]
+    patch = _patch_between(r, "v1.0", "pr6", tmp_path / "fix.patch")
+    code, data = _upkeep(capsys, "--patch", str(patch), *args, "--wheel", str(given[1]))
+    assert code == 0
+    (item,) = data["items"]
+    assert (item["first_release"], item["verdict"]) == ("1.1", "keep")  # the 1.0 wheel lacks it, applies there
+    code = main(["upkeep", "--patch", str(patch), "--release-wheel", str(patch)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "wheel" in err
+    code = main(["upkeep", "6", "--repo", "up/pkg"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--release-wheel" in err and "--git" in err

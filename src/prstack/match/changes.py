@@ -13,7 +13,7 @@ from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.match.atbase import PackageAtBase
-from prstack.match.compose import Composed, chains_above, compose_stack, stacked_above
+from prstack.match.compose import Composed, carried_pairs, chains_above, compose_stack, stacked_above
 from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, package_index, run_jobs
@@ -61,8 +61,9 @@ class TargetIndex:
     package: PackageIndex
 
     @classmethod
-    def of(cls, target: Target, repo_files: Iterable[str]) -> TargetIndex:
-        return cls(PathMap(target.files(), repo_files), package_index(target))
+    def of(cls, target: Target, repo_files: Iterable[str], left: Iterable[str] = ()) -> TargetIndex:
+        """`left`: repository paths the audited changes move or delete (see PathMap)."""
+        return cls(PathMap(target.files(), repo_files, left), package_index(target))
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def judge_changes(
     by_pr = {pr.number: pr for pr in prs}
     above = stacked_above(prs)
     groups = _grouped(changes.hunks)
+    carried = carried_pairs(prs, changes.hunks)
     results: dict[tuple[int, str], list[HunkResult]] = {}
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
@@ -117,7 +119,7 @@ def judge_changes(
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = file_sides(by_pr[number], file_hunks[0])
             tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
-            blobs = tuple((pr.number, blob) for pr in above[number] if not pr.head_sha
+            blobs = tuple((pr.number, blob) for pr in above[number] if (number, pr.number) in carried
                           for blob in _named_blob(groups.get((pr.number, path), ())))
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops, blobs))
@@ -212,11 +214,15 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
 
 def _rename_done(r: HunkResult, pathmap: PathMap, files: frozenset[str]) -> HunkResult:
     """A pure rename is applied only where the old name is gone too (git pairs identical files,
-    empty __init__.py ones among them, by chance: the new name alone is no evidence)."""
+    empty __init__.py ones among them, by chance: the new name alone is no evidence). Nor is a
+    rename with edits where the new name lands on the old name's file (a folder moved, judged
+    against a target from before the move: the path map cannot tell the two apart)."""
     h = r.hunk
-    if r.status is not HunkStatus.APPLIED or h.change is not FileChange.RENAMED or h.lines or not h.old_path:
+    if r.status is not HunkStatus.APPLIED or h.change is not FileChange.RENAMED or not h.old_path:
         return r
     old = pathmap.locate(h.old_path)
+    if h.lines and old.installed_path != r.installed_path:
+        return r
     if old.placement is Placement.SHIPPED and old.installed_path in files:
         return replace(r, status=HunkStatus.MISSING, found_path=None, evidence=replace(
             r.evidence, note=f"the old name {h.old_path} is still there (the rename is not done)"))

@@ -55,9 +55,10 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
     for number, paths in by_pr.items():
         for path in paths:
             touching.setdefault(path, set()).add(number)
-    # (PR, PR above it) whose diffs start from the same tree, told once per pair
-    starts = frozenset((n, up.number) for n, chain in above.items() for up in chain
-                       if _same_start(by_pr.get(n, {}), by_pr.get(up.number, {})))
+    # (PR, PR above it) whose diffs start from the same tree, and those that may compose, told once per pair
+    starts = _Pairs(frozenset((n, up.number) for n, chain in above.items() for up in chain
+                              if _same_start(by_pr.get(n, {}), by_pr.get(up.number, {}))),
+                    carried_pairs(prs, hunks))
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
@@ -78,10 +79,11 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
 def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     """PR -> the PRs built one on another from its head up: each one's change starts at the head
     of the one before (the first such PR in stack order where the stack branches)."""
+    on = {below.number: [pr for pr in prs if _built_on(pr, below)] for below in prs}  # (in stack order)
     out = {}
     for own in prs:
         chain, at, seen = [], own, {own.number}
-        while (up := next((pr for pr in prs if pr.number not in seen and _built_on(pr, at)), None)) is not None:
+        while (up := next((pr for pr in on[at.number] if pr.number not in seen), None)) is not None:
             chain.append(up)
             seen.add(up.number)
             at = up
@@ -119,7 +121,7 @@ def _built_on(pr: PullRequest, below: PullRequest) -> bool:
 
 
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
-           by_pr: dict[int, dict[str, list[Hunk]]], starts: frozenset[tuple[int, int]]) -> Composed | None:
+           by_pr: dict[int, dict[str, list[Hunk]]], starts: _Pairs) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it). Where a later PR's diff of the file starts from the file `h`
     starts from, the diffs are not one on another but each from the same base (see `_same_base`)."""
@@ -165,7 +167,7 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
 
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]],
-               starts: frozenset[tuple[int, int]]) -> Composed | None:
+               starts: _Pairs) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
     stacked PRs: each one holds the PRs under it too): how the last PR above that changes the file
     leaves the hunk's lines. Where its diff of the file starts from the same file (the same blob),
@@ -173,9 +175,11 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
     changes them: the stack undid the hunk). Else, its hunk whose old side holds the hunk's whole
     old side, a few lines off at most."""
     for pr in reversed(above):
+        if not pr.head_sha and (h.pr, pr.number) not in starts.carried:
+            continue  # a patch that carries nothing of the hunk's PR: a sibling from the same base
         theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
         if not theirs:
-            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts:
+            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts.same:
                 return _kept_old(h, pr)  # a diff from the same tree that leaves the file as it was
             continue
         if any(s.change is FileChange.DELETED for s in theirs):
@@ -187,6 +191,30 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
         if held is not None:
             return Composed(replace(held, pr=h.pr, commits=h.commits), pr.head_sha, Rewrite(pr.number, held.commit))
     return None
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """What is known of pairs (PR, PR above it)."""
+
+    same: frozenset[tuple[int, int]]
+    """Their diffs start from the same tree (see `_same_start`)."""
+    carried: frozenset[tuple[int, int]]
+    """The upper diff carries the lower one (see `carried_pairs`)."""
+
+
+def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
+    """(PR, PR given after it) of PRs that name no heads (patches) where the later diff carries
+    the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
+    stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
+    carry nothing of each other: the file one of them leaves says nothing of the other's change."""
+    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for h in hunks:
+        added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    patches = [pr for pr in prs if not pr.head_sha]
+    return frozenset((low.number, up.number) for i, low in enumerate(patches) for up in patches[i + 1:]
+                     if any(lines and 2 * len(lines & added[up.number].get(path, set())) >= len(lines)
+                            for path, lines in added[low.number].items()))
 
 
 def _holds_old_side(s: Hunk, h: Hunk) -> bool:
@@ -356,10 +384,10 @@ def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | 
     old = [t for k, t in s.lines if k != "+"]
     for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
         at = first + slip - start
-        met = [(at + i, t) for i, t in enumerate(old) if 0 <= at + i < len(mine)]
-        if not met or not all(mine[j] == t for j, t in met):
+        lo, hi = max(0, -at), min(len(old), len(mine) - at)  # (the old lines that meet one of the hunk's)
+        if lo >= hi or mine[at + lo:at + hi] != old[lo:hi]:
             continue
-        if slip == 0 or len(met) == len(old):
+        if slip == 0 or hi - lo == len(old):
             return slip
     return None
 

@@ -121,10 +121,12 @@ def normalise_all(lines: list[str], level: int) -> list[str]:
     if level == 1:
         return list(map(str.rstrip, lines))
     text = "\n".join(lines)
-    if text.isascii():  # (bytes translate: a table lookup per byte, no dict per character)
-        data = text.encode("ascii").translate(None if level == 2 else _QUOTE_BYTES, _SPACE_BYTES)
-        return data.decode("ascii").split("\n")
-    return text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
+    try:  # (bytes translate: a table lookup per byte, no dict per character; the bytes it drops or
+        # changes are ASCII, which no other character's UTF-8 holds, so the result is the same)
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # (lone surrogates: undecodable bytes of the file)
+        return text.translate(_NO_WS if level == 2 else _NO_WS_QUOTES).split("\n")
+    return data.translate(None if level == 2 else _QUOTE_BYTES, _SPACE_BYTES).decode("utf-8").split("\n")
 
 
 LEVELS: Final[tuple[tuple[str | None, Normaliser], ...]] = (

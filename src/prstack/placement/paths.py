@@ -102,7 +102,9 @@ class PathMap:
     lacks (which is how file-missing is told from not-shipped).
     """
 
-    def __init__(self, installed: Iterable[str], repo_files: Iterable[str]) -> None:
+    def __init__(self, installed: Iterable[str], repo_files: Iterable[str], left: Iterable[str] = ()) -> None:
+        """`left`: repository paths the audited changes move or delete (the files at their bases),
+        which a place the prefixes point to may be too; they do not vote."""
         self.installed = frozenset(installed)
         mappable = [parts for path in self.installed if not _metadata_path(parts := path_parts(path))]
         by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
@@ -134,6 +136,7 @@ class PathMap:
         else:
             self.prefixes = voted
         self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
+        self._repo_paths = frozenset(repo_files).union(left)
 
     # lazy: only a path the target lacks asks, and choosing a distribution maps every candidate
     @functools.cached_property
@@ -153,9 +156,16 @@ class PathMap:
         return None
 
     def locate(self, repo_path: str) -> Location:
-        """Where the target holds, or should hold, a repository file."""
+        """Where the target holds, or should hold, a repository file. A file at the repository
+        path itself is that file (a source tree); a place the prefixes point to that is another
+        repository file's own path is that file's, never this one's (a folder the stack moved,
+        judged against a tree from before the move)."""
         suffix = _suffix(repo_path)
+        if repo_path in self.installed and not _metadata_path(path_parts(repo_path)):
+            return Location(Placement.SHIPPED, repo_path)
         candidate = self._candidate(repo_path)
+        if candidate is not None and candidate != repo_path and candidate in self._repo_paths:
+            candidate = repo_path
         if candidate is not None and candidate in self.installed:
             return Location(Placement.SHIPPED, candidate)
         if suffix in COMPILED_SOURCE_SUFFIXES and self.ships_binaries:
@@ -169,13 +179,18 @@ class PathMap:
             return Location(Placement.FILE_MISSING, candidate)
         return Location(Placement.NOT_SHIPPED, None)
 
+    @functools.cached_property
+    def _binaries(self) -> list[str]:
+        """The installed binaries, sorted (found once: `binary_for` is asked per hunk)."""
+        return sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
+
     def binary_for(self, repo_path: str) -> str | None:
         """The shipped binary a compiled source most likely went into, when one can be told.
 
         The only binary; else the one named like the source, its folder or its package
         (csrc/attention/kernels.cu -> ..._C.so only when nothing closer matches, so None).
         """
-        binaries = sorted(p for p in self.installed if PurePosixPath(p).suffix in BINARY_SUFFIXES)
+        binaries = self._binaries
         if len(binaries) == 1:
             return binaries[0]
         rparts = path_parts(repo_path)

@@ -2,15 +2,18 @@
 
 JSON, schema "prstack.upkeep/1":
     {"schema", "settled": bool,
-     "releases": [{"name", "commit"}],                     oldest first
+     "releases": [{"name", "commit", "wheel"}],            oldest first (a tag's commit, or a wheel's path)
      "candidate": {"name", "kind", "sha", "version"},
      "items": [{"pr": int|null, "patch": str|null, "title", "note", "state", "merged_by", "merge_commit",
                 "first_release", "landing_note", "verdict",
                 "hunks": [{"path", "old_start", "old_lines", "new_start", "new_lines", "status",
-                           "found_path", "found_line", "landed_in", "first_seen", "reverted_in": [str]}]}]}
+                           "found_path", "found_line", "landed_in", "first_seen", "reverted_in": [str],
+                           "commit": str|null}]}]}
 `state`: open|merged|closed|unknown; `verdict`: retire|partly-upstream|keep|rebase; a hunk's
 `status` is its status in the candidate (the audit's statuses), `landed_in` the release from
-which on every release holds it (null: the newest does not).
+which on every release holds it (null: the newest does not), `commit` the upstream commit that
+brought a hunk present in the candidate (the first commit, after the release before the one it
+landed in, whose tree holds it; null: not present, or not found).
 """
 
 from __future__ import annotations
@@ -85,6 +88,15 @@ def conclusion(report: UpkeepReport) -> str:
     return f"{len(report.items)} carried item(s): {parts}; {head}."
 
 
+def brought_by(item: Item) -> str:
+    """The upstream commits that brought the item's present hunks, each with how many ("" if none)."""
+    counts: dict[str, int] = {}
+    for h in item.hunks:
+        if h.commit:
+            counts[h.commit] = counts.get(h.commit, 0) + 1
+    return ", ".join(f"{sha[:12]} ({n} hunk{'s' if n > 1 else ''})" for sha, n in counts.items())
+
+
 def _remaining(item: Item) -> str:
     left = item.remaining
     return "; ".join(f"{hunk_where(h)} {h.result.status.value}" for h in left)
@@ -111,6 +123,8 @@ def upkeep_table(report: UpkeepReport) -> RenderableType:
             lines.append(f"  {item.landing_note}")
         if item.merge_commit:
             lines.append(f"  upstream commit: {item.merge_commit[:12]}")
+        if brought := brought_by(item):
+            lines.append(f"  brought by: {brought}")
         if item.verdict is not Verdict.RETIRE and (left := _remaining(item)):
             lines.append(f"  not in the candidate: {left}")
         parts += [safe(line) for line in lines]
@@ -131,7 +145,8 @@ def upkeep_markdown(report: UpkeepReport) -> str:
     for item in report.items:
         out.append(f"| {_md(item_name(item))} | {_md(state_text(item))} | {_md(item.first_release) or '—'} | "
                    f"{item.verdict.value} | {_md(_remaining(item)) or '—'} |")
-    notes = [(item, n) for item in report.items for n in (item.note, item.landing_note) if n]
+    notes = [(item, n) for item in report.items
+             for n in (item.note, item.landing_note, brought_by(item) and f"brought by {brought_by(item)}") if n]
     if notes:
         out += ["", "<details><summary>Notes</summary>", ""]
         out += [f"- {_md(item_name(item))}: {_md(n)}" for item, n in notes]
@@ -147,7 +162,7 @@ def upkeep_json(report: UpkeepReport) -> str:
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "settled": report.settled,
-        "releases": [{"name": r.name, "commit": r.commit} for r in report.releases],
+        "releases": [{"name": r.name, "commit": r.commit, "wheel": r.wheel} for r in report.releases],
         "candidate": {"name": c.name, "kind": c.kind, "sha": c.sha, "version": c.version},
         "items": [_item(item) for item in report.items],
     }
@@ -170,5 +185,5 @@ def _hunk(h: HunkUpkeep) -> dict[str, Any]:
         "path": hk.path, "old_start": hk.old_start, "old_lines": hk.old_lines, "new_start": hk.new_start,
         "new_lines": hk.new_lines, "status": r.status.value, "found_path": r.found_path, "found_line": r.found_line,
         "landed_in": h.landing.landed_in, "first_seen": h.landing.first_seen,
-        "reverted_in": list(h.landing.reverted_in),
+        "reverted_in": list(h.landing.reverted_in), "commit": h.commit,
     }

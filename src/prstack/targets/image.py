@@ -8,7 +8,6 @@ from collections.abc import Iterable, Sequence
 from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import IO
 
 from prstack.errors import InputError
 from prstack.forge import repo_slug
@@ -18,6 +17,7 @@ from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.layers import (
+    DIST_INFO_FILES,
     Blobs,
     ImageError,
     ImageManifest,
@@ -34,7 +34,11 @@ from prstack.targets.spec import TargetSpec
 
 _DIST_INFO = re.compile(r"^(.+/(?:site|dist)-packages)/([^/]+\.dist-info)/METADATA$")
 _HEADERS_END = re.compile(r"\r?\n\r?\n")
-_META_FILES = ("METADATA", "RECORD", "direct_url.json", "top_level.txt", "INSTALLER")
+
+
+KEEP_CAP = 1 << 20
+"""The largest file of the chosen distribution kept whole from a compressed layer in one pass over it
+(a larger one is read on its own when asked for)."""
 
 
 class _Reader:
@@ -42,10 +46,26 @@ class _Reader:
 
     def __init__(self, blobs: Blobs, merged: Merged) -> None:
         self.blobs, self.merged = blobs, merged
-        self._streams: dict[int, IO[bytes]] = {}
+        self._streams = merged.streams  # (a compressed layer's saved inflate states serve the reads)
+        self._kept: dict[str, bytes] = {}
 
     def read(self, path: str, cap: int) -> bytes | None:
+        kept = self._kept.get(path)
+        if kept is not None and len(kept) <= cap:
+            return kept
         return read_file(self.blobs, self.merged, self._streams, path, cap)
+
+    def keep(self, paths: Iterable[str]) -> None:
+        """Read now those of these files that compressed layers hold, in the order the layers hold them,
+        and keep them for `read`: one pass over the layer, where the judge's own order would send a zstd
+        layer back to its first byte for each file behind the last one read."""
+        def compressed(path: str) -> bool:
+            real = resolve(self.merged, path, self.blobs.shown)
+            entry = self.merged.entries.get(real) if real is not None else None
+            return entry is not None and entry.layer in self.merged.compressed and entry.size <= KEEP_CAP
+
+        wanted = [path for path in paths if path not in self._kept and compressed(path)]
+        self._kept.update({path: data for path, data in self.read_many(wanted, KEEP_CAP).items() if data is not None})
 
     def read_many(self, paths: Iterable[str], cap: int) -> dict[str, bytes | None]:
         """Each path's bytes (None when missing or over `cap`), read in the order the layers hold them."""
@@ -92,12 +112,12 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
     prefix = env + "/"
     info_dirs = sorted({path[len(prefix):].split("/", 1)[0] for path in reader.merged.entries
                         if path.startswith(prefix) and (m := _DIST_INFO.match(path)) and m.group(1) == env})
-    wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in _META_FILES]
+    wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in DIST_INFO_FILES]
     texts = reader.read_many(wanted, METADATA_CAP)
     out = []
     for d in info_dirs:
         got = {name: (b.decode("utf-8", "replace") if (b := texts.get(f"{env}/{d}/{name}")) is not None else None)
-               for name in _META_FILES}
+               for name in DIST_INFO_FILES}
         dist = _Installed(env, d, got)
         if dist.files.name:
             out.append(dist)
@@ -162,6 +182,7 @@ class ImageTarget:
         self._written: dict[str, str] = {}
         self._edited: set[str] = set()
         self._checked: set[str] = set()
+        self._pass_done = False  # (the distribution's files in compressed layers read in one pass, at the first read)
         version = dist.files.version
         direct = parse_direct_url(dist.files.direct_url)
         self._base = TargetInfo(kind=TargetKind.IMAGE, path=shown, distribution=dist.files.name, version=version,
@@ -192,6 +213,10 @@ class ImageTarget:
         if path not in self._dist.files.files:
             return None
         full = self._where(path)
+        if not self._pass_done:
+            self._pass_done = True
+            self._reader.keep(self._where(p) for p in sorted(self._dist.files.files)
+                              if PurePosixPath(p).suffix not in BINARY_SUFFIXES)
         try:
             data = self._reader.read(full, cap)
         except OverCap as exc:

@@ -10,6 +10,7 @@ image's root, layers over the size cap and truncated ones are refused with one I
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import io
 import json
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from prstack.errors import TargetError
-from prstack.targets.confined import inside
+from prstack.targets.confined import METADATA_CAP, inside
+from prstack.targets.tarheaders import TarDamaged, headers
 
 LAYER_CAP = 64 << 30
 """The largest layer read, compressed or not (bytes): a bigger one is refused, never inflated."""
@@ -37,6 +39,10 @@ CHECKPOINT_EVERY = 1 << 20
 LINK_HOPS = 40
 """Symbolic links followed on one path before it is refused as a loop (Linux's own limit)."""
 
+DIST_INFO_FILES = ("METADATA", "RECORD", "direct_url.json", "top_level.txt", "INSTALLER")
+"""The files of a distribution's .dist-info an image target reads (kept as the merge passes them)."""
+_DIST_INFO_FILE = re.compile(r"(?:^|/)(?:site|dist)-packages/[^/]+\.dist-info/(?:"
+                             + "|".join(map(re.escape, DIST_INFO_FILES)) + ")$")
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 _DIGEST = re.compile(r"^sha256:([0-9a-f]{64})$")
 
@@ -56,6 +62,7 @@ class _Window(io.RawIOBase):
 
     def __init__(self, raw: IO[bytes], start: int, length: int, counter: list[int]) -> None:
         self._raw, self._start, self._length, self._pos, self._counter = raw, start, length, 0, counter
+        self._fd = raw.fileno()  # (read with pread: the bytes asked for, no read-ahead of a buffer)
 
     def readable(self) -> bool:
         return True
@@ -75,8 +82,7 @@ class _Window(io.RawIOBase):
         want = min(len(buffer), self._length - self._pos)
         if want <= 0:
             return 0
-        self._raw.seek(self._start + self._pos)
-        data = self._raw.read(want)
+        data = os.pread(self._fd, want, self._start + self._pos)
         buffer[: len(data)] = data
         self._pos += len(data)
         self._counter[0] += len(data)
@@ -98,7 +104,7 @@ class Blobs:
         if not path.is_file():
             raise _err(self.shown, "no such file or folder; give a `docker save` tar or an OCI image layout.")
         try:
-            self._raw = open(path, "rb")  # noqa: SIM115 (kept open for the target's life)
+            self._raw = open(path, "rb", buffering=0)  # noqa: SIM115 (kept open for the target's life)
             window = _Window(self._raw, 0, path.stat().st_size, self.bytes_read)
             self._tar = tarfile.open(fileobj=window, mode="r:")  # noqa: SIM115
             for member in self._tar:
@@ -126,7 +132,7 @@ class Blobs:
                 raise _err(self.shown, f"{name} is missing from the image layout.") from None
             if not stat.S_ISREG(info.st_mode):
                 raise _err(self.shown, f"{name} is not a regular file; refused.")
-            handle = open(full, "rb")  # noqa: SIM115
+            handle = open(full, "rb", buffering=0)  # noqa: SIM115
             return _Window(handle, 0, info.st_size, self.bytes_read), info.st_size  # type: ignore[return-value]
         member = self._members.get(name)
         if member is None:
@@ -308,7 +314,8 @@ class _Inflated(io.RawIOBase):
         self.total: int | None = None
 
     def _restart(self, out_pos: int, in_pos: int, inflater: Any) -> None:
-        self._out, self._in, self._z, self._buf, self._pending = out_pos, in_pos, inflater.copy(), b"", b""
+        self._out, self._in, self._z, self._pending = out_pos, in_pos, inflater.copy(), b""
+        self._buf, self._at = b"", 0  # (inflated bytes not read yet: self._buf[self._at:])
         self._last_mark = out_pos
 
     def readable(self) -> bool:
@@ -318,10 +325,10 @@ class _Inflated(io.RawIOBase):
         return True
 
     def tell(self) -> int:
-        return self._out - len(self._buf)
+        return self._out - (len(self._buf) - self._at)
 
     def _more(self) -> bool:
-        """Inflate the next piece into the buffer; False at the end."""
+        """Inflate the next piece into the (emptied) buffer; False at the end."""
         if not self._pending:
             if self._out - self._last_mark >= CHECKPOINT_EVERY or not self._checkpoints:
                 if not self._checkpoints or self._checkpoints[-1][0] < self._out:
@@ -349,41 +356,98 @@ class _Inflated(io.RawIOBase):
         self._out += len(out)
         if self._out > LAYER_CAP:
             raise _err(self._shown, f"a layer inflates past {LAYER_CAP} bytes; refused as too big.")
-        self._buf += out
+        self._buf, self._at = out, 0
         return True
 
     def seek(self, offset: int, whence: int = 0) -> int:
         if whence == 2:
             while self._more():
-                self._buf = b""
+                self._at = len(self._buf)
             return self.tell()
         target = offset + (self.tell() if whence == 1 else 0)
-        if target < self.tell():
-            best = max((c for c in self._checkpoints if c[0] <= target), default=None, key=lambda c: c[0])
+        at = bisect.bisect_right(self._checkpoints, target, key=lambda c: c[0]) - 1
+        best = self._checkpoints[at] if at >= 0 else None
+        if target < self.tell() or (best is not None and best[0] > self.tell()):  # (back, or far ahead)
             if best is None:
                 raise _err(self._shown, "a compressed layer cannot be re-read.")
             self._restart(best[0], best[1], best[2])
         skip = target - self.tell()
-        while skip > len(self._buf):
-            skip -= len(self._buf)
-            self._buf = b""
+        while skip > len(self._buf) - self._at:
+            skip -= len(self._buf) - self._at
+            self._at = len(self._buf)
             if not self._more():
                 return self.tell()
-        self._buf = self._buf[skip:]
+        self._at += skip
         return self.tell()
 
     def readinto(self, buffer: Any) -> int:
-        while not self._buf:
+        while self._at >= len(self._buf):
             if not self._more():
                 return 0
-        n = min(len(buffer), len(self._buf))
-        buffer[:n] = self._buf[:n]
-        self._buf = self._buf[n:]
+        n = min(len(buffer), len(self._buf) - self._at)
+        buffer[:n] = memoryview(self._buf)[self._at : self._at + n]
+        self._at += n
         return n
 
 
+class _Unzstd(io.RawIOBase):
+    """A zstd stream (one frame or several) as a seekable file of its uncompressed bytes. Reading and
+    seeking forward decompress; a seek back starts again from the layer's first byte (zstd keeps no
+    state to copy: the audit reads a layer's files in the order the layer holds them)."""
+
+    def __init__(self, raw: IO[bytes], shown: str) -> None:
+        self._raw, self._shown = raw, shown
+        self._start()
+
+    def _start(self) -> None:
+        import zstandard
+
+        self._raw.seek(0)
+        self._reader = zstandard.ZstdDecompressor().stream_reader(self._raw, read_size=1 << 16,
+                                                                  read_across_frames=True, closefd=False)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def _read(self, size: int) -> bytes:
+        import zstandard
+
+        try:
+            data = self._reader.read(size)
+        except zstandard.ZstdError as exc:
+            raise _err(self._shown, f"a zstd-compressed layer is damaged ({exc}).") from None
+        self._pos += len(data)
+        if self._pos > LAYER_CAP:
+            raise _err(self._shown, f"a layer inflates past {LAYER_CAP} bytes; refused as too big.")
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence == 2:
+            while self._read(1 << 20):
+                pass
+            return self._pos
+        target = offset + (self._pos if whence == 1 else 0)
+        if target < self._pos:
+            self._start()
+        while self._pos < target and self._read(min(target - self._pos, 1 << 20)):
+            pass
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
 def open_layer(blobs: Blobs, layer: Layer) -> IO[bytes]:
-    """A layer's tar as a seekable stream (inflated when gzip-compressed)."""
+    """A layer's tar as a seekable stream (decompressed when gzip or zstd-compressed)."""
     raw, size = blobs.open(layer.name)
     if size > LAYER_CAP or (layer.size or 0) > LAYER_CAP:
         raise _err(blobs.shown, f"the layer {layer.digest} is over {LAYER_CAP} bytes; refused as too big.")
@@ -395,9 +459,8 @@ def open_layer(blobs: Blobs, layer: Layer) -> IO[bytes]:
     raw.seek(0)
     if head[:2] == b"\x1f\x8b":
         return io.BufferedReader(_Inflated(raw, blobs.shown), 1 << 16)
-    if head == b"\x28\xb5\x2f\xfd" or "zstd" in layer.media_type:
-        raise _err(blobs.shown, f"the layer {layer.digest} is zstd-compressed, which prstack cannot read yet; "
-                   "export the image with gzip layers (docker save, or buildx compression=gzip).")
+    if head == b"\x28\xb5\x2f\xfd":
+        return io.BufferedReader(_Unzstd(raw, blobs.shown), 1 << 16)
     return raw
 
 
@@ -408,7 +471,7 @@ def _forget(tar: tarfile.TarFile) -> None:
 
 # -- the merged file system ------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """What the image holds at a path once every layer is applied."""
 
@@ -426,6 +489,13 @@ class Merged:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     layers: tuple[Layer, ...] = ()
+    streams: dict[int, IO[bytes]] = field(default_factory=dict)
+    """Each layer's stream as the merge left it (a compressed one keeps its saved inflate states)."""
+    compressed: set[int] = field(default_factory=set)
+    """The layers read through a decompressor (a file behind the stream's place costs a restart)."""
+    held: dict[tuple[int, int], bytes] = field(default_factory=dict)
+    """(layer, offset) -> bytes of the .dist-info files, read as the merge streamed past them: finding
+    the environments and their distributions inflates no layer again."""
 
 
 def _clean_name(name: str, shown: str, layer: Layer) -> str:
@@ -463,9 +533,7 @@ def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
         opaque: list[str] = []
         whiteouts: list[str] = []
         try:
-            tar = tarfile.open(fileobj=stream, mode="r:")  # noqa: SIM115 (the stream is the layer's, kept)
-            for member in tar:
-                _forget(tar)
+            for member in headers(stream):
                 name = _clean_name(member.name, blobs.shown, layer)
                 if not name:
                     continue
@@ -476,37 +544,35 @@ def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
                 if base.startswith(".wh."):
                     whiteouts.append(f"{folder}/{base[4:]}" if folder else base[4:])
                     continue
-                if member.isreg():
-                    written[name] = Entry(number, "file", member.offset_data, member.size)
-                elif member.isdir():
-                    written[name] = Entry(number, "dir")
-                elif member.issym():
-                    if _link_leaves(name, member.linkname):
-                        raise _err(blobs.shown, f"the layer {layer.digest} links {name} to {member.linkname[:200]!r}, "
+                if member.kind == "file":
+                    written[name] = Entry(number, "file", member.offset, member.size)
+                    if member.size <= METADATA_CAP and _DIST_INFO_FILE.search(name):
+                        stream.seek(member.offset)
+                        merged.held[(number, member.offset)] = stream.read(member.size)
+                elif member.kind == "symlink":
+                    if _link_leaves(name, member.link):
+                        raise _err(blobs.shown, f"the layer {layer.digest} links {name} to {member.link[:200]!r}, "
                                    "outside the image; refused as hostile.")
-                    written[name] = Entry(number, "symlink", link=member.linkname)
-                elif member.islnk():
-                    written[name] = Entry(number, "hardlink", link=_clean_name(member.linkname, blobs.shown, layer))
+                    written[name] = Entry(number, "symlink", link=member.link)
+                elif member.kind == "hardlink":
+                    written[name] = Entry(number, "hardlink", link=_clean_name(member.link, blobs.shown, layer))
                 else:
-                    written[name] = Entry(number, "other")
-            stream.seek(tar.offset)
-            if stream.read(tarfile.BLOCKSIZE) != bytes(tarfile.BLOCKSIZE):  # (a tar ends with zero blocks)
-                raise _err(blobs.shown, f"the layer {layer.digest} is truncated: its tar stops without "
-                           "the end-of-archive blocks.")
-        except tarfile.TarError as exc:
-            raise _err(blobs.shown, f"the layer {layer.digest} is not a readable tar ({exc}); "
-                       "it is truncated or damaged.") from None
+                    written[name] = Entry(number, member.kind)
+        except TarDamaged as exc:
+            raise _err(blobs.shown, f"the layer {layer.digest} is {exc}; it is truncated or damaged.") from None
         except (EOFError, OSError) as exc:
             raise _err(blobs.shown, f"the layer {layer.digest} is truncated ({exc}).") from None
-        for folder in opaque:
-            prefix = folder + "/" if folder else ""
-            for path in [p for p in entries if p.startswith(prefix)]:
-                del entries[path]
+        merged.streams[number] = stream
+        if not isinstance(stream, _Window):
+            merged.compressed.add(number)
+        emptied = set(opaque)
         for gone in whiteouts:
             removed = entries.pop(gone, None)
             if removed is None or removed.kind == "dir":  # (a folder may be implied by its files alone)
-                for path in [p for p in entries if p.startswith(gone + "/")]:
-                    del entries[path]
+                emptied.add(gone)
+        replaced = {name for name, entry in written.items() if entry.kind != "dir"
+                    and (old := entries.get(name)) is not None and old.kind == "dir"}
+        _remove_under(entries, emptied | replaced)
         for name, entry in written.items():
             if entry.kind == "hardlink":
                 source = written.get(entry.link) or entries.get(entry.link)
@@ -514,16 +580,35 @@ def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
                     raise _err(blobs.shown, f"the layer {layer.digest} hard-links {name} to {entry.link!r}, "
                                "which it does not hold; refused.")
                 entry = Entry(source.layer, "file", source.offset, source.size)
-            old = entries.get(name)
-            if old is not None and old.kind == "dir" and entry.kind != "dir":
-                for path in [p for p in entries if p.startswith(name + "/")]:
-                    del entries[path]
             entries[name] = entry
         end = stream.seek(0, 2)
         for name, entry in written.items():
             if entry.kind == "file" and entry.offset + entry.size > end:
                 raise _err(blobs.shown, f"the layer {layer.digest} is truncated inside {name}.")
     return merged
+
+
+def _remove_under(entries: dict[str, Entry], folders: set[str]) -> None:
+    """Drop every entry below one of `folders` ('' is the root), in one pass over the index."""
+    if not folders:
+        return
+    if "" in folders:
+        entries.clear()
+        return
+    if len(folders) <= 256:  # (str.startswith over a few prefixes is one C call a path)
+        prefixes = tuple(f + "/" for f in folders)
+        doomed = [path for path in entries if path.startswith(prefixes)]
+    else:
+        doomed = [path for path in entries if any(path[:cut] in folders for cut in _slashes(path))]
+    for path in doomed:
+        del entries[path]
+
+
+def _slashes(path: str) -> Iterator[int]:
+    cut = path.find("/")
+    while cut > 0:
+        yield cut
+        cut = path.find("/", cut + 1)
 
 
 def resolve(merged: Merged, path: str, shown: str) -> str | None:
@@ -568,6 +653,9 @@ def read_file(blobs: Blobs, merged: Merged, streams: dict[int, IO[bytes]], path:
         return None
     if entry.size > cap:
         raise OverCap(entry.size)
+    held = merged.held.get((entry.layer, entry.offset))
+    if held is not None and len(held) == entry.size:
+        return held
     stream = streams.get(entry.layer)
     if stream is None:
         stream = streams[entry.layer] = open_layer(blobs, merged.layers[entry.layer])

@@ -54,12 +54,14 @@ class MergedBy(StrEnum):
 
 @dataclass(frozen=True)
 class Release:
-    """One upstream release: a tag of the clone, read as a tree (never checked out)."""
+    """One upstream release: a tag of the clone, read as a tree (never checked out), or a wheel."""
 
     name: str
-    """The tag's name (v1.2.0)."""
-    commit: str
-    """The commit the tag points to."""
+    """The tag's name (v1.2.0), or a wheel's version."""
+    commit: str | None
+    """The commit the tag points to (None: a release given as a wheel)."""
+    wheel: str | None = None
+    """The wheel file the release was read from, for a release given as a wheel."""
 
 
 @dataclass(frozen=True)

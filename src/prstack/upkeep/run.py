@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from prstack.audit import audit_opened
 from prstack.errors import InputError
-from prstack.models import Hunk, HunkResult, PRState, PullRequest
-from prstack.sources.base import PRSource
+from prstack.models import Hunk, HunkResult, PRState, PullRequest, TargetKind
+from prstack.sources.base import PRMetadata, PRSource
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, verdict
-from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, UpkeepReport
-from prstack.upkeep.trees import blob_ids, check_pattern, release_tags
+from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport
+from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
+from prstack.upkeep.wheels import wheel_releases
 
 __all__ = ["Carried", "Upkeep", "upkeep"]
 
@@ -31,6 +32,8 @@ class Carried:
     patches: tuple[str, ...] = ()
     notes: Mapping[str, str] = field(default_factory=dict)
     """A note per item: keyed by "#N" for a PR, by the patch's name for a patch."""
+    metadata: Mapping[int, PRMetadata] = field(default_factory=dict)
+    """What GitHub says of the carried PRs (titles, states), where it was asked (--repo)."""
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,10 @@ class Upkeep:
 
 
 def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = None, onto: str | None = None,
-           target: TargetSpec | None = None) -> Upkeep:
-    """Each carried item across the clone's releases (`releases`: a tag glob) and against the
-    candidate: `onto` (a ref of the clone), else `target` (as an audit opens it), else the
-    newest release."""
+           target: TargetSpec | None = None, release_wheels: Sequence[str] = ()) -> Upkeep:
+    """Each carried item across the releases (the clone's tags, `releases`: a tag glob; or the
+    wheels `release_wheels`) and against the candidate: `onto` (a ref of the clone), else `target`
+    (as an audit opens it), else the newest release."""
     if not carried.numbers and not carried.patches:
         raise InputError("nothing carried: give PR numbers, --patch FILE, or a manifest ([tool.prstack] in "
                          "pyproject.toml, or prstack.toml) listing them.")
@@ -55,9 +58,14 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         raise InputError("upkeep of PRs reads them and the releases from a clone: give --git PATH.")
     if onto is not None and target is not None:
         raise InputError("--onto and a target both name the candidate; give one of them.")
-    tags = release_tags(git, releases) if git is not None else []
-    if git is not None:
+    if release_wheels and releases is not None:
+        raise InputError("--releases picks tags of the clone and --release-wheel gives wheels; name the releases "
+                         "one way.")
+    tags = wheel_releases(release_wheels) if release_wheels else release_tags(git, releases) if git is not None else []
+    if git is not None and not release_wheels:
         check_pattern(tags, releases, git)
+    if onto is None and target is None and release_wheels:
+        target = TargetSpec(TargetKind.WHEEL, tags[-1].wheel)
     if onto is None and target is None:
         if not tags:
             raise InputError("no candidate: give --onto REF with --git, or a target (--wheel, --site-packages, "
@@ -73,7 +81,7 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         from prstack.sources.git.prs import ClonePRs
 
         assert git is not None
-        clone = ClonePRs(git, carried.numbers)
+        clone = ClonePRs(git, carried.numbers, metadata=carried.metadata)
         changes = clone.load().finish()
         default_sha = git.resolve(changes.default_ref)
         how = {n: (f.merged, f.landed) for n, f in changes.stack.facts.items()}
@@ -97,13 +105,14 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         groups = grouped(hunks)
         in_trees: dict[str, dict[GroupKey, list[HunkResult]]] = {}
         held: dict[str, dict[GroupKey, tuple[bool, ...]]] = {}
+        judge: TreeJudge | None = None
         if git is not None:
             judge = TreeJudge({pr.number: pr for pr in prs}, groups, blob_ids=lambda names: blob_ids(git, names),
                               read=git.objects.file_at, prefetch=git.objects.prefetch_files,
                               with_sides=source.with_files)
             in_trees = judge.judge([c for c in (candidate_sha,) if c is not None])
-            held = judge.presence(list(dict.fromkeys([r.commit for r in tags] + ([default_sha] if default_sha
-                                                                                 else []))))
+            held = judge.presence(list(dict.fromkeys([r.commit for r in tags if r.commit is not None]
+                                                     + ([default_sha] if default_sha else []))))
             judgements += judge.judgements
         if candidate_sha is not None:
             at_candidate = _by_hunk(groups, in_trees[candidate_sha])
@@ -118,13 +127,19 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
                                   opened.info.version)
             read_candidate = _target_reader(opened, source, prs, hunks)
         default = _held_by_hunk(groups, held[default_sha]) if default_sha is not None else {}
-        per_release = [_held_by_hunk(groups, held[r.commit]) for r in tags]
+        per_release = [_held_by_hunk(groups, held[r.commit]) if r.commit is not None else _in_wheel(source, hunks, r)
+                       for r in tags]
         names = [r.name for r in tags]
+        per_pr = {pr.number: [HunkUpkeep(at_candidate.get(id(h)) or _unjudged(h),
+                                         landing([rel[id(h)] for rel in per_release], names))
+                              for h in hunks if h.pr == pr.number] for pr in prs}
+        if git is not None and judge is not None:
+            brought = _bringing(git, judge, [u for ups in per_pr.values() for u in ups], tags,
+                                candidate_sha or default_sha)
+            per_pr = {n: [replace(u, commit=brought.get(id(u.result.hunk))) for u in ups] for n, ups in per_pr.items()}
         for pr in prs:
-            own = [h for h in hunks if h.pr == pr.number]
-            results = [at_candidate.get(id(h)) or _unjudged(h) for h in own]
-            ups = tuple(HunkUpkeep(r, landing([rel[id(h)] for rel in per_release], names))
-                        for h, r in zip(own, results, strict=True))
+            ups = tuple(per_pr[pr.number])
+            results = [u.result for u in ups]
             counted = [u for u in ups if u.counted]
             first, note = first_release([u.landing for u in counted], names)
             merged, landed = how.get(pr.number, (None, None)) if pr.patch is None else (None, None)
@@ -134,6 +149,52 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
             items.append(Item(pr, number, pr.patch, state, merged_by, landed, first, note, verdict(results), ups,
                               carried.notes.get(key)))
     return Upkeep(UpkeepReport(tuple(tags), candidate, tuple(items)), read_candidate, judgements)
+
+
+def _bringing(git: GitClone, judge: TreeJudge, ups: Sequence[HunkUpkeep], releases: Sequence[Release],
+              tip: str | None) -> dict[int, str]:
+    """By the id of each hunk present in the candidate: the upstream commit that brought it, the
+    first commit (oldest first) of those changing its file between the release before the one it
+    landed in and that release (with no release holding it: after the newest, up to `tip`) whose
+    tree holds it. The commits are judged as the releases are: each distinct blob once."""
+    if any(r.commit is None for r in releases):  # (wheels: no commits to look between)
+        return {}
+    names = [r.name for r in releases]
+    spans: dict[int, tuple[str | None, str]] = {}
+    for u in ups:
+        if not (u.counted and u.result.status.present):
+            continue
+        where = u.landing.landed_in or u.landing.first_seen
+        if where is not None:
+            at = names.index(where)
+            commit = releases[at].commit
+            assert commit is not None
+            spans[id(u.result.hunk)] = (releases[at - 1].commit if at else None, commit)
+        elif tip is not None:
+            spans[id(u.result.hunk)] = (releases[-1].commit if releases else None, tip)
+    by_span: dict[tuple[str | None, str], set[str]] = {}
+    for u in ups:
+        if id(u.result.hunk) in spans:
+            by_span.setdefault(spans[id(u.result.hunk)], set()).add(u.result.hunk.path)
+    touching = {span: commits_touching(git, span[0], span[1], sorted(paths)) for span, paths in by_span.items()}
+    asked: dict[tuple[GroupKey, tuple[str | None, str]], list[Hunk]] = {}
+    for u in ups:
+        h = u.result.hunk
+        if id(h) in spans:
+            asked.setdefault(((h.pr, h.path), spans[id(h)]), []).append(h)
+    searches = [(key, touching[span].get(key[1], []), [judge.index_in_group(h) for h in hs])
+                for (key, span), hs in asked.items()]
+    out: dict[int, str] = {}
+    for hs, firsts in zip(asked.values(), judge.first_holding(searches), strict=True):
+        out |= {id(h): commit for h, commit in zip(hs, firsts, strict=True) if commit is not None}
+    return out
+
+
+def _in_wheel(source: PRSource, hunks: Sequence[Hunk], release: Release) -> dict[int, bool]:
+    """Presence by the id of the hunk in a release given as a wheel (judged as an audit of it judges)."""
+    report, _ = audit_opened(source, TargetSpec(TargetKind.WHEEL, release.wheel))
+    present = {r.hunk: r.status.present for r in report.results}
+    return {id(h): present.get(h, False) for h in hunks}
 
 
 def _by_hunk(groups: Mapping[GroupKey, list[Hunk]], results: Mapping[GroupKey, list[HunkResult]]
