@@ -334,6 +334,7 @@ def plan(
     """Before installing: the order, what is already in, and what will conflict."""
     from prstack.plan.run import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
+    from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
@@ -351,7 +352,7 @@ def plan(
     with progress_shown():
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
-        result = plan_stack(source, numbers, onto=onto, target=spec, base=base)
+        result = plan_stack(ClonePRs(source, numbers, base), onto=onto, target=spec)
     if emit_script is not None:
         _write(emit_script, plan_script(result).encode())
     if emit_patch is not None:

@@ -18,13 +18,12 @@ from prstack.targets.base import TargetSpec
 from prstack.targets.confined import Unreadable
 
 
-def plan_stack(source: GitClone, numbers: Sequence[int], *, onto: str | None = None,
-               target: TargetSpec | None = None, base: str | None = None) -> Plan:
-    """Load the stack under `numbers` and plan it onto a ref or onto an installed target (judged
-    by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
-    prs = ClonePRs(source, numbers, base)
+def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | None = None) -> Plan:
+    """Load the stack of the clone's PR source `prs` and plan it onto a ref or onto an installed
+    target (judged by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
+    source = prs.git
     changes = prs.load().finish()
-    order = plan_order(numbers, changes.stack.parents)
+    order = plan_order(prs.numbers, changes.stack.parents)
     git = PlanGit(source)
     present: dict[int, str] = {}
     lacking: dict[int, Lack] = {}
