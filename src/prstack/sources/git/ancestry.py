@@ -5,16 +5,15 @@ commits of a range, the PR heads' history outside the default branch; git's answ
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
 from prstack.errors import SourceError
 from prstack.models import Commit
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
+from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import run, run_git
-
-if TYPE_CHECKING:
-    from prstack.sources.git.repo import GitClone
 
 T = TypeVar("T")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
@@ -27,12 +26,15 @@ _VIRTUAL_IDENTITY = {
 
 
 class Ancestry:
-    """The history questions of the clone `clone` (its `pipe`, `resolve` and `refs` serve the
-    PR heads' `History` too)."""
+    """The history questions of the clone at `path`: git run by `run` (stdout as text) in the
+    environment `env` gives; `pipe`, `resolve` and `refs` (the clone's) serve the PR heads'
+    `History` too."""
 
-    def __init__(self, clone: GitClone) -> None:
-        self._clone, self.path = clone, clone.path
-        self.pipe, self.resolve, self.refs = clone.pipe, clone.resolve, clone.refs
+    def __init__(self, path: Path, run: Callable[..., str], env: Callable[[], Mapping[str, str]],
+                 pipe: Callable[[Sequence[str], str | bytes], bytes], resolve: Callable[[str], str],
+                 refs: PRRefs) -> None:
+        self.path, self._run, self._env = path, run, env
+        self.pipe, self.resolve, self.refs = pipe, resolve, refs
         self._histories: dict[str, History] = {}
         self._answers = _Answers()
 
@@ -42,12 +44,12 @@ class Ancestry:
                 return known
         args = ["merge-base", "--is-ancestor", ancestor, descendant]
         return self._answers.of(("is-ancestor", ancestor, descendant),
-                                lambda: run(self.path, args, self._clone.git.environment()).returncode == 0)
+                                lambda: run(self.path, args, self._env()).returncode == 0)
 
     def contains(self, commit: str, head: str) -> bool | None:
         """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
         try:
-            full = self._clone._run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
+            full = self._run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
         except SourceError:
             return None
         return self.is_ancestor(head, full) if full else None
@@ -55,7 +57,7 @@ class Ancestry:
     def patch_contains(self, commit: str, pr_commit: str) -> bool | None:
         """Whether `commit`'s history holds a patch-equal copy of `pr_commit` (git cherry)."""
         try:
-            out = self._clone._run("cherry", commit, pr_commit, f"{pr_commit}^")
+            out = self._run("cherry", commit, pr_commit, f"{pr_commit}^")
         except SourceError:
             return None
         return out.strip().startswith("-")
@@ -63,7 +65,7 @@ class Ancestry:
     def merge_base(self, a: str, b: str) -> str | None:
         def ask() -> str | None:
             try:
-                return self._clone._run("merge-base", a, b).strip() or None
+                return self._run("merge-base", a, b).strip() or None
             except SourceError:
                 return None
 
@@ -74,11 +76,11 @@ class Ancestry:
         committer date, ties by sha: one order for every run (git leaves it unspecified)."""
         def ask() -> list[str]:
             try:
-                bases = self._clone._run("merge-base", "--all", a, b).split()
+                bases = self._run("merge-base", "--all", a, b).split()
             except SourceError:
                 bases = []
             if len(bases) > 1:
-                rows = self._clone._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
+                rows = self._run("log", "--no-walk=unsorted", "--format=%ct %H", *bases).split("\n")
                 dated = [(int(when), sha) for when, _, sha in (row.partition(" ") for row in rows if row)]
                 bases = [sha for _, sha in sorted(dated, key=lambda row: (-row[0], row[1]))]
             return bases
@@ -87,13 +89,13 @@ class Ancestry:
 
     def commits_outside(self, head: str, default: str) -> tuple[Commit, ...]:
         """The commits `head` reaches and `default` does not (git log head ^default), oldest first."""
-        out = self._clone._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", head, f"^{default}")
+        out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", head, f"^{default}")
         return tuple(parse_log(out))
 
     def merge_commit_bringing(self, head: str, default: str) -> str | None:
         """The earliest merge commit on the path from `head` to `default` (how a merged PR came in)."""
         def ask() -> str | None:
-            out = self._clone._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
+            out = self._run("rev-list", "--ancestry-path", "--merges", "--reverse", f"{head}..{default}")
             return out.split()[0] if out.split() else None
 
         return self._answers.of(("bringing", head, default), ask)
@@ -107,7 +109,7 @@ class Ancestry:
         for history in self._histories.values():
             if (known := history.known_range(base, head)) is not None:
                 return known
-        out = self._clone._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
+        out = self._run("log", "--reverse", "--topo-order", f"--format={LOG_FORMAT}", f"{base}..{head}")
         return self._answers.of(question, lambda: tuple(parse_log(out)))
 
     def history(self, default: str) -> History:
@@ -129,7 +131,7 @@ class Ancestry:
         for start, count in spans:
             args += ["-L", f"{start},{start + count - 1}"]
         args += [head, f"^{base}", *(f"^{rev}" for rev in outside), "--", path]
-        out = self._clone._run(*args)
+        out = self._run(*args)
         result: dict[int, str] = {}
         boundary: set[str] = set()
         current: tuple[str, int] | None = None
@@ -146,7 +148,7 @@ class Ancestry:
 
     def log_touching(self, base: str, head: str, path: str, outside: Sequence[str] = ()) -> list[str]:
         """Commits of base..head (not in `outside`'s history) that touch `path`, oldest first."""
-        out = self._clone._run("log", "--reverse", "--format=%H", head, f"^{base}", *(f"^{rev}" for rev in outside),
+        out = self._run("log", "--reverse", "--format=%H", head, f"^{base}", *(f"^{rev}" for rev in outside),
                         "--", path)
         return out.split()
 
@@ -155,7 +157,7 @@ class Ancestry:
     def merge_base_octopus(self, commits: Sequence[str]) -> str | None:
         """A commit every one of `commits` descends from (git merge-base --octopus), if any."""
         try:
-            return self._clone._run("merge-base", "--octopus", *commits).split()[0]
+            return self._run("merge-base", "--octopus", *commits).split()[0]
         except (SourceError, IndexError):
             return None
 
@@ -163,7 +165,7 @@ class Ancestry:
         """Non-merge commits of base..head touching any of `paths`, oldest first."""
         if not paths:
             return []
-        out = self._clone._run("log", "--reverse", "--no-merges", "--format=%H", f"{base}..{head}",
+        out = self._run("log", "--reverse", "--no-merges", "--format=%H", f"{base}..{head}",
                         "--", *paths)
         return out.split()
 
@@ -175,7 +177,7 @@ class Ancestry:
     def merged_tree(self, a: str, b: str) -> str | None:
         """The tree of merging `a` and `b` (git merge-tree --write-tree), None on conflict."""
         try:
-            out = self._clone._run("merge-tree", "--write-tree", "--no-messages", a, b)
+            out = self._run("merge-tree", "--write-tree", "--no-messages", a, b)
         except SourceError:
             return None  # a conflict (exit 1) or a git older than 2.38
         tree = out.split()[0] if out.split() else ""
@@ -187,7 +189,7 @@ class Ancestry:
         no ref points at it): where a branch with several merge bases starts. None on a conflict."""
         def ask() -> str | None:
             found: str | None = bases[0] if bases else None
-            env = {**self._clone.git.environment(), **_VIRTUAL_IDENTITY}
+            env = {**self._env(), **_VIRTUAL_IDENTITY}
             for other in bases[1:]:
                 tree = self.merged_tree(found, other) if found else None
                 if found is None or tree is None:
@@ -200,7 +202,7 @@ class Ancestry:
 
     def rev_list(self, *revs: str) -> list[str]:
         """`git rev-list REVS` (e.g. 'base..head', '^other')."""
-        return self._clone._run("rev-list", *revs).split()
+        return self._run("rev-list", *revs).split()
 
 
 class _Answers:

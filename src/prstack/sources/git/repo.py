@@ -51,7 +51,7 @@ class GitClone:
         self.patches = Patches(self._pipe)
         self.refs = PRRefs(self.path, self._run, self.pipe)
         self.objects = Objects(self.path, self.git.environment)
-        self.ancestry = Ancestry(self)
+        self.ancestry = Ancestry(self.path, self._run, self.git.environment, self.pipe, self.resolve, self.refs)
 
     def _run(self, *args: str) -> str:
         """git's stdout as text (its last newline off); a failure is a SourceError."""
