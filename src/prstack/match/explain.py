@@ -43,6 +43,7 @@ class Explainer:
         self._runs: dict[int, bytes] = {}
         self._block_runs: dict[tuple[str, ...], bytes] = {}
         self._at_base: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._others: dict[tuple[int, str, int], frozenset[str]] = {}
 
     def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
         """Whether `block` was in the package at the base of the hunk's PR."""
@@ -78,8 +79,13 @@ class Explainer:
     def added_by_others(self, pr: int, path: str) -> frozenset[str]:
         """The lines (stripped) that the audited hunks of `path` of PRs other than `pr` add: a
         line of the target among a hunk's changes that one of them adds is no foreign line."""
-        return frozenset(text.strip() for other in self._hunks_at.get(path, ()) if other.pr != pr
-                         for kind, text in other.lines if kind == "+")
+        hunks = self._hunks_at.get(path, ())
+        memo = (pr, path, len(hunks))  # (the file's hunks only grow, as late files are planned)
+        got = self._others.get(memo)
+        if got is None:
+            got = self._others[memo] = frozenset(text.strip() for other in hunks if other.pr != pr
+                                                 for kind, text in other.lines if kind == "+")
+        return got
 
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
