@@ -3,9 +3,10 @@ asked further or less far) exactly as a fresh index would."""
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import islice, permutations
 
 from prstack.match.package import PackageIndex
+from prstack.placement.paths import PathMap
 
 BLOCK = ("log.info('start')", "metrics.count('calls')", "state.touch()")
 
@@ -28,3 +29,17 @@ def test_places_asked_again_match_a_fresh_index() -> None:
     assert len(list(shared.find_all(BLOCK))) == 12
     assert shared.find_block(BLOCK, exclude="pkg/m0.py") == ("pkg/m1.py", 2)
     assert list(shared.find_all(("log.info('start')", "state.touch()"))) == []
+
+
+def test_a_tie_between_two_installed_prefixes_maps_to_neither_whatever_the_order() -> None:
+    """Two installed folders vote alike for the repository's folder (a new folder whose file names
+    its siblings have too): neither is evidence, and the answer must not depend on the order sets
+    iterate in (it changed with PYTHONHASHSEED)."""
+    installed = ["pkg/__init__.py", "pkg/core.py", "pkg/a/mod.py", "pkg/a/util.py", "pkg/b/mod.py", "pkg/b/util.py"]
+    repo = ["pkg/__init__.py", "pkg/core.py", "pkg/new/mod.py", "pkg/new/util.py"]
+    answers = {PathMap(list(order), list(files)).locate("pkg/new/mod.py").installed_path
+               for order in permutations(installed) for files in (repo, repo[::-1])}
+    assert answers == {"pkg/new/mod.py"}
+    # one folder with more votes is a renamed one
+    renamed = PathMap(["kvs/mod.py", "kvs/util.py", "kvs/other.py"], ["lib/kvserve/mod.py", "lib/kvserve/util.py"])
+    assert renamed.locate("lib/kvserve/mod.py").installed_path == "kvs/mod.py"

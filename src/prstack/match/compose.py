@@ -79,7 +79,7 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
 def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     """PR -> the PRs built one on another from its head up: each one's change starts at the head
     of the one before (the first such PR in stack order where the stack branches)."""
-    on = {below.number: [pr for pr in prs if _built_on(pr, below)] for below in prs}  # (in stack order)
+    on = _built_on_each(prs)
     out = {}
     for own in prs:
         chain, at, seen = [], own, {own.number}
@@ -98,9 +98,12 @@ def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ..
     positions cannot carry a hunk up to it."""
     order = {pr.number: i for i, pr in enumerate(prs)}
     on: dict[int, list[PullRequest]] = {}
+    for below, ups in _built_on_each(prs).items():
+        on[below] = [pr for pr in ups if pr.number != below]
     for pr in prs:
-        for below in {*pr.depends_on, *(b.number for b in prs if b is not pr and _built_on(pr, b))}:
-            on.setdefault(below, []).append(pr)
+        for below in pr.depends_on:
+            if pr not in on.setdefault(below, []):
+                on[below].append(pr)
     out = {}
     for pr in prs:
         seen: dict[int, PullRequest] = {}
@@ -112,6 +115,20 @@ def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ..
                 todo.extend(on.get(up.number, ()))
         out[pr.number] = tuple(sorted(seen.values(), key=lambda p: -order[p.number]))
     return out
+
+
+def _built_on_each(prs: Sequence[PullRequest]) -> dict[int, list[PullRequest]]:
+    """PR -> the PRs whose change starts at its head (`_built_on`), in stack order; found through
+    their bases and the PRs they name, not by trying every pair (a series of 300 patches)."""
+    by_base: defaultdict[str, list[PullRequest]] = defaultdict(list)
+    by_named: defaultdict[int, list[PullRequest]] = defaultdict(list)
+    for pr in prs:
+        by_base[pr.base_sha].append(pr)
+        for below in dict.fromkeys(pr.depends_on):
+            by_named[below].append(pr)
+    return {below.number: [pr for pr in (by_base.get(below.head_sha, []) if below.head_sha
+                                         else by_named.get(below.number, [])) if _built_on(pr, below)]
+            for below in prs}
 
 
 def _built_on(pr: PullRequest, below: PullRequest) -> bool:
@@ -208,13 +225,17 @@ def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozense
     the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
     stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
     carry nothing of each other: the file one of them leaves says nothing of the other's change."""
-    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
+    added: defaultdict[str, defaultdict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
     for h in hunks:
-        added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
-    patches = [pr for pr in prs if not pr.head_sha]
-    return frozenset((low.number, up.number) for i, low in enumerate(patches) for up in patches[i + 1:]
-                     if any(lines and 2 * len(lines & added[up.number].get(path, set())) >= len(lines)
-                            for path, lines in added[low.number].items()))
+        if h.pr in rank:
+            added[h.path][h.pr].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    out: set[tuple[int, int]] = set()
+    for by_pr in added.values():  # (per file: only the patches that change it meet)
+        for low, lines in by_pr.items():
+            out.update((low, up) for up, theirs in by_pr.items()
+                       if rank[up] > rank[low] and lines and 2 * len(lines & theirs) >= len(lines))
+    return frozenset(out)
 
 
 def _holds_old_side(s: Hunk, h: Hunk) -> bool:

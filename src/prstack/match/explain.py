@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Protocol
 
 from prstack.match.package import key
@@ -75,11 +75,12 @@ class Explainer:
                 return other
         return None
 
-    def added_by_others(self, pr: int, path: str) -> frozenset[str]:
+    def added_by_others(self, pr: int, path: str) -> Container[str]:
         """The lines (stripped) that the audited hunks of `path` of PRs other than `pr` add: a
-        line of the target among a hunk's changes that one of them adds is no foreign line."""
-        return frozenset(text.strip() for other in self._hunks_at.get(path, ()) if other.pr != pr
-                         for kind, text in other.lines if kind == "+")
+        line of the target among a hunk's changes that one of them adds is no foreign line.
+        Worked out on the first question (most hunks are found as they are and never ask)."""
+        return _Lazy(lambda: frozenset(text.strip() for other in self._hunks_at.get(path, ()) if other.pr != pr
+                                       for kind, text in other.lines if kind == "+"))
 
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
@@ -88,3 +89,16 @@ class Explainer:
             return "by the base"
         other = self.by_hunk(hunk, block, path)
         return f"by #{other.pr}" if other is not None else None
+
+
+class _Lazy:
+    """A set of lines made on the first question."""
+
+    def __init__(self, make: Callable[[], frozenset[str]]) -> None:
+        self._make = make
+        self._lines: frozenset[str] | None = None
+
+    def __contains__(self, line: object) -> bool:
+        if self._lines is None:
+            self._lines = self._make()
+        return line in self._lines

@@ -17,7 +17,7 @@ How a hunk is judged, in order:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from itertools import islice
@@ -137,7 +137,7 @@ def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str
     results: list[HunkResult] = []
     carry = 0
     min_start = 0
-    known: frozenset[str] | None = None
+    known: Container[str] | None = None
     for h in hunks:
         fixed = _file_level(h, target, installed_path)
         if fixed is not None:

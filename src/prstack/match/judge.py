@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import NamedTuple
@@ -43,7 +43,7 @@ class Finding:
 
 def judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
-    refine: Callable[[], tuple[int, int] | None] | None = None, known: frozenset[str] = frozenset(),
+    refine: Callable[[], tuple[int, int] | None] | None = None, known: Container[str] = frozenset(),
 ) -> Finding:
     """Decide what `idx` holds for the hunk `sh`, expected to start near line `guess`.
 
@@ -63,7 +63,7 @@ def judge(
 
 def _judge(
     idx: FileIndex, sh: Shape, guess: int, min_start: int,
-    refine: Callable[[], tuple[int, int] | None] | None, known: frozenset[str],
+    refine: Callable[[], tuple[int, int] | None] | None, known: Container[str],
 ) -> Finding:
     direct = _direct(idx, sh, guess, min_start)
     if direct is not None:
@@ -260,7 +260,7 @@ def _search_wrapped(idx: FileIndex, sh: Shape, expected: int, min_start: int) ->
     return Finding(status, s, e, 0, REWRAPPED, note="lines re-wrapped in the target")
 
 
-def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: frozenset[str]) -> Finding:
+def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: Container[str]) -> Finding:
     """Neither image is there: find the hunk's place by its context, then say line by line which
     changes are in (partial), whether it holds conflict markers, or was rewritten (diverged)."""
     span = _locate(idx, sh, expected, min_start, whole=False)
@@ -273,7 +273,7 @@ def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: fro
     return _classify(idx, sh, span, known)
 
 
-def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset[str]) -> Finding:
+def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: Container[str]) -> Finding:
     """Line by line at the hunk's region: which changed lines are in, conflict markers, rewrites.
     `known`: lines other audited hunks of the file add (stripped), no foreign lines among changes."""
     rs, re_ = span
@@ -328,7 +328,7 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: frozenset
     return out(HunkStatus.DIVERGED, "some removed lines are gone; none of the added lines are at their place")
 
 
-def _taken_back(sh: Shape, region: Sequence[str], matched: set[int], known: frozenset[str]) -> int:
+def _taken_back(sh: Shape, region: Sequence[str], matched: set[int], known: Container[str]) -> int:
     """How many of the region's unmatched lines are lines the PR's own history wrote and took back
     (none that another audited PR adds)."""
     if not sh.taken_back:

@@ -92,6 +92,12 @@ def _backed(rp: tuple[str, ...], ip: tuple[str, ...], repo_parts: list[tuple[str
     return bool(hit) and 2 * len(hit) >= held
 
 
+def _unique_best(counts: Counter[tuple[str, ...]]) -> tuple[tuple[str, ...], int] | None:
+    """The entry with the most votes, None when another has as many."""
+    top = counts.most_common(2)
+    return top[0] if len(top) == 1 or top[0][1] > top[1][1] else None
+
+
 class PathMap:
     """Maps repo paths to installed paths by voting on directory prefixes.
 
@@ -125,7 +131,10 @@ class PathMap:
                     # evidence; a shared tail alone counts only when another file agrees
                     weight = _STRONG if best == len(iparts) else 1
                     votes[rparts[:-best]][iparts[:-best]] += weight
-        voted = {rp: top[0] for rp, c in votes.items() if (top := c.most_common(1)[0])[1] >= 2}
+        # the installed prefix with the most votes, at least two; a tie is no evidence for either (a new
+        # folder whose file names every sibling folder has: src/pkg/tuners/new/ is in none of them)
+        voted = {rp: winner[0] for rp, c in votes.items()
+                 if (winner := _unique_best(c)) is not None and winner[1] >= 2}
         if any(voted.values()):
             repo_parts = [path_parts(p) for p in repo_files]
             mapped = frozenset(mappable)

@@ -99,6 +99,7 @@ class Blobs:
         self._tar: tarfile.TarFile | None = None
         self._raw: IO[bytes] | None = None
         self._members: dict[str, tarfile.TarInfo] = {}
+        self._opened: list[IO[bytes]] = []  # (a layout folder's files, closed with the blobs)
         if path.is_dir():
             return
         if not path.is_file():
@@ -132,7 +133,8 @@ class Blobs:
                 raise _err(self.shown, f"{name} is missing from the image layout.") from None
             if not stat.S_ISREG(info.st_mode):
                 raise _err(self.shown, f"{name} is not a regular file; refused.")
-            handle = open(full, "rb", buffering=0)  # noqa: SIM115
+            handle = open(full, "rb", buffering=0)  # noqa: SIM115 (closed by `close`)
+            self._opened.append(handle)
             return _Window(handle, 0, info.st_size, self.bytes_read), info.st_size  # type: ignore[return-value]
         member = self._members.get(name)
         if member is None:
@@ -177,8 +179,9 @@ class Blobs:
             raise _err(self.shown, f"the blob {digest} is not JSON; the image is damaged.") from None
 
     def close(self) -> None:
-        if self._raw is not None:
-            self._raw.close()
+        for handle in (*self._opened, *((self._raw,) if self._raw is not None else ())):
+            handle.close()
+        self._opened.clear()
 
 
 def _descriptor_digest(descriptor: Any, shown: str) -> str:
