@@ -57,12 +57,10 @@ def _err(where: str, what: str) -> ImageError:
 
 # -- where the blobs are: a folder, or a tar of one ---------------------------------------------------
 
-class _Window(io.RawIOBase):
-    """A read-only, seekable view of `length` bytes of `raw` from `start`, counting what it reads."""
+class _Positioned(io.RawIOBase):
+    """A readable, seekable raw stream that keeps its position in `_pos`."""
 
-    def __init__(self, raw: IO[bytes], start: int, length: int, counter: list[int]) -> None:
-        self._raw, self._start, self._length, self._pos, self._counter = raw, start, length, 0, counter
-        self._fd = raw.fileno()  # (read with pread: the bytes asked for, no read-ahead of a buffer)
+    _pos = 0
 
     def readable(self) -> bool:
         return True
@@ -72,6 +70,15 @@ class _Window(io.RawIOBase):
 
     def tell(self) -> int:
         return self._pos
+
+
+class _Window(_Positioned):
+    """A read-only, seekable view of `length` bytes of `raw` from `start`, counting what it reads."""
+
+    def __init__(self, raw: IO[bytes], start: int, length: int, counter: list[int]) -> None:
+        self._raw, self._start, self._length, self._pos, self._counter = raw, start, length, 0, counter
+        self._fd = raw.fileno()  # (read with pread: the bytes asked for, no read-ahead of a buffer)
+
 
     def seek(self, offset: int, whence: int = 0) -> int:
         base = {0: 0, 1: self._pos, 2: self._length}[whence]
@@ -393,7 +400,7 @@ class _Inflated(io.RawIOBase):
         return n
 
 
-class _Unzstd(io.RawIOBase):
+class _Unzstd(_Positioned):
     """A zstd stream (one frame or several) as a seekable file of its uncompressed bytes. Reading and
     seeking forward decompress; a seek back starts again from the layer's first byte (zstd keeps no
     state to copy: the audit reads a layer's files in the order the layer holds them)."""
@@ -410,14 +417,6 @@ class _Unzstd(io.RawIOBase):
                                                                   read_across_frames=True, closefd=False)
         self._pos = 0
 
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
 
     def _read(self, size: int) -> bytes:
         import zstandard
