@@ -330,11 +330,11 @@ def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: Container
 
 def _taken_back(sh: Shape, region: Sequence[str], matched: set[int], known: Container[str]) -> int:
     """How many of the region's unmatched lines are lines the PR's own history wrote and took back
-    (none that another audited PR adds)."""
+    (none that another audited PR adds, and none that says nothing on its own: `pass`, `)`)."""
     if not sh.taken_back:
         return 0
-    return sum(1 for j, line in enumerate(region) if j not in matched and (text := line.strip())
-               and text in sh.taken_back and text not in known)
+    return sum(1 for j, line in enumerate(region) if j not in matched and not trivial(line)
+               and (text := line.strip()) in sh.taken_back and text not in known)
 
 
 def _among_changes(sh: Shape, pairs: list[tuple[int, int]], unmatched: dict[int, str]) -> int:
