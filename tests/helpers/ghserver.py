@@ -493,3 +493,18 @@ def server(upstream: Path) -> Iterator[GitHubServer]:
     srv = serve_stack(upstream)
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GitHubServer, GitRepo]]:
+    """The test stack in a fresh repository, served on 127.0.0.1; no token, no `gh`, a cache of its own."""
+    monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `gh` to ask for a token
+    monkeypatch.chdir(tmp_path)
+    repo = GitRepo(tmp_path / "upstream")
+    build_stack(repo)
+    server = serve_stack(repo.path)
+    yield server, repo
+    server.stop()

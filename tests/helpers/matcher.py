@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 
+from conftest import GitRepo
 from prstack.hunks import parse_diff
 from prstack.match.file import Elsewhere, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
@@ -185,3 +187,21 @@ EXTRA: list[tuple[str, str, str, str | None, list[HunkStatus], str]] = [
      "x = 1\n"),
 ]
 TABLE = [(name, b, h, t, want, "x = 1\n") for name, b, h, t, want, _ in CASES] + EXTRA
+
+
+def case_repo(tmp_path: Path, base: str, head: str, target: str | None, other: str) -> tuple[Path, Path]:
+    """A repository whose PR #1 turns `base` into `head` at PATH (empty: no file), and a tree holding
+    `target` there (None: no file) beside the package's other files."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("base", {INIT: "", OTHER: "x = 1\n", **({PATH: base} if base else {})})
+    repo.branch("pr")
+    repo.commit("the change", {PATH: head or None})
+    repo.pr_ref(1)
+    repo.git("checkout", "--quiet", "main")
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / INIT).write_text("")
+    (tree / OTHER).write_text(other)
+    if target is not None:
+        (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
+    return repo.path, tree

@@ -8,27 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GitRepo
-from helpers.matcher import INIT, OTHER, PATH, TABLE
+from helpers.matcher import TABLE, case_repo
 from prstack.cli import main
 from prstack.models import HunkStatus
 
 
 def _audit(tmp_path: Path, base: str, head: str, target: str | None, other: str,
            capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
-    repo = GitRepo(tmp_path / "repo")
-    repo.commit("base", {INIT: "", OTHER: "x = 1\n", **({PATH: base} if base else {})})
-    repo.branch("pr")
-    repo.commit("the change", {PATH: head or None})
-    repo.pr_ref(1)
-    repo.git("checkout", "--quiet", "main")
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / INIT).write_text("")
-    (tree / OTHER).write_text(other)
-    if target is not None:
-        (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
-    code = main(["audit", "1", "--git", str(repo.path), "--tree", str(tree), "--format", "json"])
+    repo, tree = case_repo(tmp_path, base, head, target, other)
+    code = main(["audit", "1", "--git", str(repo), "--tree", str(tree), "--format", "json"])
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == "prstack.audit/2"
     return code, [h["status"] for h in data["hunks"]]

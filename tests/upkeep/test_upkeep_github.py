@@ -4,31 +4,16 @@ prstack's cache, as audit reads them, and the releases given as wheels."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from conftest import GitRepo
-from helpers.ghserver import GitHubServer, build_stack, serve_stack
+from helpers.ghserver import GitHubServer
 from helpers.targets import make_wheel
 from prstack.cli import main
 from prstack.schemas import schema
-
-
-@pytest.fixture
-def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GitHubServer, GitRepo]]:
-    monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `gh` to ask for a token
-    monkeypatch.chdir(tmp_path)
-    repo = GitRepo(tmp_path / "upstream")
-    build_stack(repo)
-    server = serve_stack(repo.path)
-    yield server, repo
-    server.stop()
 
 
 def test_prs_from_github_across_wheel_releases(

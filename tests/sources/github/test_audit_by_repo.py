@@ -5,28 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from conftest import GitRepo
-from helpers.ghserver import GitHubServer, build_stack, export_tree, serve_stack
+from helpers.ghserver import GitHubServer, export_tree
 from prstack.cli import main
-
-
-@pytest.fixture
-def gh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[GitHubServer, GitRepo]]:
-    monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("GITHUB_TOKEN", "GH_TOKEN", "PRSTACK_REPO"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no `gh` to ask for a token
-    monkeypatch.chdir(tmp_path)
-    repo = GitRepo(tmp_path / "upstream")
-    build_stack(repo)
-    server = serve_stack(repo.path)
-    yield server, repo
-    server.stop()
 
 
 def audit(server: GitHubServer, tree: Path, *extra: str) -> list[str]:

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import GitRepo
-from helpers.matcher import INIT, OTHER, PATH, TABLE
+from helpers.matcher import INIT, PATH, TABLE, case_repo
 from helpers.targets import install_into, make_project, make_wheel
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
@@ -48,28 +48,12 @@ def save_patches(repo: Path, data: Any, out: Path) -> tuple[list[str], list[str]
     return diffs, mails
 
 
-def _case_repo(tmp_path: Path, base: str, head: str, target: str | None, other: str) -> tuple[Path, Path]:
-    repo = GitRepo(tmp_path / "repo")
-    repo.commit("base", {INIT: "", OTHER: "x = 1\n", **({PATH: base} if base else {})})
-    repo.branch("pr")
-    repo.commit("the change", {PATH: head or None})
-    repo.pr_ref(1)
-    repo.git("checkout", "--quiet", "main")
-    tree = tmp_path / "tree"
-    (tree / "pkg").mkdir(parents=True)
-    (tree / INIT).write_text("")
-    (tree / OTHER).write_text(other)
-    if target is not None:
-        (tree / PATH).write_bytes(target.encode("utf-8", "surrogateescape"))
-    return repo.path, tree
-
-
 @pytest.mark.parametrize(("name", "base", "head", "target", "want", "other"), TABLE, ids=[c[0] for c in TABLE])
 def test_the_matchers_case_table_from_patch_files(
     name: str, base: str, head: str, target: str | None, want: list[HunkStatus], other: str,
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    repo, tree = _case_repo(tmp_path, base, head, target, other)
+    repo, tree = case_repo(tmp_path, base, head, target, other)
     code, by_pr = run_json(["audit", "1", "--git", str(repo), "--tree", str(tree)], capsys)
     assert [h["status"] for h in by_pr["hunks"]] == [w.value for w in want], name
     diffs, mails = save_patches(repo, by_pr, tmp_path / "saved")
