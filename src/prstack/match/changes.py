@@ -142,7 +142,7 @@ def judge_changes(
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, bench)
-    return tuple(_gone_later(prs, composed))
+    return tuple(_removals_of_missing_lines(prs, _gone_later(prs, composed)))
 
 
 def _named_blob(hunks: Sequence[Hunk]) -> tuple[str | None, ...]:
@@ -175,6 +175,42 @@ def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> li
             r = replace(r, status=HunkStatus.APPLIED, superseded_by=by, evidence=replace(
                 r.evidence, note=f"the file is gone at #{by.pr} (deleted or moved there), as in the target"))
         out.append(r)
+    return out
+
+
+def _removals_of_missing_lines(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:
+    """A pure deletion of lines that the PR under it (its base is that PR's head) added is done
+    only with them: where the hunks that added them are not present, the lines were never there
+    to remove, and the deletion is missing with them (a branch that merged main takes back a line
+    its parent's squash-merged copy dropped: in the parent's own tree it says nothing)."""
+    under = {pr.number: below for pr in prs if pr.head_sha
+             and (below := next((p for p in prs if p.head_sha == pr.base_sha and p is not pr), None)) is not None}
+    if not under:
+        return list(results)
+    added: dict[tuple[int, str], dict[tuple[int, str], int]] = defaultdict(dict)
+    """(PR, path) -> (line of its head, text) -> the result that added it."""
+    for i, r in enumerate(results):
+        line = r.hunk.new_start
+        for kind, text in r.hunk.lines:
+            if kind == "+":
+                added[(r.hunk.pr, r.hunk.path)][(line, text)] = i
+            if kind != "-":
+                line += 1
+    out = list(results)
+    for i, r in enumerate(results):
+        h, below = r.hunk, under.get(r.hunk.pr)
+        if below is None or not r.status.present or not h.removed or h.added or h.old_path != h.path:
+            continue
+        theirs, line, by = added.get((below.number, h.path), {}), h.old_start, set()
+        for kind, text in h.lines:
+            if kind == "-":
+                by.add(theirs.get((line, text), -1))
+            if kind != "+":
+                line += 1
+        if -1 not in by and not all(results[j].status.present for j in by):
+            note = f"the lines it removes came with #{below.number}'s change, which is not there"
+            out[i] = replace(r, status=HunkStatus.MISSING, found_path=None, found_line=None, offset=None,
+                             fuzz=None, evidence=replace(r.evidence, note=note))
     return out
 
 
