@@ -66,3 +66,24 @@ def test_the_change_in_its_own_class_is_applied_and_its_absence_missing() -> Non
     assert [r.status for r in judge(BASE, HEAD, BASE, with_sides=True)] == [HunkStatus.MISSING]
     moved = HEAD.replace("    name = \"trackio\"\n", "    name = \"trackio\"\n    version = 2\n    retries = 3\n")
     assert [r.status for r in judge(BASE, HEAD, moved, with_sides=True)] == [HunkStatus.APPLIED]
+
+
+def test_a_block_of_its_own_lines_is_applied_where_a_later_change_rewrote_the_lines_around_it() -> None:
+    """The PR turns a merge into an error of five lines; a later PR rewrote the condition above it
+    and the code below: no context line is left as it was, the block itself is its evidence."""
+    before = ["class Trainer:", "    def __init__(self, model, peft_config):", "        self.eos = 2", "",
+              "        if peft_available() and isinstance(model, PeftModel) and peft_config is not None:"]
+    after = ["", "        # Create PEFT model", "        if peft_config is not None:",
+             "            model = wrap(model)", "", "        self.model = model", ""]
+    merge = ["            # the model already is a PeftModel: merge and unload it",
+             "            model = model.merge_and_unload()"]
+    error = ["            raise ValueError(",
+             '                "You passed a `PeftModel` instance together with a `peft_config`. "',
+             '                "Please first merge and unload the existing adapter, save the base model, "',
+             '                "and pass that base model along with the new `peft_config`."', "            )"]
+    base, head = "\n".join(before + merge + after), "\n".join(before + error + after)
+    later = [*before[:-1], "        if peft_available() and is_peft_model(model) and peft_config is not None:",
+             *error, "", "        if peft_available() and is_peft_model(model) and self.beta != 0.0:",
+             "            self.ref = copy_adapter(model)", "", "        self.model = model", ""]
+    (result,) = judge(base + "\n", head + "\n", "\n".join(later) + "\n", with_sides=True)
+    assert result.status is HunkStatus.APPLIED

@@ -294,17 +294,25 @@ def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: Con
         span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
                 min(len(idx), expected + max(len(sh.old), len(sh.new))))
     verdict = _classify(idx, sh, span, known)
-    if verdict.status is HunkStatus.APPLIED and not _context_holds(idx, sh, span):
+    if verdict.status is HunkStatus.APPLIED and _few_changed_lines(sh) and not _context_holds(idx, sh, span):
         return Finding(HunkStatus.DIVERGED, *span, note="the changed lines are there, but most lines around "
                        "them are other lines: the place of a like change, not this one's")
     return verdict
 
 
 def _changed_lines_alone(idx: FileIndex, sh: Shape, found: Finding) -> bool:
-    """Whether `found` matched the changed lines alone (fuzz dropped every context line) where
-    most of the lines around them are others: no evidence of the hunk's place."""
+    """Whether `found` matched the changed lines alone (fuzz dropped every context line), a line or
+    two, where most of the lines around them are others: no evidence of the hunk's place."""
     return (found.fuzz is not None and found.fuzz >= max(sh.lead, sh.trail) and found.start is not None
-            and found.end is not None and not _context_holds(idx, sh, (found.start, found.end)))
+            and found.end is not None and _few_changed_lines(sh)
+            and not _context_holds(idx, sh, (found.start, found.end)))
+
+
+def _few_changed_lines(sh: Shape) -> bool:
+    """Whether the hunk adds fewer than three lines that say something: too little to stand for
+    its place alone (a block of its own lines is its own evidence, whatever became of the lines
+    around it)."""
+    return sum(1 for kind, text in sh.lines if kind == "+" and not trivial(text)) < 3
 
 
 def _context_holds(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> bool:
