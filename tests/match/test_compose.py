@@ -412,8 +412,10 @@ def test_cumulative_patches_whose_child_keeps_part_of_a_parents_hunk(
 def test_cumulative_patches_whose_child_takes_back_a_whole_file(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child puts a file the parent changed back as it was: its diff from the fork point no
-    longer names the file. Both diffs start from the same tree (a file both change starts from
-    the same blob), so the top leaves that file as it was, and holds the parent's change undone."""
+    longer names the file. With the clone, history says the child took the change back: the top
+    holds it undone. The two diffs alone have the shape of two sibling patches sharing one file
+    (the child names one of the parent's two files): nothing in them says the second carries the
+    first, so the parent's change of the other file is missing, as the target holds it."""
     base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/table.py": NEW})
     git_repo.branch("p1")
     p1 = git_repo.commit("p1: SIX, c", {"pkg/table.py": NEW.replace("SIX = 6", "SIX = 66"),
@@ -421,12 +423,16 @@ def test_cumulative_patches_whose_child_takes_back_a_whole_file(
     git_repo.branch("p2")
     p2 = git_repo.commit("p2: SIX back, a", {"pkg/table.py": NEW, "pkg/core.py": CORE.replace(
         "return 3", "return 4").replace("return 1", "return 5")})
-    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    git_repo.pr_ref(2)
+    git_repo.pr_ref(1, p1)
     tree = git_repo.archive(p2, tmp_path / "top")
-    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 0
-    hunks = json.loads(capsys.readouterr().out)["hunks"]
-    (six,) = [h for h in hunks if h["path"] == "pkg/table.py"]
-    assert (six["pr"], six["status"], six["superseded_by"]) == (1, "applied", {"pr": 2, "commit": None})
+    assert main(["audit", "2", "--git", str(git_repo.path), "--tree", str(tree), "--format", "json"]) == 0
+    (six,) = [h for h in json.loads(capsys.readouterr().out)["hunks"] if h["path"] == "pkg/table.py" and h["pr"] == 1]
+    assert (six["status"], six["superseded_by"]) == ("applied", {"pr": 2, "commit": p2})
+    patches = _patches(git_repo, base, [p1, p2], tmp_path)
+    assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
+    (six,) = [h for h in json.loads(capsys.readouterr().out)["hunks"] if h["path"] == "pkg/table.py"]
+    assert (six["pr"], six["status"], six["superseded_by"]) == (1, "missing", None)
     # the parent's tree holds SIX = 66: the child is not there
     assert main(["audit", *patches, "--tree", str(git_repo.archive(p1, tmp_path / "p1")), "--format", "json"]) == 1
 
@@ -551,3 +557,56 @@ def test_sibling_patches_from_one_base_say_nothing_of_each_others_change(
     assert main(["audit", *patches, "--tree", str(tree), "--format", "json"]) == 1
     hunks = json.loads(capsys.readouterr().out)["hunks"]
     assert {h["pr"]: h["status"] for h in hunks} == {1: "missing", 2: "applied"}
+
+
+def _five_files(repo: GitRepo) -> dict[str, str]:
+    """PR 1 changes three modules, pkg/util.py, and adds pkg/extra.py; PR 2, on it, keeps the three
+    modules' changes (and adds to one), takes back pkg/util.py's and deletes pkg/extra.py."""
+    mods = {f"pkg/{m}.py": CORE for m in ("core", "api", "cli", "util")}
+    base = repo.commit("base", {"pkg/__init__.py": "", **mods})
+    repo.branch("p1")
+    changed = {path: CORE.replace("    x = 2\n", "    x = 2\n    assert x > 1, 'x'\n") for path in mods}
+    p1 = repo.commit("p1", {**changed, "pkg/extra.py": NEW})
+    repo.branch("p2")
+    p2 = repo.commit("p2", {"pkg/util.py": CORE, "pkg/extra.py": None,
+                            "pkg/core.py": changed["pkg/core.py"].replace("return 3", "return 30")})
+    return {"base": base, "p1": p1, "p2": p2}
+
+
+def test_a_cumulative_patch_that_leaves_out_a_lower_patchs_files_took_their_change_back(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The child's diff from the fork point carries most of the parent's files and names neither
+    the parent's util.py change nor its new file: the stack took them back. On the child's head
+    they are present as the child leaves them; where the child is not there, nothing is."""
+    shas = _five_files(git_repo)
+    patches = _patches(git_repo, shas["base"], [shas["p1"], shas["p2"]], tmp_path)
+    top = git_repo.archive(shas["p2"], tmp_path / "top")
+    assert main(["audit", *patches, "--tree", str(top), "--format", "json"]) == 0
+    hunks = json.loads(capsys.readouterr().out)["hunks"]
+    left = {h["path"]: h for h in hunks if h["pr"] == 1 and h["path"] in ("pkg/util.py", "pkg/extra.py")}
+    assert {path: (h["status"], h["superseded_by"]) for path, h in left.items()} == {
+        "pkg/util.py": ("applied", {"pr": 2, "commit": None}), "pkg/extra.py": ("applied", {"pr": 2, "commit": None})}
+    for name, rev, want in (("base", shas["base"], {1: {"missing", "file-missing"}, 2: {"missing"}}),
+                            ("p1", shas["p1"], {1: {"applied"}, 2: {"applied", "partial"}})):
+        assert main(["audit", *patches, "--tree", str(git_repo.archive(rev, tmp_path / name)),
+                     "--format", "json"]) == 1
+        got: dict[int, set[str]] = {}
+        for h in json.loads(capsys.readouterr().out)["hunks"]:
+            got.setdefault(h["pr"], set()).add(h["status"])
+        assert got == want, name
+
+
+def test_a_sibling_patch_sharing_one_file_and_its_lines_does_not_vouch_for_the_others_files(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two patches from one release both add the same guard to core.py; the first also changes
+    api.py. A target with the second alone lacks the first's api.py change: missing."""
+    guard = CORE.replace("    x = 2\n", "    x = 2\n    assert x > 1, 'x'\n    assert x < 9, 'x'\n    x += 0\n")
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE, "pkg/api.py": CORE})
+    git_repo.branch("a")
+    a = git_repo.commit("a", {"pkg/core.py": guard, "pkg/api.py": CORE.replace("return 1", "return 10")})
+    git_repo.branch("b", base)
+    b = git_repo.commit("b", {"pkg/core.py": guard.replace("return 3", "return 30")})
+    patches = _patches(git_repo, base, [a, b], tmp_path)
+    assert main(["audit", *patches, "--tree", str(git_repo.archive(b, tmp_path / "b")), "--format", "json"]) == 1
+    api = [h for h in json.loads(capsys.readouterr().out)["hunks"] if h["path"] == "pkg/api.py"]
+    assert [(h["pr"], h["status"]) for h in api] == [(1, "missing")]

@@ -13,7 +13,14 @@ from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.match.atbase import PackageAtBase
-from prstack.match.compose import Composed, carried_pairs, chains_above, compose_stack, stacked_above
+from prstack.match.compose import (
+    Composed,
+    carried_pairs,
+    chains_above,
+    compose_stack,
+    cumulative_pairs,
+    stacked_above,
+)
 from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, package_index, run_jobs
@@ -142,7 +149,8 @@ def judge_changes(
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, bench)
-    return tuple(_gone_later(prs, composed))
+    left = _left_by_cumulative(prs, _gone_later(prs, composed), cumulative_pairs(prs, changes.hunks))
+    return tuple(_removals_of_missing_lines(prs, left))
 
 
 def _named_blob(hunks: Sequence[Hunk]) -> tuple[str | None, ...]:
@@ -175,6 +183,73 @@ def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> li
             r = replace(r, status=HunkStatus.APPLIED, superseded_by=by, evidence=replace(
                 r.evidence, note=f"the file is gone at #{by.pr} (deleted or moved there), as in the target"))
         out.append(r)
+    return out
+
+
+def _left_by_cumulative(prs: Sequence[PullRequest], results: Sequence[HunkResult],
+                        cumulative: frozenset[tuple[int, int]]) -> list[HunkResult]:
+    """Patches: a hunk of a file that the last patch cumulative over its own does not name is as
+    that patch leaves the file, its base's: where the target holds every hunk of that patch, the
+    stack took the hunk's change back (a child's history reverted it, deleted or moved its new
+    file), as in the target. Only a hunk whose file is as before it (pre-change lines there) or,
+    for a new file, not there."""
+    if not cumulative:
+        return list(results)
+    names: defaultdict[int, set[str]] = defaultdict(set)
+    held: dict[int, bool] = {}
+    for r in results:
+        names[r.hunk.pr].update(p for p in (r.hunk.path, r.hunk.old_path) if p)
+        if r.status.shipped:
+            held[r.hunk.pr] = held.get(r.hunk.pr, True) and r.status.present
+    order = [pr.number for pr in prs]
+    out = list(results)
+    for i, r in enumerate(results):
+        h = r.hunk
+        if not (r.status is HunkStatus.MISSING or (r.status is HunkStatus.FILE_MISSING and h.old_path is None)):
+            continue
+        last = next((up for up in reversed(order) if (h.pr, up) in cumulative), None)
+        if last is None or not held.get(last) or names[last] & {h.path, h.old_path}:
+            continue
+        note = (f"#{last}'s diff, cumulative over this one, leaves the file as its base had it: the stack "
+                "took this change back, as in the target")
+        out[i] = replace(r, status=HunkStatus.APPLIED, superseded_by=Rewrite(last, None),
+                         evidence=replace(r.evidence, note=note))
+    return out
+
+
+def _removals_of_missing_lines(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:
+    """A pure deletion of lines that the PR under it (its base is that PR's head) added is done
+    only with them: where the hunks that added them are not present, the lines were never there
+    to remove, and the deletion is missing with them (a branch that merged main takes back a line
+    its parent's squash-merged copy dropped: in the parent's own tree it says nothing)."""
+    under = {pr.number: below for pr in prs if pr.head_sha
+             and (below := next((p for p in prs if p.head_sha == pr.base_sha and p is not pr), None)) is not None}
+    if not under:
+        return list(results)
+    added: dict[tuple[int, str], dict[tuple[int, str], int]] = defaultdict(dict)
+    """(PR, path) -> (line of its head, text) -> the result that added it."""
+    for i, r in enumerate(results):
+        line = r.hunk.new_start
+        for kind, text in r.hunk.lines:
+            if kind == "+":
+                added[(r.hunk.pr, r.hunk.path)][(line, text)] = i
+            if kind != "-":
+                line += 1
+    out = list(results)
+    for i, r in enumerate(results):
+        h, below = r.hunk, under.get(r.hunk.pr)
+        if below is None or not r.status.present or not h.removed or h.added or h.old_path != h.path:
+            continue
+        theirs, line, by = added.get((below.number, h.path), {}), h.old_start, set()
+        for kind, text in h.lines:
+            if kind == "-":
+                by.add(theirs.get((line, text), -1))
+            if kind != "+":
+                line += 1
+        if -1 not in by and not all(results[j].status.present for j in by):
+            note = f"the lines it removes came with #{below.number}'s change, which is not there"
+            out[i] = replace(r, status=HunkStatus.MISSING, found_path=None, found_line=None, offset=None,
+                             fuzz=None, evidence=replace(r.evidence, note=note))
     return out
 
 

@@ -196,8 +196,11 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
             continue  # a patch that carries nothing of the hunk's PR: a sibling from the same base
         theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
         if not theirs:
-            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts.same:
-                return _kept_old(h, pr)  # a diff from the same tree that leaves the file as it was
+            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts.same and pr.head_sha:
+                # a diff from the same tree that leaves the file as it was (for patches, only where
+                # the target holds that diff: see match.changes, since a target without the stack
+                # holds those lines too)
+                return _kept_old(h, pr)
             continue
         if any(s.change is FileChange.DELETED for s in theirs):
             return None  # the file is gone: nothing of its lines is left to compose
@@ -236,6 +239,34 @@ def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozense
             out.update((low, up) for up, theirs in by_pr.items()
                        if rank[up] > rank[low] and lines and 2 * len(lines & theirs) >= len(lines))
     return frozenset(out)
+
+
+def cumulative_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
+    """(patch, patch given after it) where the later diff is cumulative over the earlier one as a
+    whole: it changes most of the earlier one's files, and of those where the earlier one adds
+    lines, in at least half it adds at least half of them, at least MIN_CARRIED lines in all. Where
+    a diff is that, a file of the earlier patch it does not name is as the later one's base had it
+    (two unrelated patches can share a file and a few lines, not most of one's files)."""
+    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
+    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for h in hunks:
+        if h.pr in rank:
+            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    out = set()
+    for low, files in added.items():
+        for up, theirs in added.items():
+            if rank[up] <= rank[low] or 2 * len(files.keys() & theirs.keys()) <= len(files):
+                continue
+            shared = [(lines, lines & theirs[path]) for path, lines in files.items() if lines and path in theirs]
+            carried = sum(2 * len(both) >= len(lines) for lines, both in shared)
+            if shared and 2 * carried >= len(shared) and sum(len(both) for _, both in shared) >= MIN_CARRIED:
+                out.add((low, up))
+    return frozenset(out)
+
+
+MIN_CARRIED = 3
+"""Lines a later diff must carry of an earlier one to count as cumulative over it (a line or two
+in common is what two unrelated patches can share)."""
 
 
 def _holds_old_side(s: Hunk, h: Hunk) -> bool:

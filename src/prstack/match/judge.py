@@ -96,7 +96,7 @@ def _judge(
         return found
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
     if found is not None and (window is None or off(found.start) <= WEAK):
-        return found
+        return _removed_lines_beside(idx, sh, found) or found
     verdict = _region(idx, sh, expected, min_start, known)
     if sh.pure and verdict.status is HunkStatus.APPLIED and verdict.start is not None and off(verdict.start) > WEAK:
         # a pure addition found only by a piece of its context far from its place: a copy of its
@@ -104,6 +104,27 @@ def _judge(
         return Finding(HunkStatus.DIVERGED, note=f"its lines are in the file at line {verdict.start + 1}, "
                        "away from its place, whose context is not there")
     return verdict
+
+
+def _removed_lines_beside(idx: FileIndex, sh: Shape, found: Finding) -> Finding | None:
+    """A pure deletion whose new image was found only with fuzz (its bare context, less some of
+    it) is not done where the lines it removes still stand, in order, beside the place that match
+    puts the deletion: other lines came in among them, so the whole old image no longer matches,
+    but the lines are there (None: no such lines, the match stands)."""
+    if found.status is not HunkStatus.APPLIED or not found.fuzz or found.start is None or "+" in sh.kinds:
+        return None
+    removed = [text.strip() for kind, text in sh.lines if kind == "-" and not trivial(text)]
+    if not removed:
+        return None
+    point = found.start + sh.lead
+    lo = max(0, point - len(removed) - 2 * WEAK)
+    near = iter(enumerate((line.strip() for line in idx.window(lo, point + len(removed) + 2 * WEAK)), lo))
+    at = [next((i for i, line in near if line == want), None) for want in removed]
+    first, last = at[0], at[-1]
+    if first is None or last is None:
+        return None
+    return Finding(HunkStatus.MISSING, first, last + 1, note=f"the {len(removed)} line(s) it removes are still "
+                   f"there, beside its place, with {last + 1 - first - len(removed)} other line(s) among them")
 
 
 def _direct(idx: FileIndex, sh: Shape, at: int, min_start: int) -> Finding | None:

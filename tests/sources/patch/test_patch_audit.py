@@ -193,3 +193,24 @@ def test_a_binary_file_the_pr_deletes_is_applied_where_the_target_lacks_it() -> 
     (hunk,) = parse_diff(diff, 1)
     (result,) = match_file([hunk], None, installed_path="docs/flow.png")
     assert result.status is HunkStatus.APPLIED
+
+
+def test_a_folder_the_patch_deletes_whole_is_not_the_targets_own_folder_of_that_name(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PR deletes bench/micro/ whole (its README.md and test/ among it) from a repository with a
+    README.md and a test/ of its own at the root: on the tree of its head, every deletion is done,
+    and the root's files are no stand-ins for the deleted ones."""
+    test_files = {"test/__init__.py": "", "test/test_utils.py": "def test_a():\n    assert 1\n"}
+    micro = {"bench/micro/README.md": "# micro\n\nRun it.\n", "bench/micro/run.py": "print('run')\n",
+             **{f"bench/micro/{path}": text + "# micro\n" for path, text in test_files.items()}}
+    more = {f"test/test_{name}.py": f"def test_{name}():\n    assert 1\n" for name in ("api", "cli", "core")}
+    base = git_repo.commit("base", {"README.md": "# project\n", "pkg/__init__.py": "", **test_files, **more, **micro})
+    head = git_repo.commit("drop the micro benchmarks", {path: None for path in micro})
+    diff = tmp_path / "1.diff"
+    diff.write_bytes(subprocess.run(["git", "-C", str(git_repo.path), "diff", base, head],
+                                    capture_output=True, check=True).stdout)
+    for rev, want in ((head, 0), (base, 1)):
+        tree = git_repo.archive(rev, tmp_path / rev[:8])
+        code, data = run_json(["audit", "--patch", str(diff), "--tree", str(tree)], capsys)
+        assert code == want, data["hunks"]
+        assert {h["installed_path"] for h in data["hunks"] if h["status"] != "not-shipped"} <= set(micro)

@@ -117,9 +117,10 @@ def like_repo(paths: Sequence[str], installed: Iterable[str], gone: frozenset[st
     these stand in for them, so that a patch places each file as the clone would.
 
     The paths the patches leave without a file (`gone`) are no files of the repository they make:
-    they only lead to their folder's files. A moved file's old name would otherwise pair with its
-    new one and pass for a renamed folder (placing every file left in the old folder in the new
-    one), and deleted files would pair with namesakes anywhere (README.md, __init__.py)."""
+    they only lead to their folder's files, found at the folder's path or by two names of it. A
+    moved file's old name would otherwise pair with its new one and pass for a renamed folder
+    (placing every file left in the old folder in the new one), and deleted files would pair with
+    namesakes anywhere (README.md, __init__.py)."""
     by_dir: defaultdict[tuple[str, ...], list[str]] = defaultdict(list)
     for path in installed:
         parts = path.split("/")
@@ -133,8 +134,11 @@ def like_repo(paths: Sequence[str], installed: Iterable[str], gone: frozenset[st
     for path in paths:
         parts = path.split("/")
         folder = tuple(parts[:-1])
-        # the longest tail of the folder the target holds (trl/scripts/ over a scripts/ of its own)
-        cut = next((cut for cut in range(len(folder)) if folder[cut:] in by_dir), None)
+        # the longest tail of the folder the target holds (trl/scripts/ over a scripts/ of its own);
+        # for a path the patches leave without a file, not its last folder's name alone: a folder
+        # deleted whole is not the target's own test/ or docs/
+        cut = next((cut for cut in range(len(folder)) if folder[cut:] in by_dir
+                    and (path not in gone or cut == 0 or len(folder) - cut > 1)), None)
         if cut is not None:
             out.update("/".join((*folder, name)) for name in by_dir[folder[cut:]])
         elif folder and path not in gone:  # nowhere at its own path's tail: a copy deeper down holding it
