@@ -63,6 +63,7 @@ class Audit:
     hunks: list[Hunk]
     stderr: str
     tree: str = ""  # how the target tree was made: the archived commit (and the reverted change)
+    stderr_lines: int = 0  # non-empty lines on stderr (an error must be one line)
 
     @property
     def bad(self) -> list[Hunk]:
@@ -95,6 +96,7 @@ class Result:
                 "why": self.why,
                 "false_present": self.false_present, "detail": self.detail,
                 "audits": [{"cmd": " ".join(a.cmd), "rc": a.rc, "seconds": round(a.seconds, 3),
+                            "stderr_lines": a.stderr_lines,
                             "tree": a.tree, "counts": a.counts, "null_pr": a.null_pr, "stderr": a.stderr}
                            for a in self.audits],
                 "offending": [short(h) for h in self.offending]}
@@ -155,11 +157,13 @@ def audit(args: list[str], tree: str) -> Audit:
         return Audit(cmd, "timeout", time.perf_counter() - t0, [], f"timed out after {TIMEOUT} s", tree)
     dt = time.perf_counter() - t0
     err = (r.stderr.strip().splitlines() or [""])[-1][:300]
+    if "Traceback (most recent call last)" in r.stderr:
+        err = f"traceback: {err}"
     try:
         hunks = json.loads(r.stdout)["hunks"] if r.stdout.strip() else []
     except (json.JSONDecodeError, KeyError, TypeError):
         hunks, err = [], err or "output is not an audit document"
-    return Audit(cmd, r.returncode, dt, hunks, err, tree)
+    return Audit(cmd, r.returncode, dt, hunks, err, tree, sum(bool(x.strip()) for x in r.stderr.splitlines()))
 
 
 def by_pr(g: Path, prs: list[int]) -> list[str]:
@@ -249,14 +253,21 @@ def is_ancestor(m: Path, a: str, b: str) -> bool:
 
 
 def lacks_blobs(a: Audit) -> bool:
-    """The audit stopped on a blob the snapshot lacks: its case has no truth to offer."""
-    return a.rc == 2 and "unable to read" in a.stderr
+    """The audit stopped on a blob the snapshot lacks (its case has no truth to offer), or, in a
+    shallow clone, said in one line that the clone is too shallow (a right answer there)."""
+    return a.rc == 2 and ("unable to read" in a.stderr or too_shallow(a))
+
+
+def too_shallow(a: Audit) -> bool:
+    return a.rc == 2 and a.stderr_lines == 1 and "is shallow" in a.stderr and "traceback" not in a.stderr
 
 
 def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
     "unable to read") has no truth to offer: the case is skipped, and counted (so are the drop and
     parent cases whose audits stop so)."""
+    if too_shallow(base):
+        return Result(s.repo, s.top, "top", None, f"the clone is too shallow: {base.stderr}", audits=[base])
     if lacking and lacks_blobs(base):
         return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
                       audits=[base])
@@ -277,7 +288,8 @@ def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit) -> Result:
     a = audit([*by_pr(g, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
     r.audits = [a]
     if lacks_blobs(a) or lacks_blobs(base):
-        r.why = "the snapshot lacks blobs the audit must read"
+        r.why = "the clone is too shallow" if too_shallow(a) or too_shallow(base) else \
+            "the snapshot lacks blobs the audit must read"
         return r
     of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
     before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
@@ -308,7 +320,8 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     a2 = audit([*by_pr(g, [s.top]), "--tree", str(pdir)], ph)
     r.audits = [a1, a2]
     if lacks_blobs(a1) or lacks_blobs(a2):
-        r.why = "the snapshot lacks blobs the audit must read"
+        r.why = "the clone is too shallow" if too_shallow(a1) or too_shallow(a2) else \
+            "the snapshot lacks blobs the audit must read"
         return r
     why = []
     if a1.rc != 0 or a1.bad:
@@ -476,6 +489,10 @@ def main() -> int:
     for shape, (results, wall) in by_shape.items():
         print(f"\nclone: {shape}")
         table(per_repo, results, wall)
+        skipped = [r for rs in results.values() for r in rs if r.ok is None]
+        skips = Counter(f"{r.oracle}: {r.why.split(':')[0][:60]}" for r in skipped)
+        if skips:
+            print("skipped: " + "; ".join(f"{n} {why}" for why, n in sorted(skips.items())))
     print(f"per-case details: {a.out}")
     if a.show_failures:
         for results, _ in by_shape.values():

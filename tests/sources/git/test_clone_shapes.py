@@ -103,3 +103,45 @@ def test_pr_refs_under_other_names_audit_as_the_project_s_repository(
     assert code == code_project == 0
     assert [pr["number"] for pr in got["prs"]] == [7]  # type: ignore[index]
     assert got["hunks"] == want["hunks"] and got["prs"] == want["prs"]
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 2 and not out and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_a_pr_the_fork_clone_lacks_is_fetched_from_upstream_by_the_command_named(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where origin is a fork (no PR refs there), the fetch command named for a missing PR fetches
+    from upstream, and running it makes the PR auditable."""
+    shas = project(git_repo)
+    clone = fork_clone(git_repo, tmp_path, shas["base"])
+    git_repo.branch("p9", "main")
+    head9 = git_repo.commit("Fix b", {"pkg/b.py": text("b", {10: "b 10 faster", 30: "b 30 fixed"})})
+    git_repo.pr_ref(9)
+    git_repo.branch("main", "main")
+    tree = git_repo.archive(head9, tmp_path / "tree9")
+    argv = ["audit", "9", "--git", str(clone), "--offline", "--tree", str(tree), "--format", "json"]
+    line = one_line_error(capsys, argv)
+    command = line.split("fetch it with: ", 1)[1]
+    assert " fetch upstream " in command
+    subprocess.run(command, shell=True, check=True, capture_output=True)
+    assert main(argv) == 0
+    assert [pr["number"] for pr in json.loads(capsys.readouterr().out)["prs"]] == [9]
+
+
+def test_a_clone_without_remotes_is_told_no_remote_it_lacks(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A repository with no remote is not told to fetch from `origin`: the command names the
+    project's URL to fill in."""
+    shas = project(git_repo)
+    tree = git_repo.archive(shas["head7"], tmp_path / "tree")
+    line = one_line_error(capsys, ["audit", "9", "--git", str(git_repo.path), "--offline", "--tree", str(tree)])
+    assert "fetch origin" not in line
+    fetch = "fetch https://github.com/OWNER/NAME.git '+refs/pull/9/head:refs/pull/9/head'"
+    assert f"git -C {git_repo.path} {fetch}" in line
