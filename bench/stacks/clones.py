@@ -9,7 +9,9 @@
   `+refs/pull/*/head:refs/remotes/upstream/pr/*`; both remotes have GitHub URLs that `url.*.insteadOf`
   sends to the local copies (prstack runs --offline and fetches nothing).
 - shallow: `git clone --depth SHALLOW_DEPTH file://SNAPSHOT`, then the PR refs fetched with the same depth
-  into refs/remotes/origin/pr/N.
+  into refs/remotes/origin/pr/N (every PR's: their histories together reach far back into main's).
+- shallow-prs: the same clone with only the PRs of the stacks being run fetched so (a user fetching the
+  PRs of interest): a stack forked from main more than SHALLOW_DEPTH commits back has no merge base there.
 
 Objects are shared with the snapshot through objects/info/alternates (`git clone --shared`), and the
 refs a remote's fetch refspecs give are written as `git fetch` would write them: the snapshots lack some
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-SHAPES = ("bare", "path-origin", "no-remote", "fork-origin", "shallow")
+SHAPES = ("bare", "path-origin", "no-remote", "fork-origin", "shallow", "shallow-prs")
 SHALLOW_DEPTH = 50
 FORK_BEHIND = 100
 DEFAULT = "main"
@@ -36,6 +38,7 @@ _UPLOAD_PACK = "git -c uploadpack.allowFilter=true upload-pack"  # the snapshots
 class HasTop(Protocol):
     top: int
     top_head: str
+    parents: tuple[int, ...]
 
 
 def make_clone(shape: str, repo: str, m: Path, root: Path, stacks: Sequence[HasTop]) -> Path:
@@ -50,7 +53,10 @@ def make_clone(shape: str, repo: str, m: Path, root: Path, stacks: Sequence[HasT
     if shape == "fork-origin":
         return _fork_origin(m, owner, name, root, stacks)
     if shape == "shallow":
-        return _shallow(m, d)
+        return _shallow(m, d, ["+refs/pull/*/head:refs/remotes/origin/pr/*"])
+    if shape == "shallow-prs":
+        prs = sorted({n for s in stacks for n in (s.top, *s.parents)})
+        return _shallow(m, d, [f"+refs/pull/{n}/head:refs/remotes/origin/pr/{n}" for n in prs])
     raise ValueError(f"no clone shape {shape!r}; known: {', '.join(SHAPES)}")
 
 
@@ -128,12 +134,14 @@ def _fork_origin(m: Path, owner: str, name: str, root: Path, stacks: Sequence[Ha
     return d
 
 
-def _shallow(m: Path, d: Path) -> Path:
+def _shallow(m: Path, d: Path, pr_refspecs: list[str]) -> Path:
     depth = f"--depth={SHALLOW_DEPTH}"
     git(d.parent, "clone", "-q", depth, "--filter=blob:none", "--no-checkout", "--branch", DEFAULT,
         "--upload-pack", _UPLOAD_PACK, f"file://{m.resolve()}", str(d))
-    git(d, "config", "--add", "remote.origin.fetch", "+refs/pull/*/head:refs/remotes/origin/pr/*")
-    git(d, "fetch", "-q", depth, "--filter=blob:none", "--upload-pack", _UPLOAD_PACK, "origin")
+    if len(pr_refspecs) == 1:  # every PR: the remote's fetch refspec, as users set it
+        git(d, "config", "--add", "remote.origin.fetch", pr_refspecs[0])
+    git(d, "fetch", "-q", depth, "--filter=blob:none", "--upload-pack", _UPLOAD_PACK, "origin",
+        f"+refs/heads/{DEFAULT}:refs/remotes/origin/{DEFAULT}", *pr_refspecs)
     share_objects(d / ".git", m)  # the blobs, from the snapshot: no partial clone left
     for key in ("remote.origin.promisor", "remote.origin.partialclonefilter"):
         git(d, "config", "--unset", key, check=False)

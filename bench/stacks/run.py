@@ -84,12 +84,12 @@ class Result:
     top: int
     oracle: str
     ok: bool | None  # None: skipped
-    clone: str = "bare"  # the shape of the clone given to --git (clones.SHAPES)
     why: str = ""
     audits: list[Audit] = field(default_factory=list)
     offending: list[Hunk] = field(default_factory=list)
     false_present: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
+    clone: str = "bare"  # the shape of the clone given to --git (clones.SHAPES)
 
     def record(self) -> dict[str, Any]:
         return {"repo": self.repo, "clone": self.clone, "top": self.top, "oracle": self.oracle, "ok": self.ok,
@@ -502,24 +502,40 @@ def main() -> int:
 
 def run_repo(repo: str, stacks: list[Stack], oracles: set[str], shape: str, jobs: int,
              keep: Path | None) -> tuple[list[Result], float]:
-    """The oracles of a repository's stacks with `--git` at a clone of `shape` (built first; its
-    building is in the wall time); the results and the wall time."""
+    """The oracles of a repository's stacks with `--git` at a clone of `shape`, built once for the
+    repository (for shallow-prs, once per stack: the clone holds that stack's PRs only); its building
+    is in the wall time. The results and the wall time."""
     t0 = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="prstack-clone-")) if keep is None else keep / shape
     try:
-        try:
-            g = None if shape == "bare" else make_clone(shape, repo, mirror(repo), root, stacks)
-        except (subprocess.CalledProcessError, OSError) as e:
-            err = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
-            err = err.decode(errors="replace") if isinstance(err, bytes) else (err or "")
-            why = f"bench error: no {shape} clone: {e} {err.strip()[:200]}"
-            return [Result(s.repo, s.top, o, None, why, clone=shape) for s in stacks for o in sorted(oracles)], 0.0
+        shared = None if shape in ("bare", "shallow-prs") else clone_or_why(shape, repo, root, stacks)
+        if isinstance(shared, str):
+            return [Result(s.repo, s.top, o, None, shared, clone=shape) for s in stacks for o in sorted(oracles)], 0.0
+
+        def case(s: Stack) -> list[Result]:
+            g = shared
+            if shape == "shallow-prs":
+                g = clone_or_why(shape, repo, root / str(s.top), [s])
+                if isinstance(g, str):
+                    return [Result(s.repo, s.top, o, None, g, clone=shape) for o in sorted(oracles)]
+            return run_case(s, oracles, g, shape)
+
         with ThreadPoolExecutor(jobs) as ex:
-            rs = [r for case in ex.map(lambda s: run_case(s, oracles, g, shape), stacks) for r in case]
+            rs = [r for found in ex.map(case, stacks) for r in found]
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
     return rs, time.perf_counter() - t0
+
+
+def clone_or_why(shape: str, repo: str, root: Path, stacks: list[Stack]) -> Path | str:
+    """The clone of `shape` built under `root`, or why it could not be (a skip's reason)."""
+    try:
+        return make_clone(shape, repo, mirror(repo), root, stacks)
+    except (subprocess.CalledProcessError, OSError) as e:
+        err = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
+        err = err.decode(errors="replace") if isinstance(err, bytes) else (err or "")
+        return f"bench error: no {shape} clone: {e} {err.strip()[:200]}"
 
 
 if __name__ == "__main__":
