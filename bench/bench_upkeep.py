@@ -5,9 +5,10 @@
    or with --spread evenly over those releases (the accuracy check: ancestry then names many of
    them), judged in every release tag by prstack, against the peer: `git tag --contains` of each
    PR's merge (squash) commit. Lists where
-   prstack's first release differs from ancestry's, and why: for each hunk that keeps it from
-   ancestry's release, whether it was whole at the merge commit and which later commit took it
-   away (a later rewrite), or the commit that brought it earlier (a backport).
+   prstack's first release (the earliest release holding every hunk at once) differs from
+   ancestry's, and why: the commits that brought the hunks earlier (a backport), or for each hunk
+   ancestry's release lacks, whether it was whole at the merge commit and which commit took it
+   away before that release.
 2. Patches against one candidate: the M newest PRs' diffs of src/ (fork point..head) as patch
    files, judged by prstack against the candidate tree (`git archive` of the newest tag), against
    the peer: `git apply --check` of each patch in that tree.
@@ -138,13 +139,15 @@ def bench_prs(repo: Path, count: int, repeat: int, ab: str | None, spread: bool)
     for item, tag in differ:
         assert item.number is not None
         print(f"    #{item.number}: prstack {item.first_release} ({item.landing_note or '-'}), ancestry {tag}")
-        for line in why(repo, item, prs[item.number], tag, tags):
+        for line in why(repo, item, prs[item.number], tag, [r.name for r in report.releases]):
             print(f"      {line}")
 
 
 def why(repo: Path, item: Item, merge: str, tag: str | None, tags: list[str]) -> list[str]:
-    """For each hunk that keeps the item from ancestry's release: brought earlier (by which
-    commit), or whole at the merge commit and taken away later (by which commit), or neither."""
+    """Why prstack's first release (the earliest release holding every hunk at once) is not
+    ancestry's `tag`: earlier, by the commits that brought the hunks (a backport or a copy); later
+    or none, for each hunk that ancestry's release lacks: not whole at the merge commit, or whole
+    there and rewritten before the release (by which commit), or neither (check by hand)."""
     from prstack.sources.git.prs import ClonePRs
     from prstack.upkeep.across import TreeJudge, grouped
     from prstack.upkeep.trees import blob_ids, commits_touching
@@ -155,15 +158,15 @@ def why(repo: Path, item: Item, merge: str, tag: str | None, tags: list[str]) ->
         found = sorted({h.commit for h in item.hunks if h.commit})
         subjects = [git(repo, "log", "-1", "--format=%h %s", c).strip() for c in found]
         return [f"earlier than its merge commit: brought by {'; '.join(subjects) or '?'} (a backport or a copy)"]
+    assert tag is not None  # (both none: no difference)
     changes = ClonePRs(src, (item.pr.number,)).load().finish()
     judge = TreeJudge({p.number: p for p in changes.prs}, grouped(changes.hunks),
-                      blob_ids=lambda names: blob_ids(src, names), read=src.file_at, prefetch=src.prefetch_files,
-                      with_sides=True)
-    until = src.resolve(tags[-1])
+                      blob_ids=lambda names: blob_ids(src, names), read=src.objects.file_at,
+                      prefetch=src.objects.prefetch_files, with_sides=True)
+    until = src.resolve(tag)
     assert until is not None
     for h in item.hunks:
-        if not h.counted or (h.landing.landed_in is not None and tag is not None
-                             and tags.index(h.landing.landed_in) <= tags.index(tag)):
+        if not h.counted or h.landing.present[tags.index(tag)]:
             continue
         hunk = h.result.hunk
         key = (hunk.pr, hunk.path)
@@ -175,9 +178,8 @@ def why(repo: Path, item: Item, merge: str, tag: str | None, tags: list[str]) ->
             lines.append(f"{where}: not whole at the merge commit {merge[:10]} (check by hand)")
             continue
         gone = next((c for c in later if not held[c][at]), None)
-        back = f", back by {h.commit[:10]}" if h.commit else ""
-        lines.append(f"{where}: later rewrite by {git(repo, 'log', '-1', '--format=%h %s', gone).strip()}{back}"
-                     if gone else f"{where}: whole at the merge commit and at {tags[-1]}: check by hand")
+        lines.append(f"{where}: rewritten before {tag} by {git(repo, 'log', '-1', '--format=%h %s', gone).strip()}"
+                     if gone else f"{where}: whole at the merge commit and at {tag}: check by hand")
     return lines
 
 

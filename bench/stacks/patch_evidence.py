@@ -54,10 +54,10 @@ def main() -> int:
         heads = dict(zip(s.parents, s.parent_heads, strict=True)) | {s.top: s.top_head}
         top = pr_diff(m, s.top_head)
         lows: dict[int, dict[str, unidiff.PatchedFile]] = {}
-        unnamed = carried = lines = 0
+        unnamed = carried = lines = own = 0
         for h in r["offending"]:
             if h["pr"] == s.top:
-                total["the top's own hunk"] += 1
+                own += 1
                 continue
             low = lows.setdefault(h["pr"], pr_diff(m, heads[h["pr"]]))
             if h["path"] not in low:
@@ -68,7 +68,8 @@ def main() -> int:
             lines += len(mine)
             carried += len(mine & added(top[h["path"]])) if h["path"] in top else 0
         share = f"{carried}/{lines}"
-        kind = ("the top's diff carries none of their added lines" if carried == 0
+        kind = ("a hunk of the top's own diff is not present" if own
+                else "the top's diff carries none of their added lines" if carried == 0
                 else "the top's diff carries under half of their added lines" if 2 * carried < lines
                 else "the top's diff carries half or more of their added lines")
         total[kind] += 1

@@ -181,6 +181,21 @@ def test_a_pure_addition_of_lines_already_there_needs_more_of_them_than_the_base
         assert "was in the file 3 times before the PR" in (result.evidence.note or "")
 
 
+def test_a_new_function_with_a_docstring_like_the_others_is_applied_where_the_others_changed() -> None:
+    """The PR adds a function whose docstring has the `Args:` and `Returns:` lines every function
+    of the file has; its `def` line is its own. A later release rewrote another function's
+    docstring (no more `Args:` lines than the base had): the new function is there, applied."""
+    doc = ['    """', "    Do it.", "", "    Args:", "        x (`int`): the input.", "", "    Returns:",
+           "        `int`: the output.", '    """']
+    old = ["def one(x):", *doc, "    return x", "", "", "def two(x):", *doc, "    return 2 * x"]
+    new_fn = ["", "", "def check_if_peft_model(name):", *doc, "    return bool(name)"]
+    release = ["def one(x):", '    """Do it."""', "    return x", *old[len(doc) + 2:], *new_fn]
+    (result,) = judge(text(old), text(old + new_fn), text(release), with_sides=True)
+    assert result.status is HunkStatus.APPLIED
+    (result,) = judge(text(old), text(old + new_fn), text(old), with_sides=True)
+    assert result.status is HunkStatus.MISSING
+
+
 def test_a_pure_addition_of_repeated_lines_is_applied_when_the_target_holds_more() -> None:
     for target in (["def f():", *BODY, "    x = 0", *K, *K, *TAIL, *G], ["x = 1", "y = 2", *DUP_HEAD]):
         (result,) = judge(text(DUP_BASE), text(DUP_HEAD), text(target), with_sides=True)

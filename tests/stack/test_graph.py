@@ -157,3 +157,15 @@ def test_only_prs_with_something_in_common_may_hold_copies() -> None:
     p_id = facts(6, [c("k", "Fix", "Fix\n\ncommit-id: 4242abcd")], paths={"k" * 40: frozenset({"x.py"})})
     assert may_hold_copies(p_id, by_id) and not may_hold_copies(p, by_id)
     assert may_hold_copies(p, facts(7, [c("l", "Add docs"), c("m", "Tidy")]))  # paths unknown
+
+
+def test_undone_needs_every_commit_reverted_and_each_revert_kept() -> None:
+    """A revert undoes what it names only when it comes later; a revert of the revert brings it back."""
+    a, b, r, rr = c("a", "A"), c("b", "B"), c("r", "Revert A"), c("s", "Revert Revert A")
+    child = facts(2, [a, b, r], reverts={r.sha: a.sha})
+    assert child.undone([a.sha]) and not child.undone([a.sha, b.sha]) and not child.undone([])
+    assert not facts(2, [a, b, r, rr], reverts={r.sha: a.sha, rr.sha: r.sha}).undone([a.sha])
+    assert not facts(2, [r, a], reverts={r.sha: a.sha}).undone([a.sha])
+    parent = facts(1, [a])
+    assert relate(parent, child) is None
+    assert relate(parent, facts(2, [a, b])) is not None

@@ -25,12 +25,40 @@ def test_landing_is_the_start_of_the_last_run_of_releases_holding_it() -> None:
     assert landing([False, True, True, False], NAMES).landed_in is None
 
 
-def test_first_release_holds_every_hunk_and_says_when_they_landed_apart() -> None:
+def test_first_release_is_the_earliest_holding_every_hunk_and_says_when_they_landed_apart() -> None:
     a, b = landing([False, True, True, True], NAMES), landing([False, False, True, True], NAMES)
     first, note = first_release([a, b], NAMES)
     assert first == "v3" and note is not None and "1 in v2, 1 in v3" in note
     first, note = first_release([a, landing([False] * 4, NAMES)], NAMES)
     assert first is None and note is not None and "1 of 2 hunk(s) not in the newest release" in note
+
+
+def test_first_release_stays_when_a_later_release_lost_a_hunk() -> None:
+    """Both hunks in v2 and v3, one rewritten for v4: the first release is still v2, and the
+    note names v4 and the hunk the newest release lacks."""
+    first, note = first_release([landing([False, True, True, False], NAMES),
+                                 landing([False, True, True, True], NAMES)], NAMES)
+    assert first == "v2"
+    assert note == ("all its hunks were in v2, v4 lacked some (taken back or rewritten); "
+                    "1 of 2 hunk(s) not in the newest release (v4)")
+
+
+def test_first_release_of_a_reverted_and_relanded_hunk_is_where_it_first_was() -> None:
+    """In v2, taken back in v3, back in v4: first released in v2, and the note says the rest."""
+    first, note = first_release([landing([False, True, False, True], NAMES)], NAMES)
+    assert (first, note) == ("v2", "its hunk was in v2, v3 lacked it (taken back or rewritten), all back in v4")
+
+
+def test_a_hunk_that_came_and_went_before_the_others_landed_is_named() -> None:
+    """One hunk in v1, gone in v2, back in v3 with the other: v3 is the first holding both."""
+    first, note = first_release([landing([True, False, True, True], NAMES),
+                                 landing([False, False, True, True], NAMES)], NAMES)
+    assert first == "v3" and note is not None
+    assert "its hunks landed in different releases: 1 in v1, 1 in v3" in note
+    assert "a hunk was in v1, not in v2, back in v3" in note
+    first, note = first_release([landing([True, False, False, False], NAMES),
+                                 landing([False, True, False, False], NAMES)], NAMES)
+    assert first is None and note is not None and note.startswith("no release holds all its hunks at once")
 
 
 def test_verdict_from_the_candidate_statuses() -> None:

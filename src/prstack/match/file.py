@@ -171,14 +171,17 @@ def _more_than_base(result: HunkResult, hunks: Sequence[Hunk], idx: FileIndex, h
     """An applied pure addition whose lines the file held before the PR counts as applied only
     when the target holds each of them more often than the base did (the base's count: the
     head's, less the PR's additions of that line to this file). Else the lines found are those
-    that were there all along: missing."""
+    that were there all along: missing. Not where some added line (not trivial) is in the head
+    once: the PR's own line, found in the matched image with the rest."""
     h = result.hunk
     if h.removed or not h.added:
         return result
     added = [t for t in h.added if not trivial(t)]
     repeated = [t for t in added if head.count(t.encode("utf-8", "surrogateescape")) > 1]
-    if not repeated:
-        return result  # (the cheap, common case: no added line occurs twice in the head at all)
+    if len(repeated) < len(added):
+        # (the cheap, common case: no added line occurs twice in the head at all) an added line
+        # the head holds once is the PR's own, found with the rest: the lines are not old ones
+        return result
     loose = LEVELS[LOOSEST][1]
     head_count = Counter(loose_keys(head).split(b"\n"))  # (by `key`: as `loose` on the decoded lines, faster)
     adds = Counter(loose(t) for other in hunks for t in other.added)

@@ -95,6 +95,8 @@ def _judge(
     if found is not None:
         return found
     found = _search_images(idx, sh, expected, min_start, 1, max(sh.lead, sh.trail))
+    if found is not None and _changed_lines_alone(idx, sh, found):
+        found = None
     if found is not None and (window is None or off(found.start) <= WEAK):
         return _removed_lines_beside(idx, sh, found) or found
     verdict = _region(idx, sh, expected, min_start, known)
@@ -291,7 +293,29 @@ def _region(idx: FileIndex, sh: Shape, expected: int, min_start: int, known: Con
                            note="neither the old nor the new lines, nor their context, are there")
         span = (max(0, min(expected, len(idx))), len(idx) if sh.new_file else
                 min(len(idx), expected + max(len(sh.old), len(sh.new))))
-    return _classify(idx, sh, span, known)
+    verdict = _classify(idx, sh, span, known)
+    if verdict.status is HunkStatus.APPLIED and not _context_holds(idx, sh, span):
+        return Finding(HunkStatus.DIVERGED, *span, note="the changed lines are there, but most lines around "
+                       "them are other lines: the place of a like change, not this one's")
+    return verdict
+
+
+def _changed_lines_alone(idx: FileIndex, sh: Shape, found: Finding) -> bool:
+    """Whether `found` matched the changed lines alone (fuzz dropped every context line) where
+    most of the lines around them are others: no evidence of the hunk's place."""
+    return (found.fuzz is not None and found.fuzz >= max(sh.lead, sh.trail) and found.start is not None
+            and found.end is not None and not _context_holds(idx, sh, (found.start, found.end)))
+
+
+def _context_holds(idx: FileIndex, sh: Shape, span: tuple[int, int]) -> bool:
+    """Whether at least half the hunk's context lines that say something (not trivial) are in
+    the region found by a piece of its context (a region placed by a lone docstring quote and a line
+    like `kwargs:` can be another class's method of the same shape)."""
+    context = [t.strip() for k, t in sh.lines if k == " " and not trivial(t)]
+    if not context:
+        return True
+    there = {line.strip() for line in idx.window(*span)}
+    return 2 * sum(line in there for line in context) >= len(context)
 
 
 def _classify(idx: FileIndex, sh: Shape, span: tuple[int, int], known: Container[str]) -> Finding:

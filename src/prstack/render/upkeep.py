@@ -9,7 +9,8 @@ JSON, schema "prstack.upkeep/1":
                 "hunks": [{"path", "old_start", "old_lines", "new_start", "new_lines", "status",
                            "found_path", "found_line", "landed_in", "first_seen", "reverted_in": [str],
                            "commit": str|null}]}]}
-`state`: open|merged|closed|unknown; `verdict`: retire|partly-upstream|keep|rebase; a hunk's
+`state`: open|merged|closed|unknown; `verdict`: retire|partly-upstream|keep|rebase;
+`first_release` the earliest release holding every shipped hunk at once (null: none); a hunk's
 `status` is its status in the candidate (the audit's statuses), `landed_in` the release from
 which on every release holds it (null: the newest does not), `commit` the upstream commit that
 brought a hunk present in the candidate (the first commit, after the release before the one it

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property, lru_cache
@@ -53,6 +53,9 @@ class PRFacts:
     """Commit sha -> `git patch-id --stable` (merge commits have none)."""
     paths: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Commit sha -> the paths it changes (to tell an edited copy from a namesake commit)."""
+    reverts: Mapping[str, str] = field(default_factory=dict)
+    """Commit sha -> the earlier commit of `commits` whose change it undoes exactly (its message
+    names that commit as `git revert` writes it, and its diff reversed has that commit's patch-id)."""
     merge_bases: tuple[str, ...] = ()
     """Every merge base with the default branch when there are several (criss-cross merges, e.g. a
     release branch merged into both), `fork_point` first; empty when there is one."""
@@ -79,6 +82,21 @@ class PRFacts:
             f"the newest by committer date (also {others}); the PR's own change is measured from the "
             "merge bases merged together (when they merge cleanly), so no change of theirs counts as its own"
         )
+
+    def undone(self, shas: Iterable[str]) -> bool:
+        """Whether the PR's own history reverts every one of these commits of it (and keeps each
+        revert: a revert of the revert brings the change back), so its net change holds none of them."""
+        later = {c.sha: i for i, c in enumerate(self.commits)}
+        by_target: dict[str, list[str]] = {}
+        for revert, target in self.reverts.items():
+            if later.get(revert, -1) > later.get(target, len(later)):
+                by_target.setdefault(target, []).append(revert)
+
+        def cancelled(sha: str) -> bool:  # (a revert comes after what it reverts: no cycle)
+            return any(not cancelled(r) for r in by_target.get(sha, ()))
+
+        wanted = list(shas)
+        return bool(wanted) and all(cancelled(sha) for sha in wanted)
 
     @cached_property
     def copy_keys(self) -> frozenset[object] | None:

@@ -82,16 +82,20 @@ def relate(
 ) -> StackEdge | None:
     """The edge parent -> child when the branch's history holds the parent's change, else None.
 
-    Ancestry is enough on its own. Otherwise the child must hold exact copies of some of the
-    parent's own commits (sha, patch-id or commit-id) followed by commits of its own: edited
-    copies (same subject and author, another patch) support such an edge but never make one
-    alone, and copies that differ from the parent's current commits make the edge stale. The
-    child's own change then starts before its first edited copy: a change the branch holds only
-    as an edited copy is judged as the child's own, never left out of every PR."""
+    Ancestry is enough on its own, unless the child's own history reverts every commit of the
+    parent's it holds (then none of the parent's change is in it: no edge). Otherwise the child
+    must hold exact copies of some of the parent's own commits (sha, patch-id or commit-id),
+    not all reverted later in the child, followed by commits of its own: edited copies (same
+    subject and author, another patch) support such an edge but never make one alone, and
+    copies that differ from the parent's current commits make the edge stale. The child's own
+    change then starts before its first edited copy: a change the branch holds only as an
+    edited copy is judged as the child's own, never left out of every PR."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
     if ancestry:
+        if child.undone(c.sha for c in parent.own or parent.commits if len(c.parents) < 2):
+            return None  # the branch reverts every commit of the parent's: none of its change is there
         return StackEdge(
             parent.number, child.number, (Evidence.ANCESTRY, *extra), parent.head, tuple(markers)
         )
@@ -103,6 +107,8 @@ def relate(
     exact = [m for m in matches if m.how is not MatchKind.SUBJECT]
     if not exact:
         return None  # edited copies alone: the parent's change is not in the branch's history
+    if child.undone(m.child_sha for m in exact):
+        return None  # the branch reverts every copy it holds: none of the parent's change is there
     position = {c.sha: i for i, c in enumerate(child.commits)}
     last = max(position[m.child_sha] for m in matches)
     if last == len(child.commits) - 1:

@@ -26,37 +26,43 @@ def landing(present: Sequence[bool], names: Sequence[str]) -> Landing:
 
 
 def first_release(landings: Sequence[Landing], names: Sequence[str]) -> tuple[str | None, str | None]:
-    """The earliest release from which on every release holds every hunk of `landings`, and a
-    sentence when that is not the whole story (hunks that landed in different releases, a release
-    that held them all and a later one that lost some, hunks not in the newest release)."""
+    """The earliest release whose tree holds every hunk of `landings` at once (None: no release
+    does), and a sentence when that is not the whole story: hunks that landed in different
+    releases, a later release that lacked some of them (taken back or rewritten) and whether they
+    all came back, hunks not in the newest release, a hunk that came and went before that."""
     if not landings or not names:
         return None, None
     count = len(names)
     every = [all(lg.present[i] for lg in landings) for i in range(count)]
-    stable = count
-    while stable > 0 and every[stable - 1]:
-        stable -= 1
-    first = names[stable] if stable < count else None
-    notes: list[str] = []
     earliest = next((i for i, ok in enumerate(every) if ok), None)
-    if earliest is not None and earliest < stable:
-        lost = next(i for i in range(earliest + 1, count) if not every[i])
-        notes.append(f"all its hunks were in {names[earliest]}, some were taken back in {names[lost]}")
-    elif earliest is None and any(lg.first_seen for lg in landings):
-        notes.append("no release holds all its hunks at once")
-    where = Counter(lg.landed_in for lg in landings if lg.landed_in is not None)
+    notes: list[str] = []
+    lost: int | None = None
+    if earliest is None:
+        if any(lg.first_seen for lg in landings):
+            notes.append("no release holds all its hunks at once")
+    else:
+        lost = next((i for i in range(earliest + 1, count) if not every[i]), None)
+    if earliest is not None and lost is not None:
+        stable = count
+        while stable > 0 and every[stable - 1]:
+            stable -= 1
+        what, some = ("its hunk was", "lacked it") if len(landings) == 1 else ("all its hunks were", "lacked some")
+        back = f", all back in {names[stable]}" if stable < count else ""
+        notes.append(f"{what} in {names[earliest]}, {names[lost]} {some} (taken back or rewritten){back}")
+    where = Counter(lg.first_seen for lg in landings if lg.first_seen is not None)
     if len(where) > 1:
         notes.append("its hunks landed in different releases: "
                      + ", ".join(f"{n} in {r}" for r, n in sorted(where.items(), key=lambda kv: names.index(kv[0]))))
-    missing = sum(lg.landed_in is None for lg in landings)
+    missing = sum(not lg.present[-1] for lg in landings)
     if missing and where:
-        notes.append(f"{missing} of {len(landings)} hunk(s) not in the newest release")
-    for lg in landings:
-        if lg.reverted_in:
-            back = f", back in {lg.landed_in}" if lg.landed_in and lg.landed_in != lg.first_seen else ""
-            notes.append(f"a hunk landed in {lg.first_seen}, was reverted in {', '.join(lg.reverted_in)}{back}")
-            break
-    return first, "; ".join(notes) or None
+        notes.append(f"{missing} of {len(landings)} hunk(s) not in the newest release ({names[-1]})")
+    if lost is None:  # a hunk that came and went before the release holding them all, or with none
+        for lg in landings:
+            if lg.reverted_in:
+                back = f", back in {lg.landed_in}" if lg.landed_in and lg.landed_in != lg.first_seen else ""
+                notes.append(f"a hunk was in {lg.first_seen}, not in {', '.join(lg.reverted_in)}{back}")
+                break
+    return names[earliest] if earliest is not None else None, "; ".join(notes) or None
 
 
 def verdict(results: Sequence[HunkResult]) -> Verdict:

@@ -109,9 +109,10 @@ class Item:
     merge_commit: str | None
     """The default branch's commit that carries it (its head, or the copy), where known."""
     first_release: str | None
-    """The earliest release whose tree holds every shipped hunk (and every one after it too)."""
+    """The earliest release whose tree holds every shipped hunk at once (later ones may lack some again)."""
     landing_note: str | None
-    """How its hunks landed when that is not one release for all: different releases, reverts."""
+    """How its hunks landed when that is not one release for all: different releases, a later
+    release lacking some (taken back or rewritten), hunks not in the newest release."""
     verdict: Verdict
     hunks: tuple[HunkUpkeep, ...]
     note: str | None = None

@@ -3,6 +3,7 @@ read from git for many PRs at once (detect.py walks the PRs; prstack.stack.graph
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -18,6 +19,8 @@ from prstack.stack.copies import copy_candidates, may_hold_copies
 from prstack.stack.facts import PRFacts
 from prstack.stack.markers import Marker, commit_id, named_prs
 
+_REVERT_RE = re.compile(r"^This reverts commit ([0-9a-f]{40})\b", re.MULTILINE)
+"""The line `git revert` writes into the message of a revert, naming the reverted commit."""
 MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
 SUBJECT_NOISE = 5
@@ -133,6 +136,7 @@ class Reader:
             own=commits[cut:],
             patch_ids=self.src.patches.lazy_ids(recent),
             paths=self.src.patches.paths(recent),
+            reverts=_reverts(self.src, commits),
             merge_bases=tuple(bases) if len(bases := self._merge_bases(head, fork)) > 1 else (),
             ref=f"refs/pull/{number}/head",
             title=meta.title if meta else None,
@@ -375,6 +379,26 @@ class Candidates:
 def _recent(commits: Sequence[Commit]) -> list[str]:
     """The commits whose patch-ids and paths a PR's facts hold: its last ones, merges left out."""
     return [c.sha for c in commits[-MAX_PATCH_IDS:] if len(c.parents) == 1]
+
+
+def _reverts(src: GitClone, commits: Sequence[Commit]) -> dict[str, str]:
+    """Commit sha -> the earlier commit of `commits` it undoes exactly: its message names that
+    commit as `git revert` writes it, and its diff reversed has that commit's patch-id. Only
+    commits whose message names an earlier one are diffed (few: most ranges have none)."""
+    seen: set[str] = set()
+    named: dict[str, tuple[str, str]] = {}
+    for c in commits:
+        found = _REVERT_RE.search(c.message)
+        if found and found.group(1) in seen and len(c.parents) == 1:
+            named[c.sha] = (found.group(1), c.parents[0])
+        seen.add(c.sha)
+    if not named:
+        return {}
+    pairs = [(sha, parent) for sha, (_, parent) in named.items()]  # (the revert's diff, reversed)
+    src.patches.warm(ids=[target for target, _ in named.values()], pair_ids=pairs)
+    ids = src.patches.ids([target for target, _ in named.values()])
+    return {sha: target for sha, (target, parent) in named.items()
+            if target in ids and src.patches.pair_id(sha, parent) == ids[target]}
 
 
 def _own_base(src: GitClone, f: PRFacts) -> str:
