@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 REPOS = ("huggingface/trl", "pytorch/ao", "huggingface/peft", "meta-llama/llama-stack",
-         "pytorch/torchtitan", "huggingface/accelerate")
+         "pytorch/torchtitan", "huggingface/accelerate", "huggingface/lerobot", "pytorch/torchtune")
 DEFAULT = "main"
 COLUMNS = ("repo", "top", "top_head", "parents", "parent_heads")
 
@@ -130,7 +130,7 @@ def load(path: Path = HERE / "stacks.tsv") -> list[Stack]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", action="append", help="owner/name (repeatable; default: all six)")
+    ap.add_argument("--repo", action="append", help="owner/name (repeatable; default: all of REPOS)")
     ap.add_argument("--max-commits", type=int, default=30)
     ap.add_argument("--per-repo", type=int, default=50, help="newest tops (by PR number) kept per repo")
     ap.add_argument("--out", type=Path, default=HERE / "stacks.tsv")

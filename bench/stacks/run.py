@@ -3,6 +3,7 @@
     PRSTACK_STACKS_MIRRORS=/work/.mirror python bench/stacks/run.py --jobs 2             # every stack
     python bench/stacks/run.py --repo pytorch/ao --limit 5 --only top,drop --show-failures
     python bench/stacks/run.py --out /tmp/stacks.jsonl                                  # keep per-case details
+    python bench/stacks/run.py --repo huggingface/trl --limit 20 --only top,drop --clone path-origin,shallow
 
 Oracles, each `prstack audit ... --format json` in a fresh process (the installed entry point), on trees
 made by `git archive`:
@@ -17,6 +18,10 @@ made by `git archive`:
 - patch: each PR's diff as GitHub serves it (merge base with main .. head), bottom first, as
   `--patch N.diff ...` against the top's tree: exit 0, every hunk present.
 Per-case details go to --out (JSON lines, default $TMPDIR/prstack-stacks/results.jsonl).
+
+--clone SHAPE (repeatable, or a comma list; default bare) runs the oracles with `--git` at a clone of the
+snapshot in the shape users have it (clones.py), built once per repository in a temporary folder; the
+trees, reverts and patches still come from the snapshot itself. One table per shape.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from clones import SHAPES, make_clone
 from find import DEFAULT, Stack, load, mirror
 
 PRSTACK = shutil.which("prstack") or str(Path(sys.executable).parent / "prstack")
@@ -57,6 +63,7 @@ class Audit:
     hunks: list[Hunk]
     stderr: str
     tree: str = ""  # how the target tree was made: the archived commit (and the reverted change)
+    stderr_lines: int = 0  # non-empty lines on stderr (an error must be one line)
 
     @property
     def bad(self) -> list[Hunk]:
@@ -82,11 +89,14 @@ class Result:
     offending: list[Hunk] = field(default_factory=list)
     false_present: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
+    clone: str = "bare"  # the shape of the clone given to --git (clones.SHAPES)
 
     def record(self) -> dict[str, Any]:
-        return {"repo": self.repo, "top": self.top, "oracle": self.oracle, "ok": self.ok, "why": self.why,
+        return {"repo": self.repo, "clone": self.clone, "top": self.top, "oracle": self.oracle, "ok": self.ok,
+                "why": self.why,
                 "false_present": self.false_present, "detail": self.detail,
                 "audits": [{"cmd": " ".join(a.cmd), "rc": a.rc, "seconds": round(a.seconds, 3),
+                            "stderr_lines": a.stderr_lines,
                             "tree": a.tree, "counts": a.counts, "null_pr": a.null_pr, "stderr": a.stderr}
                            for a in self.audits],
                 "offending": [short(h) for h in self.offending]}
@@ -147,15 +157,18 @@ def audit(args: list[str], tree: str) -> Audit:
         return Audit(cmd, "timeout", time.perf_counter() - t0, [], f"timed out after {TIMEOUT} s", tree)
     dt = time.perf_counter() - t0
     err = (r.stderr.strip().splitlines() or [""])[-1][:300]
+    if "Traceback (most recent call last)" in r.stderr:
+        err = f"traceback: {err}"
     try:
         hunks = json.loads(r.stdout)["hunks"] if r.stdout.strip() else []
     except (json.JSONDecodeError, KeyError, TypeError):
         hunks, err = [], err or "output is not an audit document"
-    return Audit(cmd, r.returncode, dt, hunks, err, tree)
+    return Audit(cmd, r.returncode, dt, hunks, err, tree, sum(bool(x.strip()) for x in r.stderr.splitlines()))
 
 
-def by_pr(m: Path, prs: list[int]) -> list[str]:
-    return [*map(str, prs), "--git", str(m), "--offline"]
+def by_pr(g: Path, prs: list[int]) -> list[str]:
+    """prstack's arguments for PRs read from the clone `g` (the snapshot itself, or a clone of it)."""
+    return [*map(str, prs), "--git", str(g), "--offline"]
 
 
 def own_commits(m: Path, s: Stack) -> list[tuple[int, str]]:
@@ -240,14 +253,21 @@ def is_ancestor(m: Path, a: str, b: str) -> bool:
 
 
 def lacks_blobs(a: Audit) -> bool:
-    """The audit stopped on a blob the snapshot lacks: its case has no truth to offer."""
-    return a.rc == 2 and "unable to read" in a.stderr
+    """The audit stopped on a blob the snapshot lacks (its case has no truth to offer), or, in a
+    shallow clone, said in one line that the clone is too shallow (a right answer there)."""
+    return a.rc == 2 and ("unable to read" in a.stderr or too_shallow(a))
+
+
+def too_shallow(a: Audit) -> bool:
+    return a.rc == 2 and a.stderr_lines == 1 and "is shallow" in a.stderr and "traceback" not in a.stderr
 
 
 def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
     "unable to read") has no truth to offer: the case is skipped, and counted (so are the drop and
     parent cases whose audits stop so)."""
+    if too_shallow(base):
+        return Result(s.repo, s.top, "top", None, f"the clone is too shallow: {base.stderr}", audits=[base])
     if lacking and lacks_blobs(base):
         return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
                       audits=[base])
@@ -257,7 +277,7 @@ def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     return r
 
 
-def run_drop(m: Path, s: Stack, tree: Path, base: Audit) -> Result:
+def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit) -> Result:
     r = Result(s.repo, s.top, "drop", None)
     dropped = drop_one(m, s, tree)
     if dropped is None:
@@ -265,10 +285,11 @@ def run_drop(m: Path, s: Stack, tree: Path, base: Audit) -> Result:
         return r
     pr, c, path = dropped
     r.detail = {"pr": pr, "commit": c, "path": path}
-    a = audit([*by_pr(m, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
+    a = audit([*by_pr(g, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
     r.audits = [a]
     if lacks_blobs(a) or lacks_blobs(base):
-        r.why = "the snapshot lacks blobs the audit must read"
+        r.why = "the clone is too shallow" if too_shallow(a) or too_shallow(base) else \
+            "the snapshot lacks blobs the audit must read"
         return r
     of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
     before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
@@ -289,17 +310,18 @@ def run_drop(m: Path, s: Stack, tree: Path, base: Audit) -> Result:
     return r
 
 
-def run_parent(m: Path, s: Stack, work: Path) -> Result:
+def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     r = Result(s.repo, s.top, "parent", None)
     p, ph = s.parents[-1], s.parent_heads[-1]
     under = {n for n, h in zip(s.parents, s.parent_heads, strict=True) if h == ph or is_ancestor(m, h, ph)}
     pdir = work / "parent"
     r.detail = {"parent": p, "under": sorted(under), "blobs_lacking": extract(m, ph, pdir)}
-    a1 = audit([*by_pr(m, [p]), "--tree", str(pdir)], ph)
-    a2 = audit([*by_pr(m, [s.top]), "--tree", str(pdir)], ph)
+    a1 = audit([*by_pr(g, [p]), "--tree", str(pdir)], ph)
+    a2 = audit([*by_pr(g, [s.top]), "--tree", str(pdir)], ph)
     r.audits = [a1, a2]
     if lacks_blobs(a1) or lacks_blobs(a2):
-        r.why = "the snapshot lacks blobs the audit must read"
+        r.why = "the clone is too shallow" if too_shallow(a1) or too_shallow(a2) else \
+            "the snapshot lacks blobs the audit must read"
         return r
     why = []
     if a1.rc != 0 or a1.bad:
@@ -349,7 +371,15 @@ def guarded(s: Stack, oracle: str, fn: Callable[[], Result]) -> Result:
         return Result(s.repo, s.top, oracle, None, f"bench error: {e} {err.strip()[:200]}")
 
 
-def run_case(s: Stack, oracles: set[str]) -> list[Result]:
+def run_case(s: Stack, oracles: set[str], g: Path | None = None, shape: str = "bare") -> list[Result]:
+    """The oracles of one stack; prstack reads the PRs from `g` (default: the snapshot itself)."""
+    out = _run_case(s, oracles, g or mirror(s.repo))
+    for r in out:
+        r.clone = shape
+    return out
+
+
+def _run_case(s: Stack, oracles: set[str], g: Path) -> list[Result]:
     m = mirror(s.repo)
     out: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="prstack-stack-") as tmp:
@@ -359,16 +389,16 @@ def run_case(s: Stack, oracles: set[str]) -> list[Result]:
             lacking = extract(m, s.top_head, tree)
         except (subprocess.CalledProcessError, OSError, ValueError) as e:
             return [Result(s.repo, s.top, o, None, f"bench error: {e}") for o in sorted(oracles)]
-        base = audit([*by_pr(m, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
+        base = audit([*by_pr(g, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
         if base is not None and "top" in oracles:
             out.append(run_top(s, base, lacking))
             out[-1].detail["blobs_lacking"] = lacking
         if "patch" in oracles:
             out.append(guarded(s, "patch", lambda: run_patch(m, s, tree, work)))
         if "parent" in oracles:
-            out.append(guarded(s, "parent", lambda: run_parent(m, s, work)))
+            out.append(guarded(s, "parent", lambda: run_parent(m, g, s, work)))
         if base is not None and "drop" in oracles:
-            out.append(guarded(s, "drop", lambda: run_drop(m, s, tree, base)))
+            out.append(guarded(s, "drop", lambda: run_drop(m, g, s, tree, base)))
     return out
 
 
@@ -380,41 +410,7 @@ def rate(rs: list[Result]) -> str:
     return f"{sum(bool(r.ok) for r in done)}/{len(done)}" + (f" ({skipped} skip)" if skipped else "")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", action="append", default=[], help="only this owner/name (repeatable)")
-    ap.add_argument("--limit", type=int, default=0, help="at most this many stacks per repo (newest first)")
-    ap.add_argument("--top", type=int, action="append", default=[], help="only the stack of this top PR (repeatable)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--only", default=",".join(ORACLES), help="comma-separated oracles: " + ",".join(ORACLES))
-    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "prstack-stacks" / "results.jsonl")
-    ap.add_argument("--stacks", type=Path, default=Path(__file__).parent / "stacks.tsv")
-    ap.add_argument("--show-failures", action="store_true")
-    a = ap.parse_args()
-    oracles = set(a.only.split(","))
-    if oracles - set(ORACLES):
-        ap.error(f"unknown oracle: {sorted(oracles - set(ORACLES))}")
-    per_repo: dict[str, list[Stack]] = defaultdict(list)
-    for s in load(a.stacks):
-        wanted = (not a.repo or s.repo in a.repo) and (not a.top or s.top in a.top)
-        if wanted and (not a.limit or len(per_repo[s.repo]) < a.limit):
-            per_repo[s.repo].append(s)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    results: dict[str, list[Result]] = {}
-    wall: dict[str, float] = {}
-    print(f"{sum(map(len, per_repo.values()))} stacks, {len(per_repo)} repos, oracles {','.join(sorted(oracles))}, "
-          f"{a.jobs} jobs; {PRSTACK}", flush=True)
-    with a.out.open("w") as out:
-        for repo, stacks in per_repo.items():
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(a.jobs) as ex:
-                rs = [r for case in ex.map(lambda s: run_case(s, oracles), stacks) for r in case]
-            wall[repo] = time.perf_counter() - t0
-            results[repo] = rs
-            for r in rs:
-                out.write(json.dumps(r.record()) + "\n")
-            out.flush()
-            print(f"  {repo}: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
+def table(per_repo: dict[str, list[Stack]], results: dict[str, list[Result]], wall: dict[str, float]) -> None:
     head = (f"{'repo':24}{'stacks':>7}{'top exit0':>19}{'drop':>19}{'parent':>17}{'patch':>17}"
             f"{'false pres':>11}{'pr null':>8}{'med s':>7}{'wall s':>8}")
     print(head)
@@ -423,26 +419,123 @@ def main() -> int:
         of = {o: [r for r in rs if r.oracle == o] for o in ORACLES}
         secs = [x.seconds for r in rs for x in r.audits]
         med = f"{statistics.median(secs):.2f}" if secs else "-"
-        n = len(per_repo[repo]) if repo != "all" else sum(map(len, per_repo.values()))
+        n = len(per_repo[repo]) if repo != "all" else sum(len(per_repo[r]) for r in results)
         w = wall[repo] if repo != "all" else sum(wall.values())
         print(f"{repo:24}{n:>7}{rate(of['top']):>19}{rate(of['drop']):>19}{rate(of['parent']):>17}"
               f"{rate(of['patch']):>17}{sum(r.false_present for r in rs):>11}"
               f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}{w:>8.0f}")
+
+
+def failures(rs: list[Result]) -> None:
+    for r in rs:
+        if r.ok is False:
+            rcs = ",".join(str(x.rc) for x in r.audits)
+            clone = f" [{r.clone}]" if r.clone != "bare" else ""
+            detail = json.dumps(r.detail) if r.detail else ""
+            print(f"\n{r.repo} #{r.top} {r.oracle}{clone} exit {rcs}: {r.why} {detail}")
+            for x in r.audits:
+                print(f"  tree {x.tree}\n  $ " + " ".join(x.cmd))
+            for h in r.offending[:12]:
+                print(f"    pr {h.get('pr')} {h['path']} {h['status']}"
+                      f"{' superseded_by ' + str(h['superseded_by']) if h.get('superseded_by') else ''}"
+                      f" {(h.get('commit') or '')[:10]}")
+            if len(r.offending) > 12:
+                print(f"    ... {len(r.offending) - 12} more")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", action="append", default=[], help="only this owner/name (repeatable)")
+    ap.add_argument("--limit", type=int, default=0, help="at most this many stacks per repo (newest first)")
+    ap.add_argument("--top", type=int, action="append", default=[], help="only the stack of this top PR (repeatable)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default=",".join(ORACLES), help="comma-separated oracles: " + ",".join(ORACLES))
+    ap.add_argument("--clone", action="append", default=[],
+                    help="the clone --git reads, by shape (repeatable or a comma list; default bare): "
+                    + ",".join(SHAPES))
+    ap.add_argument("--keep-clones", type=Path, help="build the clones in this folder and keep them (default: a "
+                    "temporary folder, removed after each repository)")
+    ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "prstack-stacks" / "results.jsonl")
+    ap.add_argument("--stacks", type=Path, default=Path(__file__).parent / "stacks.tsv")
+    ap.add_argument("--show-failures", action="store_true")
+    a = ap.parse_args()
+    oracles = set(a.only.split(","))
+    if oracles - set(ORACLES):
+        ap.error(f"unknown oracle: {sorted(oracles - set(ORACLES))}")
+    shapes = list(dict.fromkeys(x for c in a.clone or ["bare"] for x in c.split(",") if x))
+    if set(shapes) - set(SHAPES):
+        ap.error(f"unknown clone shape: {sorted(set(shapes) - set(SHAPES))}; known: {', '.join(SHAPES)}")
+    per_repo: dict[str, list[Stack]] = defaultdict(list)
+    for s in load(a.stacks):
+        wanted = (not a.repo or s.repo in a.repo) and (not a.top or s.top in a.top)
+        if wanted and (not a.limit or len(per_repo[s.repo]) < a.limit):
+            per_repo[s.repo].append(s)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    print(f"{sum(map(len, per_repo.values()))} stacks, {len(per_repo)} repos, oracles {','.join(sorted(oracles))}, "
+          f"clones {','.join(shapes)}, {a.jobs} jobs; {PRSTACK}", flush=True)
+    by_shape: dict[str, tuple[dict[str, list[Result]], dict[str, float]]] = {}
+    with a.out.open("w") as out:
+        for shape in shapes:
+            results: dict[str, list[Result]] = {}
+            wall: dict[str, float] = {}
+            for repo, stacks in per_repo.items():
+                rs, wall[repo] = run_repo(repo, stacks, oracles, shape, a.jobs, a.keep_clones)
+                results[repo] = rs
+                for r in rs:
+                    out.write(json.dumps(r.record()) + "\n")
+                out.flush()
+                print(f"  {repo} [{shape}]: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
+            by_shape[shape] = results, wall
+    for shape, (results, wall) in by_shape.items():
+        print(f"\nclone: {shape}")
+        table(per_repo, results, wall)
+        skipped = [r for rs in results.values() for r in rs if r.ok is None]
+        skips = Counter(f"{r.oracle}: {r.why.split(':')[0][:60]}" for r in skipped)
+        if skips:
+            print("skipped: " + "; ".join(f"{n} {why}" for why, n in sorted(skips.items())))
     print(f"per-case details: {a.out}")
     if a.show_failures:
-        for r in allr:
-            if r.ok is False:
-                rcs = ",".join(str(x.rc) for x in r.audits)
-                print(f"\n{r.repo} #{r.top} {r.oracle} exit {rcs}: {r.why} {json.dumps(r.detail) if r.detail else ''}")
-                for x in r.audits:
-                    print(f"  tree {x.tree}\n  $ " + " ".join(x.cmd))
-                for h in r.offending[:12]:
-                    print(f"    pr {h.get('pr')} {h['path']} {h['status']}"
-                          f"{' superseded_by ' + str(h['superseded_by']) if h.get('superseded_by') else ''}"
-                          f" {(h.get('commit') or '')[:10]}")
-                if len(r.offending) > 12:
-                    print(f"    ... {len(r.offending) - 12} more")
+        for results, _ in by_shape.values():
+            failures([r for rs in results.values() for r in rs])
     return 0
+
+
+def run_repo(repo: str, stacks: list[Stack], oracles: set[str], shape: str, jobs: int,
+             keep: Path | None) -> tuple[list[Result], float]:
+    """The oracles of a repository's stacks with `--git` at a clone of `shape`, built once for the
+    repository (for shallow-prs, once per stack: the clone holds that stack's PRs only); its building
+    is in the wall time. The results and the wall time."""
+    t0 = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix="prstack-clone-")) if keep is None else keep / shape
+    try:
+        shared = None if shape in ("bare", "shallow-prs") else clone_or_why(shape, repo, root, stacks)
+        if isinstance(shared, str):
+            return [Result(s.repo, s.top, o, None, shared, clone=shape) for s in stacks for o in sorted(oracles)], 0.0
+
+        def case(s: Stack) -> list[Result]:
+            g = shared
+            if shape == "shallow-prs":
+                g = clone_or_why(shape, repo, root / str(s.top), [s])
+                if isinstance(g, str):
+                    return [Result(s.repo, s.top, o, None, g, clone=shape) for o in sorted(oracles)]
+            return run_case(s, oracles, g, shape)
+
+        with ThreadPoolExecutor(jobs) as ex:
+            rs = [r for found in ex.map(case, stacks) for r in found]
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return rs, time.perf_counter() - t0
+
+
+def clone_or_why(shape: str, repo: str, root: Path, stacks: list[Stack]) -> Path | str:
+    """The clone of `shape` built under `root`, or why it could not be (a skip's reason)."""
+    try:
+        return make_clone(shape, repo, mirror(repo), root, stacks)
+    except (subprocess.CalledProcessError, OSError) as e:
+        err = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
+        err = err.decode(errors="replace") if isinstance(err, bytes) else (err or "")
+        return f"bench error: no {shape} clone: {e} {err.strip()[:200]}"
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ def not_a_wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_pr_not_in_clone_names_the_fetch_command(demo_build: DemoBuild) -> None:
     done = run("audit", "123", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages))
-    assert_one_line_error(done, "PR #123", "git -C", "fetch origin '+refs/pull/123/head:refs/pull/123/head'")
+    fetch = "fetch https://github.com/OWNER/NAME.git '+refs/pull/123/head:refs/pull/123/head'"  # the repo has no remote
+    assert_one_line_error(done, "PR #123", "git -C", fetch)
 
 
 def test_git_path_that_is_not_a_repository(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:

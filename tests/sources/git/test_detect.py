@@ -315,7 +315,7 @@ def test_marker_without_content_is_unconfirmed_and_missing_ref_named(git_repo: G
     assert "holds neither" in unconfirmed.reason
     [missing] = stack.missing
     assert (missing.number, missing.child) == (999, 2)
-    assert "fetch origin '+refs/pull/999/head:refs/pull/999/head'" in missing.fetch
+    assert "fetch https://github.com/OWNER/NAME.git '+refs/pull/999/head:refs/pull/999/head'" in missing.fetch
     # the hunks are still the child's own change only
     assert paths_of(load_changes(src, [2]), 2) == {"b.py"}
 

@@ -12,11 +12,7 @@ from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
 from prstack.stack.graph import Stack, build_stack, relate
 
-__all__ = ["fetch_command", "fork_point", "read_graph"]
-
-
-def fetch_command(src: GitClone, number: int) -> str:
-    return f"git -C {src.path} fetch origin '+refs/pull/{number}/head:refs/pull/{number}/head'"
+__all__ = ["fork_point", "read_graph"]
 
 
 def read_graph(
@@ -131,7 +127,7 @@ def _merged_below(reader: Reader, number: int, child: PRFacts, texts: tuple[str,
 
 def _note_missing(reader: Reader, found: _Found, parent: int, child: int, texts: tuple[str, ...]) -> None:
     if reader.head(parent) is None:
-        fetch = fetch_command(reader.src, parent)
+        fetch = reader.src.refs.fetch_command(parent)
         found.missing[(parent, child)] = MissingParent(parent, child, texts, fetch)
     else:
         reason = f"#{parent}'s history cannot be placed against {reader.default}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache, cached_property
 from pathlib import Path
@@ -39,10 +40,28 @@ class PRRefs:
         if row is None:
             raise InputError(
                 f"PR #{number} is not in the clone {self.path} (no refs/pull/{number}/head); "
-                f"fetch it with: git -C {self.path} fetch origin "
-                f"'+refs/pull/{number}/head:refs/pull/{number}/head'"
+                f"fetch it with: {self.fetch_command(number)}"
             )
         return row
+
+    def fetch_command(self, number: int) -> str:
+        """The command that fetches PR `number`'s head into this clone, from `pr_remote`."""
+        return f"git -C {self.path} fetch {self.pr_remote} '+refs/pull/{number}/head:refs/pull/{number}/head'"
+
+    @cached_property
+    def pr_remote(self) -> str:
+        """Where the PR refs come from: the remote most of the clone's refs/remotes/R/pr/N are
+        under, else `upstream` (the project, where origin is a fork that has no PR refs), else
+        `origin`, else the only remote; a clone without remotes gets the project's URL to fill in."""
+        remotes = self._run("remote").split()
+        under = Counter(ref.split("/")[2] for ref, _ in self._all_pr_ref_rows if ref.startswith("refs/remotes/"))
+        for name, _ in under.most_common():
+            if name in remotes:
+                return name
+        for name in ("upstream", "origin"):
+            if name in remotes:
+                return name
+        return remotes[0] if len(remotes) == 1 else "https://github.com/OWNER/NAME.git"
 
     def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
         return {n: self.pr_head(n) for n in numbers}

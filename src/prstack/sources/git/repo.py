@@ -18,14 +18,16 @@ from prstack.sources.git.runner import run_git
 
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
-    "refs/remotes/origin/HEAD",
     "refs/remotes/upstream/main",
+    "refs/remotes/upstream/master",
+    "refs/remotes/origin/HEAD",
     "refs/remotes/origin/main",
     "refs/heads/main",
-    "refs/remotes/upstream/master",
     "refs/remotes/origin/master",
     "refs/heads/master",
 )
+"""Where the default branch is, first found first: an `upstream` remote is the project where `origin`
+is a fork, whose main may be far behind (forks are rarely synced), so upstream's branches come first."""
 
 
 class GitClone:
@@ -69,7 +71,8 @@ class GitClone:
 
     @cached_property
     def default_ref(self) -> str:
-        """The default branch's ref: origin/HEAD or upstream/HEAD, else main, else master."""
+        """The default branch's ref: upstream's HEAD, main or master (the project, when origin is a
+        fork), else origin/HEAD, else main, else master."""
         out = self._run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES)
         present = set(out.split())
         for candidate in DEFAULT_BRANCH_CANDIDATES:
