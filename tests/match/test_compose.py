@@ -610,3 +610,33 @@ def test_a_sibling_patch_sharing_one_file_and_its_lines_does_not_vouch_for_the_o
     assert main(["audit", *patches, "--tree", str(git_repo.archive(b, tmp_path / "b")), "--format", "json"]) == 1
     api = [h for h in json.loads(capsys.readouterr().out)["hunks"] if h["path"] == "pkg/api.py"]
     assert [(h["pr"], h["status"]) for h in api] == [(1, "missing")]
+
+
+def test_a_file_one_pr_deletes_and_the_pr_on_it_adds_back_is_as_the_later_one_leaves_it(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """PR 1 deletes a.py and b.py; PR 2, on it, brings a.py back as it was and b.py edited. The top's
+    tree holds both files: PR 1's deletions are present as PR 2 rewrote them. The base's tree holds
+    a.py as the stack leaves it, not b.py: PR 1's deletion of b.py is missing there."""
+    lines = "".join(f"a = {i}\n" for i in range(30))
+    base = git_repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": lines, "pkg/b.py": lines.replace("a =", "b =")})
+    git_repo.branch("p1")
+    git_repo.commit("remove a and b", {"pkg/a.py": None, "pkg/b.py": None})
+    git_repo.pr_ref(1)
+    git_repo.branch("p2")
+    top = git_repo.commit("bring them back", {"pkg/a.py": lines,
+                                              "pkg/b.py": lines.replace("a =", "b =").replace("b = 7\n", "b = 700\n")})
+    git_repo.pr_ref(2)
+
+    def audit(rev: str, name: str) -> tuple[int, dict[tuple[int, str], tuple[str, object]]]:
+        code = main(["audit", "2", "--git", str(git_repo.path), "--tree", str(git_repo.archive(rev, tmp_path / name)),
+                     "--format", "json"])
+        hunks = json.loads(capsys.readouterr().out)["hunks"]
+        return code, {(h["pr"], h["path"]): (h["status"], h["superseded_by"]) for h in hunks}
+
+    code, got = audit(top, "top")
+    assert code == 0
+    assert got[(1, "pkg/a.py")] == got[(1, "pkg/b.py")] == ("applied", {"pr": 2, "commit": top})
+    code, got = audit(base, "base")
+    assert code == 1
+    assert got[(1, "pkg/a.py")] == ("applied", {"pr": 2, "commit": top})
+    assert got[(1, "pkg/b.py")] == ("missing", None)

@@ -149,7 +149,7 @@ def judge_changes(
     results.update(zip(job_keys, judged, strict=True))
     direct = [_rename_done(r, pathmap, target.files()) for key in groups for r in results[key]]
     composed = _through_rewrites(prs, direct, pathmap, bench)
-    left = _left_by_cumulative(prs, _gone_later(prs, composed), cumulative_pairs(prs, changes.hunks))
+    left = _left_by_cumulative(prs, _back_later(prs, _gone_later(prs, composed)), cumulative_pairs(prs, changes.hunks))
     return tuple(_removals_of_missing_lines(prs, left))
 
 
@@ -250,6 +250,26 @@ def _removals_of_missing_lines(prs: Sequence[PullRequest], results: Sequence[Hun
             note = f"the lines it removes came with #{below.number}'s change, which is not there"
             out[i] = replace(r, status=HunkStatus.MISSING, found_path=None, found_line=None, offset=None,
                              fuzz=None, evidence=replace(r.evidence, note=note))
+    return out
+
+
+def _back_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> list[HunkResult]:
+    """A deletion not done where a PR built on its own (a clone's: it names its head) adds the file
+    back: the stack leaves the file as that PR adds it, and where that hunk is present, so is the
+    deletion, as rewritten by it."""
+    above = stacked_above(prs)
+    added = {(r.hunk.pr, r.hunk.path): r for r in results if r.hunk.change is FileChange.ADDED}
+    out = list(results)
+    for i, r in enumerate(results):
+        h = r.hunk
+        if h.change is not FileChange.DELETED or r.status.present or not r.status.shipped:
+            continue
+        back = next((added[(pr.number, h.path)] for pr in above.get(h.pr, ()) if pr.head_sha
+                     and (pr.number, h.path) in added), None)
+        if back is not None and back.status.present:
+            note = f"the file is back at #{back.hunk.pr} (added again there), as in the target"
+            out[i] = replace(r, status=HunkStatus.APPLIED, superseded_by=Rewrite(back.hunk.pr, back.hunk.commit),
+                             evidence=replace(r.evidence, note=note))
     return out
 
 
