@@ -22,6 +22,24 @@ def _revert(repo: GitRepo, sha: str) -> str:
     return repo.git("rev-parse", "HEAD")
 
 
+def _parent_then_child_branch(r: GitRepo) -> str:
+    """main with a.py, b.py and c.py; #1 changes a.py (its commit returned); branch two started on it."""
+    r.commit("base", {"a.py": BASE, "b.py": BASE, "c.py": BASE})
+    r.branch("one")
+    p1 = r.commit("change a", {"a.py": _edit(BASE, 5, "a = 310")})
+    r.pr_ref(1)
+    r.branch("two")
+    return p1
+
+
+def _parent_moves_on(r: GitRepo) -> None:
+    """#1 gets one more commit after #2 was built on it."""
+    r.git("checkout", "-q", "one")
+    r.commit("more", {"b.py": _edit(BASE, 50, "b = 1")})
+    r.pr_ref(1)
+    r.git("checkout", "-q", "main")
+
+
 def _branch_copying_then_reverting(repo: GitRepo, *, parent_moves_on: bool) -> dict[str, str]:
     """#1 changes a.py and b.py; #2's branch starts at #1's commit, fixes c.py, reverts #1's
     commit and fixes c.py again. With `parent_moves_on`, #1 gains a commit after #2 branched (so
@@ -72,18 +90,11 @@ def test_a_revert_that_is_itself_reverted_keeps_the_parent(git_repo: GitRepo) ->
     """#2 reverts #1's commit and then reverts the revert: #1's change is back in #2, so #2
     stacks on #1 and its own change is its c.py fix only."""
     r = git_repo
-    r.commit("base", {"a.py": BASE, "b.py": BASE, "c.py": BASE})
-    r.branch("one")
-    p1 = r.commit("change a", {"a.py": _edit(BASE, 5, "a = 310")})
-    r.pr_ref(1)
-    r.branch("two")
+    p1 = _parent_then_child_branch(r)
     r.commit("fix", {"c.py": _edit(BASE, 20, "c = 1")})
     _revert(r, _revert(r, p1))
     r.pr_ref(2)
-    r.git("checkout", "-q", "one")
-    r.commit("more", {"b.py": _edit(BASE, 50, "b = 1")})
-    r.pr_ref(1)
-    r.git("checkout", "-q", "main")
+    _parent_moves_on(r)
     src = GitClone(r.path)
     stack = read_graph(src, [2])
     assert stack.parents[2] == (1,)
@@ -94,15 +105,8 @@ def test_a_commit_named_as_reverted_but_not_undone_keeps_the_parent(git_repo: Gi
     """A commit whose message says it reverts #1's commit but whose change is another: #1's
     change is still in #2's branch, so #2 still stacks on #1."""
     r = git_repo
-    r.commit("base", {"a.py": BASE, "b.py": BASE, "c.py": BASE})
-    r.branch("one")
-    p1 = r.commit("change a", {"a.py": _edit(BASE, 5, "a = 310")})
-    r.pr_ref(1)
-    r.branch("two")
+    p1 = _parent_then_child_branch(r)
     r.commit(f"Revert \"change a\"\n\nThis reverts commit {p1}.", {"c.py": _edit(BASE, 20, "c = 1")})
     r.pr_ref(2)
-    r.git("checkout", "-q", "one")
-    r.commit("more", {"b.py": _edit(BASE, 50, "b = 1")})
-    r.pr_ref(1)
-    r.git("checkout", "-q", "main")
+    _parent_moves_on(r)
     assert read_graph(GitClone(r.path), [2]).parents[2] == (1,)
