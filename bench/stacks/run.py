@@ -244,8 +244,10 @@ def drop_one(m: Path, s: Stack, tree: Path) -> tuple[int, str, str] | None:
 
 def _layout_only(a: bytes, b: bytes) -> bool:
     """Whether two versions of a file differ only in whitespace and line breaks (a re-wrap, trailing
-    spaces), which the matcher is meant to see through."""
-    return b"".join(a.split()) == b"".join(b.split())
+    spaces), or only in the order of the same lines (an import sorter's commit), which the matcher is
+    meant to see through."""
+    return (b"".join(a.split()) == b"".join(b.split())
+            or sorted(line.strip() for line in a.splitlines()) == sorted(line.strip() for line in b.splitlines()))
 
 
 def is_ancestor(m: Path, a: str, b: str) -> bool:
