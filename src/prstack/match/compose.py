@@ -228,11 +228,11 @@ def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozense
     the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
     stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
     carry nothing of each other: the file one of them leaves says nothing of the other's change."""
-    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
-    added: defaultdict[str, defaultdict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for h in hunks:
-        if h.pr in rank:
-            added[h.path][h.pr].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    rank, by_patch = _patches_added(prs, hunks)
+    added: defaultdict[str, dict[int, set[str]]] = defaultdict(dict)
+    for number, files in by_patch.items():
+        for path, lines in files.items():
+            added[path][number] = lines
     out: set[tuple[int, int]] = set()
     for by_pr in added.values():  # (per file: only the patches that change it meet)
         for low, lines in by_pr.items():
@@ -247,11 +247,7 @@ def cumulative_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> froze
     lines, in at least half it adds at least half of them, at least MIN_CARRIED lines in all. Where
     a diff is that, a file of the earlier patch it does not name is as the later one's base had it
     (two unrelated patches can share a file and a few lines, not most of one's files)."""
-    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
-    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for h in hunks:
-        if h.pr in rank:
-            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    rank, added = _patches_added(prs, hunks)
     out = set()
     for low, files in added.items():
         for up, theirs in added.items():
@@ -262,6 +258,18 @@ def cumulative_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> froze
             if shared and 2 * carried >= len(shared) and sum(len(both) for _, both in shared) >= MIN_CARRIED:
                 out.add((low, up))
     return frozenset(out)
+
+
+def _patches_added(prs: Sequence[PullRequest],
+                   hunks: Sequence[Hunk]) -> tuple[dict[int, int], dict[int, dict[str, set[str]]]]:
+    """The patches' (PRs naming no head) places in the order given, and per patch and file the
+    lines it adds (stripped, not blank)."""
+    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
+    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for h in hunks:
+        if h.pr in rank:
+            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+    return rank, {number: dict(files) for number, files in added.items()}
 
 
 MIN_CARRIED = 3

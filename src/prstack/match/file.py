@@ -179,8 +179,8 @@ def _more_than_base(result: HunkResult, hunks: Sequence[Hunk], idx: FileIndex, h
     added = [t for t in h.added if not trivial(t)]
     repeated = [t for t in added if head.count(t.encode("utf-8", "surrogateescape")) > 1]
     if len(repeated) < len(added):
-        # (the cheap, common case: no added line occurs twice in the head at all) an added line
-        # the head holds once is the PR's own, found with the rest: the lines are not old ones
+        # an added line the head holds once is the PR's own, found with the rest: the lines are
+        # not old ones (the cheap, common case: no added line occurs twice in the head at all)
         return result
     loose = LEVELS[LOOSEST][1]
     head_count = Counter(loose_keys(head).split(b"\n"))  # (by `key`: as `loose` on the decoded lines, faster)
