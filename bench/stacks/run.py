@@ -16,7 +16,13 @@ made by `git archive`:
 - parent: the direct parent P against P's head tree (exit 0, all present), then the top against P's tree:
   exit 1, every hunk of P and what P stacks on present, every hunk of the top's own not present.
 - patch: each PR's diff as GitHub serves it (merge base with main .. head), bottom first, as
-  `--patch N.diff ...` against the top's tree: exit 0, every hunk present.
+  `--patch N.diff ...` against the top's tree: every hunk present, except a lower patch's hunk that the
+  tree lacks as that patch wrote it (`lowered`, by text alone: one of its added lines is nowhere in the
+  file; a pure deletion's removed lines still stand together). History took such a hunk back or
+  rewrote it outside the patches (main's rewrite of a squash-merged parent, merged into the child), so
+  "not present" is the truth from the diffs, and such a hunk called present without a rewrite the
+  patches name (`superseded_by`) is a false present. A pure deletion whose context no longer stands
+  together may be either. Exit 0, or exit 1 with only such hunks not present.
 Per-case details go to --out (JSON lines, default $TMPDIR/prstack-stacks/results.jsonl).
 
 --clone SHAPE (repeatable, or a comma list; default bare) runs the oracles with `--git` at a clone of the
@@ -27,6 +33,7 @@ trees, reverts and patches still come from the snapshot itself. One table per sh
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import shutil
@@ -41,6 +48,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import unidiff
 
 sys.path.insert(0, str(Path(__file__).parent))
 from clones import SHAPES, make_clone
@@ -348,19 +357,102 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
 
 def run_patch(m: Path, s: Stack, tree: Path, work: Path) -> Result:
     r = Result(s.repo, s.top, "patch", None)
-    files = []
+    files, diffs = [], {}
     (work / "patches").mkdir()
     for n, h in zip([*s.parents, s.top], [*s.parent_heads, s.top_head], strict=True):
         f = work / "patches" / f"{n}.diff"
-        f.write_text(git(m, "diff", git(m, "merge-base", DEFAULT, h).strip(), h))
+        diffs[n] = git(m, "diff", git(m, "merge-base", DEFAULT, h).strip(), h)
+        f.write_text(diffs[n])
         files += ["--patch", str(f)]
     a = audit([*files, "--tree", str(tree)], s.top_head)
     r.audits = [a]
-    r.ok = a.rc == 0 and not a.bad
-    r.offending = a.bad
+    lower = {id(h): lowered(diffs[h["pr"]], h, tree) for h in a.hunks if h.get("pr") in diffs and h["pr"] != s.top}
+    excused = [h for h in a.bad if lower.get(id(h)) in ("taken back", "unclear")]
+    false = [h for h in a.hunks if lower.get(id(h)) == "taken back" and h["status"] in PRESENT
+             and not h.get("superseded_by")]
+    r.offending = [h for h in a.bad if h not in excused] + false
+    r.false_present = len(false)
+    r.detail["taken_back"] = sum(v == "taken back" for v in lower.values())
+    r.detail["unclear"] = sum(v == "unclear" for v in lower.values())
+    r.ok = a.rc in (0, 1) and not r.offending and (a.rc == 0 or bool(excused))
     if not r.ok:
         r.why = f"exit {a.rc}" + (f": {a.stderr}" if a.rc not in (0, 1) else "")
+        r.why += f"; {len(false)} hunks present whose lines the tree lacks" if false else ""
     return r
+
+
+def lowered(diff: str, h: Hunk, tree: Path) -> str:
+    """What became of a lower patch's hunk in the top's tree, by its text alone:
+    - "taken back": the tree lacks it as the patch wrote it. A run of its added lines is neither there
+      line by line (whitespace aside) nor, with the lines beside it, as text (line breaks and a
+      formatter's trailing commas aside); where whitespace is all it changes, an added line is not
+      there; for a pure deletion, its removed lines, two or more, still stand together;
+    - "unclear": a pure deletion whose context no longer stands together, or whose one line still
+      stands somewhere;
+    - else "kept".
+    History took a "taken back" hunk back or rewrote it outside the patches (main's rewrite of a
+    squash-merged parent, merged into the child; a later revert): the top's diff has no trace of it, so
+    from the patches "not present" is the truth, and "present" needs a rewrite the patches name. A
+    relocated hunk is looked for where it was found."""
+    hunk = next((x for x in _hunks(diff, h["path"]) if x.target_start == h.get("new_start")
+                 and x.source_start == h.get("old_start")), None)
+    if hunk is None:
+        return "kept"
+    f = tree / (h.get("found_path") or h["path"])
+    text = f.read_text(errors="replace") if f.is_file() and not f.is_symlink() else ""
+    exact = [x.rstrip() for x in text.splitlines()]
+    added = [x.value.rstrip() for x in hunk if x.is_added and x.value.strip()]
+    removed = [x.value.rstrip() for x in hunk if x.is_removed and x.value.strip()]
+    if added:
+        if _squeeze(added) == _squeeze(removed):  # whitespace is all it changes
+            return "taken back" if any(x not in exact for x in added) else "kept"
+        lines = {_squeeze([x]) for x in exact}
+        flat = _flat(text)
+        return "taken back" if any(not ({_squeeze([x]) for x in run if x.strip()} <= lines
+                                        or _flat("\n".join(beside)) in flat)
+                                   for run, beside in _added_runs(list(hunk))) else "kept"
+    if not removed:  # blank lines alone: the text cannot tell
+        return "kept"
+    if _block_in(removed, [x for x in exact if x.strip()]):  # one line may stand anywhere
+        return "taken back" if len(removed) > 1 else "unclear"
+    after = [x.value.rstrip() for x in hunk if x.is_context]
+    return "kept" if _block_in(after, exact) else "unclear"
+
+
+def _hunks(diff: str, path: str) -> list[unidiff.Hunk]:
+    return next((list(f) for f in unidiff.PatchSet(io.StringIO(diff)) if f.path == path), [])
+
+
+def _added_runs(lines: list[unidiff.patch.Line]) -> list[tuple[list[str], list[str]]]:
+    """Each run of added lines, alone and with the nearest non-blank line before and after it on the
+    new side (a blank neighbour would let a shortened line pass inside its longer old self)."""
+    new = [x.value.rstrip() for x in lines if not x.is_removed]
+    added = [x.is_added for x in lines if not x.is_removed]
+    runs, i = [], 0
+    while i < len(new):
+        j = i
+        while j < len(new) and added[j]:
+            j += 1
+        if j > i:
+            before = next((x for x in reversed(new[:i]) if x.strip()), "")
+            after = next((x for x in new[j:] if x.strip()), "")
+            runs.append((new[i:j], [before, *new[i:j], after]))
+        i = j + 1
+    return runs
+
+
+def _flat(text: str) -> str:
+    """Text without whitespace and without a comma before a closing bracket: a formatter's re-wrap."""
+    return re.sub(r",([)\]}])", r"\1", "".join(text.split()))
+
+
+def _squeeze(lines: list[str]) -> str:
+    return "\n".join(" ".join(x.split()) for x in lines if x.strip())
+
+
+def _block_in(block: list[str], lines: list[str]) -> bool:
+    n = len(block)
+    return bool(block) and any(lines[i:i + n] == block for i in range(len(lines) - n + 1))
 
 
 def guarded(s: Stack, oracle: str, fn: Callable[[], Result]) -> Result:
