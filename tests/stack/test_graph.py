@@ -129,6 +129,16 @@ def test_cycles_are_reported_and_dropped() -> None:
     assert [(e.parent, e.child) for e in stack.edges] == [(2, 3)]
 
 
+def test_a_cycle_keeps_its_edge_of_ancestry() -> None:
+    """Copies claim 3 under 1 and 1 under 2 while 2's head is in 3's history: the cycle is
+    reported and only the claims of copies are dropped."""
+    copies = [StackEdge(p, ch, (Evidence.PATCH_ID,), f"{p:040d}") for p, ch in [(1, 2), (3, 1)]]
+    stack = build_stack([3], {}, [*copies, *edges_for([(2, 3)])])
+    assert stack.cycles == ((1, 2, 3),)
+    assert [(e.parent, e.child) for e in stack.edges] == [(2, 3)]
+    assert stack.parents[3] == (2,)
+
+
 def test_states() -> None:
     a = facts(1, [c("a", "A")], merged="squash")
     b = facts(2, [c("a", "A"), c("b", "B")], own=1)

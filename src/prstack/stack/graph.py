@@ -25,7 +25,8 @@ class Stack:
     parents: Mapping[int, tuple[int, ...]]
     edges: tuple[StackEdge, ...]
     cycles: tuple[tuple[int, ...], ...] = ()
-    """Contradictory evidence: PRs that claim to build on each other (reported, edges dropped)."""
+    """Contradictory evidence: PRs that claim to build on each other (reported; the cycle's edges
+    dropped, but for those of ancestry)."""
     facts: Mapping[int, PRFacts] = field(default_factory=dict)
     states: Mapping[int, PRState] = field(default_factory=dict)
     unconfirmed: tuple[Unconfirmed, ...] = ()
@@ -156,8 +157,13 @@ def build_stack(
     unconfirmed: Iterable[Unconfirmed] = (),
     missing: Iterable[MissingParent] = (),
 ) -> Stack:
-    """Assemble the stack: drop cycles (reported), keep direct parents only (transitive reduction),
-    order bottom-first, and give each PR its state."""
+    """Assemble the stack: break cycles (reported), keep direct parents only (transitive reduction),
+    order bottom-first, and give each PR its state.
+
+    A cycle is broken by dropping its edges of copies alone: an edge of ancestry (the parent's
+    head in the child's history) is the strongest evidence and is kept. Ancestry alone never makes
+    a cycle; copies do, among refs holding stale copies of each other's commits (ghstack pushes
+    each PR's old rewrites), and their claims yield to the history."""
     unconfirmed = tuple(unconfirmed)
     by_pair = {(e.parent, e.child): e for e in edges}
     graph: nx.DiGraph[int] = nx.DiGraph()
@@ -171,7 +177,8 @@ def build_stack(
         except nx.NetworkXNoCycle:
             break
         cycles.append(tuple(sorted({u for u, _ in cycle})))
-        for u, v in cycle:
+        weak = [(u, v) for u, v in cycle if Evidence.ANCESTRY not in by_pair[(u, v)].evidence]
+        for u, v in weak or cycle:  # (never all of ancestry: a head is no ancestor of itself)
             graph.remove_edge(u, v)
     claims: nx.DiGraph[int] = nx.DiGraph(graph)
     claims.add_edges_from((u.parent, u.child) for u in unconfirmed)
