@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 import pytest
 
@@ -96,6 +97,22 @@ def test_relate_needs_own_commits_beyond_the_copy() -> None:
     stacked = facts(2, [c("b", "A"), c("c", "C")], patch_ids={"b" * 40: "p"})
     edge = relate(a, stacked)
     assert edge is not None and edge.tip == "b" * 40 and edge.stale is None
+
+
+def test_relate_ends_the_parent_s_part_where_the_child_has_its_head_s_files() -> None:
+    """The child holds the parent's first commit, then a commit with the files of the parent's
+    updated head (no copy of its commits): the parent's part ends there, and the edge is not
+    stale; the child's last commit never counts (then it would hold nothing of its own)."""
+    parent = facts(1, [c("a", "A"), replace(c("m", "Update A"), tree="t2")])
+    child = facts(2, [c("a", "A"), replace(c("b", "Update base"), tree="t2"), c("d", "D")])
+    edge = relate(parent, child)
+    assert edge is not None and edge.tip == "b" * 40 and edge.stale is None
+    older = facts(2, [c("a", "A"), c("b", "Update base"), c("d", "D")])
+    edge = relate(parent, older)
+    assert edge is not None and edge.tip == "a" * 40 and edge.stale is not None
+    same = facts(2, [c("a", "A"), replace(c("b", "Update base"), tree="t2")])
+    edge = relate(parent, same)
+    assert edge is not None and edge.tip == "a" * 40 and edge.stale is not None
 
 
 def test_relate_sibling_without_shared_head_is_no_parent() -> None:

@@ -90,7 +90,10 @@ def relate(
     subject and author, another patch) support such an edge but never make one alone, and
     copies that differ from the parent's current commits make the edge stale. The child's own
     change then starts before its first edited copy: a change the branch holds only as an
-    edited copy is judged as the child's own, never left out of every PR."""
+    edited copy is judged as the child's own, never left out of every PR. But where a later
+    commit of the child's, before its last, has the very files of the parent's head (ghstack
+    replays each update of the parent as a "base" commit in the child's branch), the child's
+    history holds the parent's current change: the parent's part ends there, not stale."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
@@ -114,6 +117,15 @@ def relate(
     last = max(position[m.child_sha] for m in matches)
     if last == len(child.commits) - 1:
         return None  # the child holds nothing beyond the parent's commits: not stacked on it
+    if (at := _reaching_head(parent, child.commits, last)) is not None:
+        return StackEdge(
+            parent.number,
+            child.number,
+            (Evidence.PATCH_ID, *extra),
+            child.commits[at].sha,
+            tuple(markers),
+            tuple(matches),
+        )
     if own[-1].sha not in {m.parent_sha for m in matches} and not (
         markers or parent.number < child.number
     ):
@@ -136,6 +148,14 @@ def relate(
         tuple(matches),
         stale,
     )
+
+
+def _reaching_head(parent: PRFacts, commits: Sequence[Commit], start: int) -> int | None:
+    """The position of the child's last commit, from `start` on and before its own last, whose
+    tree is the parent's head's (None: none is, or the trees are unknown)."""
+    tree = next((c.tree for c in reversed(parent.commits) if c.sha == parent.head), "")
+    found = [i for i in range(start, len(commits) - 1) if tree and commits[i].tree == tree]
+    return found[-1] if found else None
 
 
 def _before(commits: Sequence[Commit], at: int) -> str:
