@@ -154,8 +154,9 @@ def _reaching_head(parent: PRFacts, commits: Sequence[Commit], start: int) -> in
     """The position of the child's last commit, from `start` on and before its own last, whose
     tree is the parent's head's (None: none is, or the trees are unknown)."""
     tree = next((c.tree for c in reversed(parent.commits) if c.sha == parent.head), "")
-    found = [i for i in range(start, len(commits) - 1) if tree and commits[i].tree == tree]
-    return found[-1] if found else None
+    if not tree:
+        return None
+    return next((i for i in range(len(commits) - 2, start - 1, -1) if commits[i].tree == tree), None)
 
 
 def _before(commits: Sequence[Commit], at: int) -> str:
