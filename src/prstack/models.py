@@ -163,6 +163,8 @@ class Commit:
     """Committer time (Unix seconds; 0: unknown): tells an amended parent from a re-done copy."""
     authored: int = field(default=0, compare=False)
     """Author time (Unix seconds; 0: unknown): kept by a rebase, a cherry-pick and an amend."""
+    tree: str = field(default="", compare=False)
+    """The id of its tree ("": unknown): two commits with one tree hold the very same files."""
 
 
 @dataclass(frozen=True)

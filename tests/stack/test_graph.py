@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 
 import pytest
 
@@ -98,6 +99,22 @@ def test_relate_needs_own_commits_beyond_the_copy() -> None:
     assert edge is not None and edge.tip == "b" * 40 and edge.stale is None
 
 
+def test_relate_ends_the_parent_s_part_where_the_child_has_its_head_s_files() -> None:
+    """The child holds the parent's first commit, then a commit with the files of the parent's
+    updated head (no copy of its commits): the parent's part ends there, and the edge is not
+    stale; the child's last commit never counts (then it would hold nothing of its own)."""
+    parent = facts(1, [c("a", "A"), replace(c("m", "Update A"), tree="t2")])
+    child = facts(2, [c("a", "A"), replace(c("b", "Update base"), tree="t2"), c("d", "D")])
+    edge = relate(parent, child)
+    assert edge is not None and edge.tip == "b" * 40 and edge.stale is None
+    older = facts(2, [c("a", "A"), c("b", "Update base"), c("d", "D")])
+    edge = relate(parent, older)
+    assert edge is not None and edge.tip == "a" * 40 and edge.stale is not None
+    same = facts(2, [c("a", "A"), replace(c("b", "Update base"), tree="t2")])
+    edge = relate(parent, same)
+    assert edge is not None and edge.tip == "a" * 40 and edge.stale is not None
+
+
 def test_relate_sibling_without_shared_head_is_no_parent() -> None:
     sibling = facts(5, [c("a", "A"), c("b", "B")], own=1)
     child = facts(3, [c("a", "A"), c("c", "C")], own=1)
@@ -127,6 +144,16 @@ def test_cycles_are_reported_and_dropped() -> None:
     )
     assert set(stack.cycles) == {(1, 2), (3, 4)}
     assert [(e.parent, e.child) for e in stack.edges] == [(2, 3)]
+
+
+def test_a_cycle_keeps_its_edge_of_ancestry() -> None:
+    """Copies claim 3 under 1 and 1 under 2 while 2's head is in 3's history: the cycle is
+    reported and only the claims of copies are dropped."""
+    copies = [StackEdge(p, ch, (Evidence.PATCH_ID,), f"{p:040d}") for p, ch in [(1, 2), (3, 1)]]
+    stack = build_stack([3], {}, [*copies, *edges_for([(2, 3)])])
+    assert stack.cycles == ((1, 2, 3),)
+    assert [(e.parent, e.child) for e in stack.edges] == [(2, 3)]
+    assert stack.parents[3] == (2,)
 
 
 def test_states() -> None:

@@ -170,7 +170,7 @@ def graph_tree(stack: Stack) -> RenderableType:
     for cycle in stack.cycles:
         names = " ↔ ".join(f"#{n}" for n in cycle)
         notes.append(
-            Text(f"cycle: {names} claim to build on each other (edges dropped)", "bold red")
+            Text(f"cycle: {names} claim to build on each other (edges dropped but those of ancestry)", "bold red")
         )
     return Group(*notes)
 

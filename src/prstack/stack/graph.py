@@ -25,7 +25,8 @@ class Stack:
     parents: Mapping[int, tuple[int, ...]]
     edges: tuple[StackEdge, ...]
     cycles: tuple[tuple[int, ...], ...] = ()
-    """Contradictory evidence: PRs that claim to build on each other (reported, edges dropped)."""
+    """Contradictory evidence: PRs that claim to build on each other (reported; the cycle's edges
+    dropped, but for those of ancestry)."""
     facts: Mapping[int, PRFacts] = field(default_factory=dict)
     states: Mapping[int, PRState] = field(default_factory=dict)
     unconfirmed: tuple[Unconfirmed, ...] = ()
@@ -89,7 +90,10 @@ def relate(
     subject and author, another patch) support such an edge but never make one alone, and
     copies that differ from the parent's current commits make the edge stale. The child's own
     change then starts before its first edited copy: a change the branch holds only as an
-    edited copy is judged as the child's own, never left out of every PR."""
+    edited copy is judged as the child's own, never left out of every PR. But where a later
+    commit of the child's, before its last, has the very files of the parent's head (ghstack
+    replays each update of the parent as a "base" commit in the child's branch), the child's
+    history holds the parent's current change: the parent's part ends there, not stale."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
@@ -113,6 +117,15 @@ def relate(
     last = max(position[m.child_sha] for m in matches)
     if last == len(child.commits) - 1:
         return None  # the child holds nothing beyond the parent's commits: not stacked on it
+    if (at := _reaching_head(parent, child.commits, last)) is not None:
+        return StackEdge(
+            parent.number,
+            child.number,
+            (Evidence.PATCH_ID, *extra),
+            child.commits[at].sha,
+            tuple(markers),
+            tuple(matches),
+        )
     if own[-1].sha not in {m.parent_sha for m in matches} and not (
         markers or parent.number < child.number
     ):
@@ -137,6 +150,15 @@ def relate(
     )
 
 
+def _reaching_head(parent: PRFacts, commits: Sequence[Commit], start: int) -> int | None:
+    """The position of the child's last commit, from `start` on and before its own last, whose
+    tree is the parent's head's (None: none is, or the trees are unknown)."""
+    tree = next((c.tree for c in reversed(parent.commits) if c.sha == parent.head), "")
+    if not tree:
+        return None
+    return next((i for i in range(len(commits) - 2, start - 1, -1) if commits[i].tree == tree), None)
+
+
 def _before(commits: Sequence[Commit], at: int) -> str:
     """The commit just before `commits[at]` in the child's history."""
     return commits[at - 1].sha if at > 0 else (commits[0].parents[0] if commits[0].parents else commits[0].sha)
@@ -156,8 +178,13 @@ def build_stack(
     unconfirmed: Iterable[Unconfirmed] = (),
     missing: Iterable[MissingParent] = (),
 ) -> Stack:
-    """Assemble the stack: drop cycles (reported), keep direct parents only (transitive reduction),
-    order bottom-first, and give each PR its state."""
+    """Assemble the stack: break cycles (reported), keep direct parents only (transitive reduction),
+    order bottom-first, and give each PR its state.
+
+    A cycle is broken by dropping its edges of copies alone: an edge of ancestry (the parent's
+    head in the child's history) is the strongest evidence and is kept. Ancestry alone never makes
+    a cycle; copies do, among refs holding stale copies of each other's commits (ghstack pushes
+    each PR's old rewrites), and their claims yield to the history."""
     unconfirmed = tuple(unconfirmed)
     by_pair = {(e.parent, e.child): e for e in edges}
     graph: nx.DiGraph[int] = nx.DiGraph()
@@ -171,7 +198,8 @@ def build_stack(
         except nx.NetworkXNoCycle:
             break
         cycles.append(tuple(sorted({u for u, _ in cycle})))
-        for u, v in cycle:
+        weak = [(u, v) for u, v in cycle if Evidence.ANCESTRY not in by_pair[(u, v)].evidence]
+        for u, v in weak or cycle:  # (never all of ancestry: a head is no ancestor of itself)
             graph.remove_edge(u, v)
     claims: nx.DiGraph[int] = nx.DiGraph(graph)
     claims.add_edges_from((u.parent, u.child) for u in unconfirmed)

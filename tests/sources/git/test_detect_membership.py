@@ -1,6 +1,7 @@
 """Who belongs to a stack and whose change each commit is, on stacks as people push them: a parent
 squash-merged while the child carries edited copies of it, a stack re-pushed under new numbers, a
-parent squash-merged with a context line changed upstream meanwhile."""
+parent squash-merged with a context line changed upstream meanwhile, and ghstack's refs (stale copies
+of each other's commits, a parent's updates replayed as base commits in the child's branch)."""
 
 from __future__ import annotations
 
@@ -126,3 +127,65 @@ def test_an_open_parent_whose_lines_upstream_only_touched_beside_is_not_merged(g
     _fix_and_use_with_main_tweaking_beside(repo)
     stack = load_changes(GitClone(repo.path), [2]).stack
     assert stack.states[1] is PRState.OPEN and stack.facts[1].merged is None
+
+
+def test_the_parent_in_the_branch_s_history_outweighs_stale_copies_that_claim_the_reverse(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ghstack-style refs: #3's branch holds #2's head; #1, an older push of the stack, holds the
+    stack's first commit, an earlier rewrite of #2's next one, a copy of #3's commit and one more.
+    The copies claim #1 under #2 and #3 under #1, against the history: #2 stays #3's parent, and
+    against #2's tree every hunk of #2 is present and #3's own hunk is not."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text(), "pkg/c.py": text()})
+    repo.branch("old")
+    first = repo.commit("Add scales", {"pkg/a.py": text(l05="line_05 = 'scales'")})
+    repo.commit("Refactor observer", {"pkg/a.py": text(l05="line_05 = 'scales'", l20="line_20 = 'v1'")})
+    repo.commit("Add MXFP8", {"pkg/b.py": text(l10="line_10 = 'mxfp8'")})
+    repo.commit("Add MXFP4", {"pkg/b.py": text(l10="line_10 = 'mxfp8'", l30="line_30 = 'mxfp4'")})
+    repo.pr_ref(1)
+    repo.branch("new", first)
+    repo.commit("Refactor observer", {"pkg/a.py": text(l05="line_05 = 'scales'", l20="line_20 = 'v2'")})
+    repo.commit("Observer tests", {"pkg/c.py": text(l03="line_03 = 'test'")})
+    repo.pr_ref(2)
+    repo.commit("Add MXFP8", {"pkg/b.py": text(l10="line_10 = 'mxfp8'")})
+    repo.pr_ref(3)
+    stack = load_changes(GitClone(repo.path), [3]).stack
+    assert stack.parents[3] == (2,)
+    assert (2, 3) in {(e.parent, e.child) for e in stack.edges} and stack.cycles
+    tree = export_tree(repo.path, "refs/pull/2/head", tmp_path / "parent")
+    code, data = audit_json(capsys, repo, 3, tree)
+    assert code == 1
+    assert {(h["pr"], h["path"], h["status"]) for h in data["hunks"]} == {
+        (2, "pkg/a.py", "applied"), (2, "pkg/c.py", "applied"), (3, "pkg/b.py", "missing")}
+
+
+def test_a_child_replaying_its_parent_s_update_as_a_base_commit_starts_after_it(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ghstack-style refs: #1 was updated with a merge of a new base after #2 was built on its
+    first commit; #2's branch replays that update as one commit of its own base, with the very
+    files of #1's head, then makes its change. #1's part of #2 ends at that commit (not stale):
+    against #1's tree every hunk of #1 is present and only #2's change is not."""
+    repo = git_repo
+    repo.commit("base", {"pkg/__init__.py": "", "pkg/a.py": text(), "pkg/b.py": text()})
+    repo.branch("one")
+    first = repo.commit("Remove UIntX", {"pkg/a.py": text(l10="line_10 = 'gone'")})
+    repo.branch("one-base", "main")
+    repo.commit("Update base for Update on \"Remove UIntX\"", {"pkg/a.py": text(l12="line_12 = 'lower'")})
+    repo.git("checkout", "-q", "one")
+    repo.git("-c", "commit.gpgsign=false", "merge", "-q", "--no-ff", "-m", "Update on \"Remove UIntX\"", "one-base")
+    repo.pr_ref(1)
+    repo.branch("two", first)
+    replay = repo.commit("Update base for Update on \"Use it\"",
+                         {"pkg/a.py": text(l10="line_10 = 'gone'", l12="line_12 = 'lower'")})
+    assert repo.git("rev-parse", f"{replay}^{{tree}}") == repo.git("rev-parse", "refs/pull/1/head^{tree}")
+    repo.commit("Use it", {"pkg/b.py": text(l20="line_20 = 'use'")})
+    repo.pr_ref(2)
+    stack = load_changes(GitClone(repo.path), [2]).stack
+    assert stack.parents[2] == (1,)
+    edge = stack.edge(1, 2)
+    assert edge is not None and edge.tip == replay and edge.stale is None
+    tree = export_tree(repo.path, "refs/pull/1/head", tmp_path / "parent")
+    code, data = audit_json(capsys, repo, 2, tree)
+    assert code == 1
+    assert {(h["pr"], h["path"], h["status"]) for h in data["hunks"]} == {
+        (1, "pkg/a.py", "applied"), (2, "pkg/b.py", "missing")}

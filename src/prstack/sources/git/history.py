@@ -34,7 +34,7 @@ class Refs(Protocol):
     def prs_containing(self, sha: str, *, not_containing: str | None = None) -> dict[int, str]: ...
 
 SEP = "\x1e"
-LOG_FORMAT = f"%H%x00%P%x00%an%x00%ct%x00%at%x00%s%x00%B{SEP}"
+LOG_FORMAT = f"%H%x00%P%x00%T%x00%an%x00%ct%x00%at%x00%s%x00%B{SEP}"
 """One commit of `git log`: what a `Commit` holds, records ended by SEP."""
 _PATHSPEC_ENV = ("GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS")
 
@@ -46,9 +46,9 @@ def parse_log(out: str) -> list[Commit]:
         record = record.strip("\n")
         if not record:
             continue
-        sha, parents, author, committed, authored, subject, body = record.split("\x00", 6)
+        sha, parents, tree, author, committed, authored, subject, body = record.split("\x00", 7)
         commits.append(Commit(sha, tuple(parents.split()), subject, author, body.strip(), int(committed or 0),
-                              int(authored or 0)))
+                              int(authored or 0), tree))
     return commits
 
 
