@@ -66,3 +66,13 @@ def test_a_clone_too_shallow_for_the_fork_point_says_so(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     [line] = [x for x in done.stderr.splitlines() if x.strip()]
     assert "is shallow" in line and "fetch --unshallow" in line and "--base" in line
+
+
+def test_the_deepening_command_names_the_clone_s_own_remote(tmp_path: Path) -> None:
+    repo = upstream(tmp_path)
+    wheel = make_wheel(tmp_path / "w", "kvs", "1.0", {"kvs/__init__.py": b"", "kvs/model.py": MODEL.encode()})
+    clone = shallow_clone(repo, tmp_path / "shallow", 1, 1)
+    subprocess.run(["git", "-C", str(clone), "remote", "rename", "origin", "upstream"], check=True)
+    done = audit(clone, wheel)
+    assert done.returncode == 2
+    assert f"git -C {clone} fetch --unshallow upstream)" in done.stderr

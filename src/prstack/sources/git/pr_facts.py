@@ -43,9 +43,9 @@ def fork_point(src: GitClone, head: str, default: str) -> str:
         return base
     bases = history.merge_bases(head)
     if not bases and src.shallow:
+        deepen = f"git -C {src.path} fetch --unshallow {src.refs.pr_remote}"
         raise InputError(f"the clone {src.path} is shallow and its history stops before the fork point of the head "
-                         f"{head[:12]} with {default}; deepen it (git -C {src.path} fetch --unshallow origin) "
-                         "or give the fork point with --base REF.")
+                         f"{head[:12]} with {default}; deepen it ({deepen}) or give the fork point with --base REF.")
     if not bases:
         raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
     return bases[0]  # of several, the newest (see GitClone.merge_bases)
