@@ -312,6 +312,9 @@ def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit, kind: str = "t
             "the snapshot lacks blobs the audit must read"
         return r
     of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
+    if kind != "tree" and of_f and all(h["status"] == "not-shipped" for h in of_f):
+        r.why = f"{path} is not shipped in the {kind} target"  # outside the package: no drop to find there
+        return r
     before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
     turned = [h for h in a.bad if h["path"] != path and (h["pr"], h["path"], h["old_start"], h["new_start"]) in before]
     why = []
