@@ -2,7 +2,7 @@
 install, a container image; `target_args` gives prstack's option for each.
 
 - tree: the tree itself (`--tree`).
-- wheel: a py3-none-any wheel of the repository's package (`SHIPPED`) under its import name, with a
+- wheel: a py3-none-any wheel of the repository's packages (`SHIPPED`) under their import names, with a
   dist-info (METADATA, WHEEL, top_level.txt, RECORD of sha256 digests and sizes) (`--wheel`).
 - site: that wheel installed by pip into a fresh folder (`pip install --no-deps --no-compile --target`)
   (`--site-packages`).
@@ -37,27 +37,29 @@ IMAGE_SITE = "usr/local/lib/python3.11/site-packages"
 
 @dataclass(frozen=True)
 class Shipped:
-    """What a repository ships: its package's folder in the tree (the first of `folders` that is there;
-    a layout may change between heads) and its distribution's name."""
+    """What a repository ships: its packages' folders in the tree (those of `folders` that are there; a
+    layout may change between heads, and a second package may come and go) and its distribution's name."""
 
     folders: tuple[str, ...]
     dist: str
 
-    def folder(self, tree: Path) -> str | None:
-        return next((f for f in self.folders if (tree / f / "__init__.py").is_file()), None)
+    def present(self, tree: Path) -> list[str]:
+        return [f for f in self.folders if (tree / f / "__init__.py").is_file()]
 
 
-# Checked against the heads of stacks.tsv (git ls-tree): lerobot and accelerate have src/ at every head,
-# llama-stack a flat llama_stack/; torchtune's earliest heads (llm/, diffusion/) hold no torchtune/.
+# Checked against the heads of stacks.tsv (git ls-tree) and their pyproject.toml/setup.py: lerobot and
+# accelerate have src/ at every head, llama-stack a flat llama_stack/; torchtune ships recipes/ beside
+# torchtune/ (packages.find include), torchtitan torchtitan_recipes/ where it is; torchtune's earliest
+# heads (llm/, diffusion/) hold neither.
 SHIPPED = {
     "huggingface/trl": Shipped(("trl",), "trl"),
     "pytorch/ao": Shipped(("torchao",), "torchao"),
     "huggingface/peft": Shipped(("src/peft",), "peft"),
     "meta-llama/llama-stack": Shipped(("llama_stack", "src/llama_stack"), "llama_stack"),
-    "pytorch/torchtitan": Shipped(("torchtitan",), "torchtitan"),
+    "pytorch/torchtitan": Shipped(("torchtitan", "torchtitan_recipes"), "torchtitan"),
     "huggingface/accelerate": Shipped(("src/accelerate",), "accelerate"),
     "huggingface/lerobot": Shipped(("src/lerobot", "lerobot"), "lerobot"),
-    "pytorch/torchtune": Shipped(("torchtune",), "torchtune"),
+    "pytorch/torchtune": Shipped(("torchtune", "recipes"), "torchtune"),
 }
 
 
@@ -72,13 +74,13 @@ def target_args(kind: str, repo: str, tree: Path, work: Path) -> list[str]:
     shipped = SHIPPED.get(repo)
     if shipped is None:
         raise NoTarget(f"no shipped package known for {repo} (targets.SHIPPED)")
-    folder = shipped.folder(tree)
-    if folder is None:
+    folders = shipped.present(tree)
+    if not folders:
         raise NoTarget(f"the tree holds none of {', '.join(shipped.folders)}")
     work.mkdir(parents=True)
     if kind == "editable":
-        return ["--site-packages", str(editable_site(tree, folder, shipped.dist, work / "site-packages"))]
-    wheel = make_wheel(tree, folder, shipped.dist, work)
+        return ["--site-packages", str(editable_site(tree, folders, shipped.dist, work / "site-packages"))]
+    wheel = make_wheel(tree, folders, shipped.dist, work)
     if kind == "wheel":
         return ["--wheel", str(wheel)]
     site = pip_install(wheel, work / "site-packages")
@@ -95,13 +97,13 @@ def record_row(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}\n"
 
 
-def dist_info(dist: str, top: str, extra: dict[str, bytes]) -> dict[str, bytes]:
+def dist_info(dist: str, folders: list[str], extra: dict[str, bytes]) -> dict[str, bytes]:
     """The dist-info's files but RECORD, keyed by their path in the wheel or site-packages."""
     di = f"{dist_stem(dist)}-{VERSION}.dist-info"
     files = {
         f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {VERSION}\n".encode(),
         f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: prstack-bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-        f"{di}/top_level.txt": f"{top}\n".encode(),
+        f"{di}/top_level.txt": "".join(f"{Path(f).name}\n" for f in folders).encode(),
     }
     return files | {f"{di}/{name}": data for name, data in extra.items()}
 
@@ -110,25 +112,24 @@ def dist_stem(dist: str) -> str:
     return dist.replace("-", "_")
 
 
-def package_files(tree: Path, folder: str) -> dict[str, bytes]:
-    """The package's files under its import name (`src/peft/x.py` -> `peft/x.py`); a symlink gives the
+def package_files(tree: Path, folders: list[str]) -> dict[str, bytes]:
+    """The packages' files under their import names (`src/peft/x.py` -> `peft/x.py`); a symlink gives the
     file it points at, as a wheel build copies it; dangling links and caches are left out."""
-    root = tree / folder
-    top = Path(folder).name
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if path.is_file() and not name.endswith((".pyc", ".pyo")):
-                out[f"{top}/{path.relative_to(root).as_posix()}"] = path.read_bytes()
+    for folder in folders:
+        root = tree / folder
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                path = Path(dirpath) / name
+                if path.is_file() and not name.endswith((".pyc", ".pyo")):
+                    out[f"{root.name}/{path.relative_to(root).as_posix()}"] = path.read_bytes()
     return out
 
 
-def make_wheel(tree: Path, folder: str, dist: str, out: Path) -> Path:
-    """A py3-none-any wheel of the package at `tree/folder`, with its dist-info and RECORD."""
-    top = Path(folder).name
-    files = package_files(tree, folder) | dist_info(dist, top, {})
+def make_wheel(tree: Path, folders: list[str], dist: str, out: Path) -> Path:
+    """A py3-none-any wheel of the packages at `tree/folder`s, with its dist-info and RECORD."""
+    files = package_files(tree, folders) | dist_info(dist, folders, {})
     record = f"{dist_stem(dist)}-{VERSION}.dist-info/RECORD"
     path = out / f"{dist_stem(dist)}-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -146,13 +147,13 @@ def pip_install(wheel: Path, site: Path) -> Path:
     return site
 
 
-def editable_site(tree: Path, folder: str, dist: str, site: Path) -> Path:
+def editable_site(tree: Path, folders: list[str], dist: str, site: Path) -> Path:
     """A site-packages holding an editable install of the tree: a .pth naming the folder that holds the
-    package (src/ or the tree's root) and a dist-info with direct_url.json, INSTALLER and RECORD."""
+    packages (src/ or the tree's root) and a dist-info with direct_url.json, INSTALLER and RECORD."""
     direct = {"url": tree.resolve().as_uri(), "dir_info": {"editable": True}}
-    top = Path(folder).name
     pth = f"__editable__.{dist_stem(dist)}-{VERSION}.pth"
-    files = {pth: f"{(tree / folder).parent.resolve()}\n".encode()} | dist_info(dist, top, {
+    holders = dict.fromkeys(str((tree / f).parent.resolve()) for f in folders)
+    files = {pth: "".join(f"{h}\n" for h in holders).encode()} | dist_info(dist, folders, {
         "INSTALLER": b"pip\n", "REQUESTED": b"", "direct_url.json": json.dumps(direct).encode()})
     record = f"{dist_stem(dist)}-{VERSION}.dist-info/RECORD"
     files[record] = ("".join(record_row(n, d) for n, d in files.items()) + f"{record},,\n").encode()
