@@ -28,6 +28,11 @@ Per-case details go to --out (JSON lines, default $TMPDIR/prstack-stacks/results
 --clone SHAPE (repeatable, or a comma list; default bare) runs the oracles with `--git` at a clone of the
 snapshot in the shape users have it (clones.py), built once per repository in a temporary folder; the
 trees, reverts and patches still come from the snapshot itself. One table per shape.
+
+--target KIND (repeatable, or a comma list; default tree) runs the top and drop oracles against a target
+built from the top's tree (and from the drop's reverted tree) as users install it: tree, wheel, site,
+editable, image (targets.py). The parent and patch oracles run in the tree pass only. One table per clone
+shape and target kind.
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ import unidiff
 sys.path.insert(0, str(Path(__file__).parent))
 from clones import SHAPES, make_clone
 from find import DEFAULT, Stack, load, mirror
+
+from targets import KINDS, NoTarget, target_args
 
 PRSTACK = shutil.which("prstack") or str(Path(sys.executable).parent / "prstack")
 TIMEOUT = 300
@@ -99,10 +106,11 @@ class Result:
     false_present: int = 0
     detail: dict[str, Any] = field(default_factory=dict)
     clone: str = "bare"  # the shape of the clone given to --git (clones.SHAPES)
+    target: str = "tree"  # the kind of target built from the tree (targets.KINDS)
 
     def record(self) -> dict[str, Any]:
-        return {"repo": self.repo, "clone": self.clone, "top": self.top, "oracle": self.oracle, "ok": self.ok,
-                "why": self.why,
+        return {"repo": self.repo, "clone": self.clone, "target": self.target, "top": self.top,
+                "oracle": self.oracle, "ok": self.ok, "why": self.why,
                 "false_present": self.false_present, "detail": self.detail,
                 "audits": [{"cmd": " ".join(a.cmd), "rc": a.rc, "seconds": round(a.seconds, 3),
                             "stderr_lines": a.stderr_lines,
@@ -288,7 +296,7 @@ def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     return r
 
 
-def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit) -> Result:
+def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit, kind: str = "tree") -> Result:
     r = Result(s.repo, s.top, "drop", None)
     dropped = drop_one(m, s, tree)
     if dropped is None:
@@ -296,13 +304,17 @@ def run_drop(m: Path, g: Path, s: Stack, tree: Path, base: Audit) -> Result:
         return r
     pr, c, path = dropped
     r.detail = {"pr": pr, "commit": c, "path": path}
-    a = audit([*by_pr(g, [s.top]), "--tree", str(tree)], f"{s.top_head} with {c} reverted on {path}")
+    target = target_args(kind, s.repo, tree, tree.parent / "drop-target")
+    a = audit([*by_pr(g, [s.top]), *target], f"{s.top_head} with {c} reverted on {path}")
     r.audits = [a]
     if lacks_blobs(a) or lacks_blobs(base):
         r.why = "the clone is too shallow" if too_shallow(a) or too_shallow(base) else \
             "the snapshot lacks blobs the audit must read"
         return r
     of_f = [h for h in a.hunks if h["path"] == path or h.get("old_path") == path]
+    if kind != "tree" and of_f and all(h["status"] == "not-shipped" for h in of_f):
+        r.why = f"{path} is not shipped in the {kind} target"  # outside the package: no drop to find there
+        return r
     before = {(h["pr"], h["path"], h["old_start"], h["new_start"]) for h in base.hunks if h["status"] in PRESENT}
     turned = [h for h in a.bad if h["path"] != path and (h["pr"], h["path"], h["old_start"], h["new_start"]) in before]
     why = []
@@ -465,15 +477,17 @@ def guarded(s: Stack, oracle: str, fn: Callable[[], Result]) -> Result:
         return Result(s.repo, s.top, oracle, None, f"bench error: {e} {err.strip()[:200]}")
 
 
-def run_case(s: Stack, oracles: set[str], g: Path | None = None, shape: str = "bare") -> list[Result]:
-    """The oracles of one stack; prstack reads the PRs from `g` (default: the snapshot itself)."""
-    out = _run_case(s, oracles, g or mirror(s.repo))
+def run_case(s: Stack, oracles: set[str], g: Path | None = None, shape: str = "bare",
+             kind: str = "tree") -> list[Result]:
+    """The oracles of one stack; prstack reads the PRs from `g` (default: the snapshot itself), the top
+    and drop oracles audit a target of `kind` built from their tree."""
+    out = _run_case(s, oracles, g or mirror(s.repo), kind)
     for r in out:
-        r.clone = shape
+        r.clone, r.target = shape, kind
     return out
 
 
-def _run_case(s: Stack, oracles: set[str], g: Path) -> list[Result]:
+def _run_case(s: Stack, oracles: set[str], g: Path, kind: str) -> list[Result]:
     m = mirror(s.repo)
     out: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="prstack-stack-") as tmp:
@@ -483,7 +497,12 @@ def _run_case(s: Stack, oracles: set[str], g: Path) -> list[Result]:
             lacking = extract(m, s.top_head, tree)
         except (subprocess.CalledProcessError, OSError, ValueError) as e:
             return [Result(s.repo, s.top, o, None, f"bench error: {e}") for o in sorted(oracles)]
-        base = audit([*by_pr(g, [s.top]), "--tree", str(tree)], s.top_head) if oracles & {"top", "drop"} else None
+        try:
+            target = target_args(kind, s.repo, tree, work / "top-target") if oracles & {"top", "drop"} else []
+        except (subprocess.CalledProcessError, OSError, ValueError) as e:
+            why = str(e) if isinstance(e, NoTarget) else f"bench error: no {kind} target: {e}"
+            return [Result(s.repo, s.top, o, None, why) for o in sorted(oracles)]
+        base = audit([*by_pr(g, [s.top]), *target], s.top_head) if oracles & {"top", "drop"} else None
         if base is not None and "top" in oracles:
             out.append(run_top(s, base, lacking))
             out[-1].detail["blobs_lacking"] = lacking
@@ -492,7 +511,7 @@ def _run_case(s: Stack, oracles: set[str], g: Path) -> list[Result]:
         if "parent" in oracles:
             out.append(guarded(s, "parent", lambda: run_parent(m, g, s, work)))
         if base is not None and "drop" in oracles:
-            out.append(guarded(s, "drop", lambda: run_drop(m, g, s, tree, base)))
+            out.append(guarded(s, "drop", lambda: run_drop(m, g, s, tree, base, kind)))
     return out
 
 
@@ -524,7 +543,7 @@ def failures(rs: list[Result]) -> None:
     for r in rs:
         if r.ok is False:
             rcs = ",".join(str(x.rc) for x in r.audits)
-            clone = f" [{r.clone}]" if r.clone != "bare" else ""
+            clone = "".join(f" [{x}]" for x, plain in ((r.clone, "bare"), (r.target, "tree")) if x != plain)
             detail = json.dumps(r.detail) if r.detail else ""
             print(f"\n{r.repo} #{r.top} {r.oracle}{clone} exit {rcs}: {r.why} {detail}")
             for x in r.audits:
@@ -547,6 +566,9 @@ def main() -> int:
     ap.add_argument("--clone", action="append", default=[],
                     help="the clone --git reads, by shape (repeatable or a comma list; default bare): "
                     + ",".join(SHAPES))
+    ap.add_argument("--target", action="append", default=[],
+                    help="the target the top and drop oracles audit, built from their tree (repeatable or a comma "
+                    "list; default tree; parent and patch run with tree only): " + ",".join(KINDS))
     ap.add_argument("--keep-clones", type=Path, help="build the clones in this folder and keep them (default: a "
                     "temporary folder, removed after each repository)")
     ap.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "prstack-stacks" / "results.jsonl")
@@ -559,6 +581,9 @@ def main() -> int:
     shapes = list(dict.fromkeys(x for c in a.clone or ["bare"] for x in c.split(",") if x))
     if set(shapes) - set(SHAPES):
         ap.error(f"unknown clone shape: {sorted(set(shapes) - set(SHAPES))}; known: {', '.join(SHAPES)}")
+    kinds = list(dict.fromkeys(x for t in a.target or ["tree"] for x in t.split(",") if x))
+    if set(kinds) - set(KINDS):
+        ap.error(f"unknown target kind: {sorted(set(kinds) - set(KINDS))}; known: {', '.join(KINDS)}")
     per_repo: dict[str, list[Stack]] = defaultdict(list)
     for s in load(a.stacks):
         wanted = (not a.repo or s.repo in a.repo) and (not a.top or s.top in a.top)
@@ -566,22 +591,23 @@ def main() -> int:
             per_repo[s.repo].append(s)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"{sum(map(len, per_repo.values()))} stacks, {len(per_repo)} repos, oracles {','.join(sorted(oracles))}, "
-          f"clones {','.join(shapes)}, {a.jobs} jobs; {PRSTACK}", flush=True)
-    by_shape: dict[str, tuple[dict[str, list[Result]], dict[str, float]]] = {}
+          f"clones {','.join(shapes)}, targets {','.join(kinds)}, {a.jobs} jobs; {PRSTACK}", flush=True)
+    by_shape: dict[tuple[str, str], tuple[dict[str, list[Result]], dict[str, float]]] = {}
     with a.out.open("w") as out:
         for shape in shapes:
-            results: dict[str, list[Result]] = {}
-            wall: dict[str, float] = {}
-            for repo, stacks in per_repo.items():
-                rs, wall[repo] = run_repo(repo, stacks, oracles, shape, a.jobs, a.keep_clones)
-                results[repo] = rs
-                for r in rs:
-                    out.write(json.dumps(r.record()) + "\n")
-                out.flush()
-                print(f"  {repo} [{shape}]: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
-            by_shape[shape] = results, wall
-    for shape, (results, wall) in by_shape.items():
-        print(f"\nclone: {shape}")
+            for kind in kinds:
+                results: dict[str, list[Result]] = {}
+                wall: dict[str, float] = {}
+                for repo, stacks in per_repo.items():
+                    rs, wall[repo] = run_repo(repo, stacks, oracles, shape, a.jobs, a.keep_clones, kind)
+                    results[repo] = rs
+                    for r in rs:
+                        out.write(json.dumps(r.record()) + "\n")
+                    out.flush()
+                    print(f"  {repo} [{shape}, {kind}]: {len(stacks)} stacks in {wall[repo]:.0f} s", flush=True)
+                by_shape[shape, kind] = results, wall
+    for (shape, kind), (results, wall) in by_shape.items():
+        print(f"\nclone: {shape}, target: {kind}")
         table(per_repo, results, wall)
         skipped = [r for rs in results.values() for r in rs if r.ok is None]
         skips = Counter(f"{r.oracle}: {r.why.split(':')[0][:60]}" for r in skipped)
@@ -595,24 +621,26 @@ def main() -> int:
 
 
 def run_repo(repo: str, stacks: list[Stack], oracles: set[str], shape: str, jobs: int,
-             keep: Path | None) -> tuple[list[Result], float]:
+             keep: Path | None, kind: str = "tree") -> tuple[list[Result], float]:
     """The oracles of a repository's stacks with `--git` at a clone of `shape`, built once for the
-    repository (for shallow-prs, once per stack: the clone holds that stack's PRs only); its building
-    is in the wall time. The results and the wall time."""
+    repository and target kind (for shallow-prs, once per stack: the clone holds that stack's PRs only),
+    on targets of `kind`; the building of both is in the wall time. The results and the wall time."""
     t0 = time.perf_counter()
-    root = Path(tempfile.mkdtemp(prefix="prstack-clone-")) if keep is None else keep / shape
+    oracles = oracles if kind == "tree" else oracles & {"top", "drop"}
+    root = Path(tempfile.mkdtemp(prefix="prstack-clone-")) if keep is None else keep / shape / kind
     try:
         shared = None if shape in ("bare", "shallow-prs") else clone_or_why(shape, repo, root, stacks)
         if isinstance(shared, str):
-            return [Result(s.repo, s.top, o, None, shared, clone=shape) for s in stacks for o in sorted(oracles)], 0.0
+            return [Result(s.repo, s.top, o, None, shared, clone=shape, target=kind)
+                    for s in stacks for o in sorted(oracles)], 0.0
 
         def case(s: Stack) -> list[Result]:
             g = shared
             if shape == "shallow-prs":
                 g = clone_or_why(shape, repo, root / str(s.top), [s])
                 if isinstance(g, str):
-                    return [Result(s.repo, s.top, o, None, g, clone=shape) for o in sorted(oracles)]
-            return run_case(s, oracles, g, shape)
+                    return [Result(s.repo, s.top, o, None, g, clone=shape, target=kind) for o in sorted(oracles)]
+            return run_case(s, oracles, g, shape, kind)
 
         with ThreadPoolExecutor(jobs) as ex:
             rs = [r for found in ex.map(case, stacks) for r in found]

@@ -218,6 +218,28 @@ def test_tests_named_like_a_small_subpackage_stay_outside_it(tmp_path: Path) -> 
     assert code == 0
 
 
+def test_tests_mirroring_the_package_s_folders_stay_outside_it(tmp_path: Path) -> None:
+    """torchtune: tests/torchtune/ mirrors torchtune/ folder for folder (their __init__.py files say so),
+    so tests/ maps onto the site's root; a test file is still not shipped, not a file the wheel lacks."""
+    repo = GitRepo(tmp_path / "repo")
+    files = {"kvs/__init__.py": "", "kvs/model.py": MODEL, "kvs/modules/__init__.py": "",
+             "kvs/modules/runner.py": RUNNER, "tests/__init__.py": "", "tests/kvs/__init__.py": "",
+             "tests/kvs/test_model.py": TEST,
+             "tests/kvs/modules/__init__.py": "", "tests/kvs/modules/test_runner.py": TEST}
+    base = repo.commit("base", files)  # type: ignore[arg-type]
+    repo.branch("fix")
+    repo.commit("Tests", {"tests/kvs/test_model.py": TEST_MORE, "tests/kvs/modules/test_optim.py": TEST})
+    repo.pr_ref(7)
+    repo.branch("main", base)
+    shipped = {p: repo.git("show", f"main:{p}").encode() for p in files if p.startswith("kvs/")}
+    code, report = audit_json(repo, "--wheel", str(wheel_of(tmp_path, "kvs", shipped)))
+    hunks = report["hunks"]
+    assert isinstance(hunks, list)
+    assert {(h["path"], h["status"], h["installed_path"]) for h in hunks} == {
+        ("tests/kvs/test_model.py", "not-shipped", None), ("tests/kvs/modules/test_optim.py", "not-shipped", None)}
+    assert code == 0
+
+
 @pytest.mark.parametrize("remote", ["none", "a path", "a fork with upstream"])
 def test_the_project_is_known_by_its_packages_whatever_the_clone_s_remotes(tmp_path: Path, remote: str) -> None:
     """A tests-only PR against the project's wheel: not-shipped, exit 0, with origin a local path,

@@ -132,16 +132,16 @@ class PathMap:
                     weight = _STRONG if best == len(iparts) else 1
                     votes[rparts[:-best]][iparts[:-best]] += weight
         # the installed prefix with the most votes, at least two; a tie is no evidence for either (a new
-        # folder whose file names every sibling folder has: src/pkg/tuners/new/ is in none of them)
+        # folder whose file names every sibling folder has: src/pkg/tuners/new/ is in none of them). A
+        # folder of tests, docs or examples is never installed: not inside a package of another name, nor
+        # at the root (tests/torchtune/ mirrors torchtune/ folder for folder, __init__.py files and all)
         voted = {rp: winner[0] for rp, c in votes.items()
-                 if (winner := _unique_best(c)) is not None and winner[1] >= 2}
+                 if not any(map(not_package, rp)) and (winner := _unique_best(c)) is not None and winner[1] >= 2}
         if any(voted.values()):
             repo_parts = [path_parts(p) for p in repo_files]
             mapped = frozenset(mappable)
-            # a folder of tests, docs or examples never lands inside a package of another name
             self.prefixes = {rp: ip for rp, ip in voted.items()
-                             if not ip or (not any(map(not_package, rp))
-                                           and _backed(rp, ip, repo_parts, mapped, mappable))}
+                             if not ip or _backed(rp, ip, repo_parts, mapped, mappable)}
         else:
             self.prefixes = voted
         self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
