@@ -17,8 +17,9 @@ made by `git archive`:
   exit 1, every hunk of P and what P stacks on present, every hunk of the top's own not present.
 - patch: each PR's diff as GitHub serves it (merge base with main .. head), bottom first, as
   `--patch N.diff ...` against the top's tree: every hunk present, except a lower patch's hunk that the
-  tree lacks as that patch wrote it (`lowered`, by text alone: one of its added lines is nowhere in the
-  file; a pure deletion's removed lines still stand together). History took such a hunk back or
+  tree lacks as that patch wrote it (`lowered`, by text alone: a run of its added lines is not in the file,
+  whitespace, line breaks and a formatter's trailing commas aside; a pure deletion's removed lines still
+  stand together). History took such a hunk back or
   rewrote it outside the patches (main's rewrite of a squash-merged parent, merged into the child), so
   "not present" is the truth from the diffs, and such a hunk called present without a rewrite the
   patches name (`superseded_by`) is a false present. A pure deletion whose context no longer stands
