@@ -99,7 +99,7 @@ def record_row(name: str, data: bytes) -> str:
 
 def dist_info(dist: str, folders: list[str], extra: dict[str, bytes]) -> dict[str, bytes]:
     """The dist-info's files but RECORD, keyed by their path in the wheel or site-packages."""
-    di = f"{dist_stem(dist)}-{VERSION}.dist-info"
+    di = dist_info_dir(dist)
     files = {
         f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {VERSION}\n".encode(),
         f"{di}/WHEEL": b"Wheel-Version: 1.0\nGenerator: prstack-bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
@@ -110,6 +110,16 @@ def dist_info(dist: str, folders: list[str], extra: dict[str, bytes]) -> dict[st
 
 def dist_stem(dist: str) -> str:
     return dist.replace("-", "_")
+
+
+def dist_info_dir(dist: str) -> str:
+    return f"{dist_stem(dist)}-{VERSION}.dist-info"
+
+
+def with_record(files: dict[str, bytes], dist: str) -> dict[str, bytes]:
+    """`files` and the RECORD listing them (and itself, with no digest), as pip writes it."""
+    record = f"{dist_info_dir(dist)}/RECORD"
+    return files | {record: ("".join(record_row(n, d) for n, d in files.items()) + f"{record},,\n").encode()}
 
 
 def package_files(tree: Path, folders: list[str]) -> dict[str, bytes]:
@@ -129,13 +139,11 @@ def package_files(tree: Path, folders: list[str]) -> dict[str, bytes]:
 
 def make_wheel(tree: Path, folders: list[str], dist: str, out: Path) -> Path:
     """A py3-none-any wheel of the packages at `tree/folder`s, with its dist-info and RECORD."""
-    files = package_files(tree, folders) | dist_info(dist, folders, {})
-    record = f"{dist_stem(dist)}-{VERSION}.dist-info/RECORD"
+    files = with_record(package_files(tree, folders) | dist_info(dist, folders, {}), dist)
     path = out / f"{dist_stem(dist)}-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in files.items():
             zf.writestr(name, data)
-        zf.writestr(record, "".join(record_row(n, d) for n, d in files.items()) + f"{record},,\n")
     return path
 
 
@@ -153,10 +161,8 @@ def editable_site(tree: Path, folders: list[str], dist: str, site: Path) -> Path
     direct = {"url": tree.resolve().as_uri(), "dir_info": {"editable": True}}
     pth = f"__editable__.{dist_stem(dist)}-{VERSION}.pth"
     holders = dict.fromkeys(str((tree / f).parent.resolve()) for f in folders)
-    files = {pth: "".join(f"{h}\n" for h in holders).encode()} | dist_info(dist, folders, {
-        "INSTALLER": b"pip\n", "REQUESTED": b"", "direct_url.json": json.dumps(direct).encode()})
-    record = f"{dist_stem(dist)}-{VERSION}.dist-info/RECORD"
-    files[record] = ("".join(record_row(n, d) for n, d in files.items()) + f"{record},,\n").encode()
+    files = with_record({pth: "".join(f"{h}\n" for h in holders).encode()} | dist_info(dist, folders, {
+        "INSTALLER": b"pip\n", "REQUESTED": b"", "direct_url.json": json.dumps(direct).encode()}), dist)
     for name, data in files.items():
         path = site / name
         path.parent.mkdir(parents=True, exist_ok=True)
