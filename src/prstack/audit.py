@@ -13,10 +13,12 @@ from prstack.errors import InputError
 from prstack.judged_once import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
-from prstack.models import Changes, FileChange, Hunk, HunkResult
+from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
 from prstack.sources.base import Loading, PRMetadata, PRSource
+from prstack.sources.git.changes import StackChanges
+from prstack.sources.git.held import after_merge, placed_sentence
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
@@ -48,7 +50,8 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
         else:
             paths = sorted({h.path for h in changes.hunks})
             target = open_target(spec, paths, source.repo_files(changes, ()))
-        return _judged(source, changes, target, spec, None if loading.complete else loading), target
+        results, lineage = _verdicts(source, changes, target, spec, None if loading.complete else loading)
+        return _reported(source, changes, target, results, lineage), target
 
 
 def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditReport]:
@@ -67,12 +70,12 @@ def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditRe
             target = open_target(spec, paths, source.repo_files(changes, ()))
             before = next((j for j in done if same_content(j, target)), None)
             if before is not None:
-                reports.append(_reported(remembering, changes, target, before.results))
+                reports.append(_reported(remembering, changes, target, before.results, before.lineage))
                 continue
             recording = RecordingTarget(target)
-            results = _verdicts(remembering, changes, recording, spec, None)
-            done.append(judged(recording, results))
-            reports.append(_reported(remembering, changes, target, results))
+            results, lineage = _verdicts(remembering, changes, recording, spec, None)
+            done.append(judged(recording, results, lineage))
+            reports.append(_reported(remembering, changes, target, results, lineage))
         return reports
 
 
@@ -83,15 +86,10 @@ def _hinted(source: PRSource, spec: TargetSpec) -> TargetSpec:
     return spec
 
 
-def _judged(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
-            loading: Loading | None) -> AuditReport:
-    """Every hunk of `changes` judged against the opened `target`, with what its build says."""
-    return _reported(source, changes, target, _verdicts(source, changes, target, spec, loading))
-
-
 def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
-              loading: Loading | None) -> tuple[HunkResult, ...]:
-    """Every hunk of `changes` judged against the opened `target`."""
+              loading: Loading | None) -> tuple[tuple[HunkResult, ...], Lineage | None]:
+    """Every hunk of `changes` judged against the opened `target`; a merged PR's hunks by lineage
+    where the target can be placed in the clone's history (`prstack.sources.git.held`)."""
     repo_files = source.repo_files(changes, target.files())
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
@@ -100,15 +98,21 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
     index = TargetIndex.of(target, repo_files, left)
     results = flag_results(judge_changes(changes, target, source, index, loading), target.evidence,
                            index.pathmap.binary_for)
-    return results if source.with_files else noted_without_base(results, target)
+    clone = source.source if isinstance(source, RememberingSource) else source
+    if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):
+        return after_merge(clone.git, changes, target, index.pathmap, results)
+    return (results if source.with_files else noted_without_base(results, target)), None
 
 
-def _reported(source: PRSource, changes: Changes, target: Target, results: Sequence[HunkResult]) -> AuditReport:
-    """The report of `results` on `target`, with what its build says."""
+def _reported(source: PRSource, changes: Changes, target: Target, results: Sequence[HunkResult],
+              lineage: Lineage | None = None) -> AuditReport:
+    """The report of `results` on `target`, with what its build says and where it sits in history."""
     done = report(target.info, changes.prs, results)
     build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                        source.contains, source.patch_contains)
-    return replace(done, build=build)
+    if lineage is not None:
+        build = replace(build, header=f"{build.header}; {placed_sentence(lineage.placed)}")
+    return replace(done, build=build, lineage=lineage)
 
 
 def audit_stack(git: GitClone, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,

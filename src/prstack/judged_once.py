@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from prstack.built_from import Contains
-from prstack.models import Changes, HunkResult, TargetInfo
+from prstack.models import Changes, HunkResult, Lineage, TargetInfo
 from prstack.sources.base import Loading, PRSource, RepoHint
 from prstack.targets.base import Target
 from prstack.targets.confined import READ_CAP, Unreadable
@@ -67,10 +67,12 @@ class Judged:
     answers: Mapping[ReadKey, str]
     file_issues: Mapping[str, str]
     results: tuple[HunkResult, ...]
+    lineage: Lineage | None = None
 
 
-def judged(recording: RecordingTarget, results: Sequence[HunkResult]) -> Judged:
-    return Judged(recording.files(), dict(recording.answers), recording.evidence.file_issues(), tuple(results))
+def judged(recording: RecordingTarget, results: Sequence[HunkResult], lineage: Lineage | None = None) -> Judged:
+    return Judged(recording.files(), dict(recording.answers), recording.evidence.file_issues(), tuple(results),
+                  lineage)
 
 
 def same_content(before: Judged, target: Target) -> bool:

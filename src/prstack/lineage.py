@@ -96,7 +96,7 @@ def replay(commits: Iterable[tuple[str, bytes]], files: Mapping[str, Owners] | N
     owners: dict[str, Owners] = dict(files or {})
     taken: dict[str, set[str]] = {}
     for sha, diff in commits:
-        for old_path, new_path, hunks in _file_diffs(diff):
+        for old_path, new_path, hunks in file_diffs(diff):
             old = owners.pop(old_path, []) if old_path is not None else []
             lines = taken.pop(old_path, set()) if old_path is not None else set()
             if new_path is not None:
@@ -106,7 +106,7 @@ def replay(commits: Iterable[tuple[str, bytes]], files: Mapping[str, Owners] | N
     return Replayed(owners, {path: frozenset(lines) for path, lines in taken.items()})
 
 
-def _file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[_FileHunk]]]:
+def file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[_FileHunk]]]:
     """(old path, new path, hunks) of each file in one commit's diff (None: no such side)."""
     lines = diff.splitlines(keepends=True)
     i, n = 0, len(lines)

@@ -233,10 +233,14 @@ class MatchEvidence:
 
 @dataclass(frozen=True)
 class Rewrite:
-    """The later change of the stack that rewrote a hunk's lines (the hunk is judged through it)."""
+    """The later change that rewrote a hunk's lines: a later PR of the audited stack (the hunk is
+    judged through it), or an upstream commit after the PR merged."""
 
-    pr: int
+    pr: int | None
+    """The PR of the rewrite (None: an upstream commit whose PR is unknown)."""
     commit: str | None
+    upstream: bool = False
+    """True for an upstream commit after the PR merged; False for a later PR of the audited stack."""
 
 
 @dataclass(frozen=True)
@@ -346,3 +350,42 @@ class EditableSource:
     def describe(self) -> str:
         dirs = ", ".join(self.source_dirs)
         return f"editable install: read from {dirs} ({self.mechanism} {PurePosixPath(self.via).name})"
+
+
+@dataclass(frozen=True)
+class Landed:
+    """Where a merged PR's change entered upstream's history."""
+
+    commit: str
+    """The landing commit: the merge commit, the squash or last rebased commit, or the commit whose
+    tree first held the change (by content)."""
+    how: str
+    """merge | squash | rebase | cherry-pick | content."""
+    first_release: str | None = None
+    """The earliest release (tag) holding the landing commit and not taking it back, where known."""
+
+
+@dataclass(frozen=True)
+class Placed:
+    """How a target was tied to a point of upstream's history (or why it could not be)."""
+
+    ref: str | None
+    """The commit the target's files are taken to be from; None when it could not be placed."""
+    how: str | None = None
+    """build-commit | version-tag | content."""
+    name: str | None = None
+    """The tag's name (or the short commit) the target was placed at."""
+    files_matched: int = 0
+    files_compared: int = 0
+    reason: str | None = None
+    """Why the target was not placed (None when it was)."""
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """What lineage after merge adds to an audit of merged PRs."""
+
+    placed: Placed
+    """How the target was tied to history, or why it could not be."""
+    landed: dict[int, Landed]
+    """Each merged PR's landing (commit, how, first release)."""

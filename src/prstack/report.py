@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from prstack.built_from import BuildReport
-from prstack.models import HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
+from prstack.models import HunkResult, HunkStatus, Lineage, PRReport, PRStatus, PullRequest, TargetInfo
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,9 @@ class AuditReport:
     build: BuildReport | None = None
     """Build metadata beside the hunk evidence: header sentence, containment, disagreements
     (docs/build-metadata.md); None when it was not read."""
+    lineage: Lineage | None = None
+    """Where the target sits in upstream's history and where the merged PRs landed (None: no PR
+    of the stack is merged, or the source has no history)."""
 
     @property
     def all_present(self) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prstack.built_from import BuildReport
-from prstack.models import HunkResult, HunkStatus, ImageInfo, PRReport, PRStatus
+from prstack.models import HunkResult, HunkStatus, ImageInfo, Landed, Placed, PRReport, PRStatus
 from prstack.render import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
@@ -19,6 +19,8 @@ def audit_dict(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> dic
     data = _audit_dict(report, schema)
     if (build := report.build) is not None:
         data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
+        if report.lineage is not None:
+            data["target"]["build"]["placed"] = placed_dict(report.lineage.placed)
     if (image := report.target.image) is not None:  # added field (README, "Container images")
         data["target"]["image"] = image_dict(image)
     return data
@@ -61,11 +63,29 @@ def _audit_dict(report: AuditReport, schema: AuditSchema) -> dict[str, Any]:
                 "merged": p.pr.merged,
                 "pr_head": p.pr.pr_head or p.pr.head_sha,
                 **({"patch": p.pr.patch} if p.pr.patch is not None else {}),
+                **({"landed": landed_dict(landed)} if (landed := _landed(report, p.pr.number)) is not None else {}),
             }
             for p in report.prs
         ],
         "hunks": [_hunk(r) for r in report.results],
     }
+
+
+def _landed(report: AuditReport, number: int) -> Landed | None:
+    return report.lineage.landed.get(number) if report.lineage is not None else None
+
+
+def landed_dict(landed: Landed) -> dict[str, Any]:
+    """Where a merged PR landed: the commit, how (merge, squash, rebase, cherry-pick, content), the first release."""
+    return {"commit": landed.commit, "how": landed.how, "first_release": landed.first_release}
+
+
+def placed_dict(placed: Placed) -> dict[str, Any] | None:
+    """How the target was tied to history; with `reason` alone when it could not be."""
+    if placed.ref is None:
+        return {"ref": None, "reason": placed.reason}
+    return {"ref": placed.ref, "name": placed.name, "how": placed.how, "files_matched": placed.files_matched,
+            "files_compared": placed.files_compared}
 
 
 def _status(report: AuditReport, p: PRReport, schema: AuditSchema) -> PRStatus:
@@ -128,7 +148,8 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
         "offset": r.offset,
         "normalisation": r.evidence.normalisation,
         "note": r.evidence.note,
-        "superseded_by": None if (w := r.superseded_by) is None else {"pr": w.pr, "commit": w.commit},
+        "superseded_by": None if (w := r.superseded_by) is None else {"pr": w.pr, "commit": w.commit,
+                                                                      **({"upstream": True} if w.upstream else {})},
         "unverifiable": None if r.status is not HunkStatus.UNVERIFIABLE else "not-read" if r.unread else "by-design",
     }
 

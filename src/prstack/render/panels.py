@@ -41,9 +41,15 @@ def where(r: HunkResult) -> str:
 
 def status_label(r: HunkResult) -> str:
     """A hunk's status as the reports name it: "applied (rewritten later by #N)" for a hunk present
-    as a later PR of the stack rewrote it."""
+    as a later PR of the stack rewrote it; "applied (since rewritten by 5e1f0c2 (#2471))" for a
+    merged PR's hunk that an upstream commit rewrote after it landed."""
     w = r.superseded_by
-    return f"{r.status.value} (rewritten later by #{w.pr})" if w is not None and r.status.present else r.status.value
+    if w is None or not r.status.present:
+        return r.status.value
+    if w.upstream:
+        by = (w.commit or "")[:10] + (f" (#{w.pr})" if w.pr is not None else "")
+        return f"{r.status.value} (since rewritten by {by})"
+    return f"{r.status.value} (rewritten later by #{w.pr})"
 
 
 def heading(r: HunkResult, width: int) -> Text:

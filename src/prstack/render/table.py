@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -9,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.built_from import BuildReport
-from prstack.models import HunkStatus, PRReport, PRState, PRStatus, PullRequest, TargetInfo
+from prstack.models import HunkStatus, Landed, PRReport, PRState, PRStatus, PullRequest, TargetInfo
 from prstack.next_steps import Summary
 from prstack.render.fit import Unwrapped, wrapped
 from prstack.render.panels import HunkPanel, hunk_lines
@@ -97,9 +99,11 @@ def build_notes(build: BuildReport) -> list[tuple[str, str]]:
 
 
 
-def state_words(pr: PullRequest) -> list[str]:
-    """What the graph says of a PR, in a word or two each: merged, stale parent, older copy."""
-    words = ["merged"] if pr.merged else ["stale parent"] if pr.state is PRState.STALE else []
+def state_words(pr: PullRequest, landed: Landed | None = None) -> list[str]:
+    """What the graph says of a PR, in a word or two each: merged (in its first release, or its
+    landing commit, where known), stale parent, older copy."""
+    merged = "merged" if landed is None else f"merged in {landed.first_release or landed.commit[:10]}"
+    words = [merged] if pr.merged else ["stale parent"] if pr.state is PRState.STALE else []
     return [*words, "older copy"] if pr.pr_head else words
 
 
@@ -119,14 +123,15 @@ class PRTable:
 
     COUNTS = ("applied", "missing", "other", "not shipped")
 
-    def __init__(self, prs: tuple[PRReport, ...]) -> None:
+    def __init__(self, prs: tuple[PRReport, ...], landed: Mapping[int, Landed] | None = None) -> None:
         self.prs = prs
+        self.landed = landed or {}
 
     def _cells(self, p: PRReport) -> dict[str, Text]:
         c = p.counts
         on = ", ".join(f"#{n}" for n in p.pr.depends_on)
         state = Text(p.status.value, style=PR_STYLE[p.status])
-        if words := state_words(p.pr):
+        if words := state_words(p.pr, self.landed.get(p.pr.number)):
             state.append("\n" + ", ".join(words), style="dim")
         return {
             "PR": Text(f"#{p.pr.number}") + (Text(f"\non {on}", style="dim") if on else Text()),
@@ -181,7 +186,8 @@ def summary_lines(summary: Summary) -> RenderableType:
 
 def audit_table(report: AuditReport, *, verbose: bool = False, summary: Summary | None = None) -> RenderableType:
     shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
-    parts: list[RenderableType] = [target_line(report), PRTable(report.prs)]
+    parts: list[RenderableType] = [target_line(report),
+                                   PRTable(report.prs, report.lineage.landed if report.lineage else None)]
     if notes := footnotes(report):
         parts.append(Text("\n".join(notes), style="dim"))
     if verbose or len(shown) <= PANELS_UP_TO:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from prstack.models import HunkResult, HunkStatus
+from prstack.models import FileChange, HunkResult, HunkStatus
 from prstack.upkeep.model import Landing, Verdict
 
 _CLEAN = (HunkStatus.MISSING,)
@@ -67,21 +67,27 @@ def first_release(landings: Sequence[Landing], names: Sequence[str]) -> tuple[st
 
 def verdict(results: Sequence[HunkResult]) -> Verdict:
     """retire (every counted hunk present), partly-upstream (some), keep (none, every pre-image
-    in place), rebase (none, and some region diverged, in conflict or gone). An item with no
-    hunk that counts (all unverifiable by design) needs a person: rebase."""
+    in place: a new file's place is free), rebase (none, and some region diverged, in conflict or
+    gone). An item that ships nothing has nothing to rebase: keep."""
     counted = [r for r in results if r.status.shipped]
     if not counted:
-        return Verdict.REBASE
+        return Verdict.KEEP
     present = sum(r.status.present for r in counted)
     if present == len(counted):
         return Verdict.RETIRE
     if present:
         return Verdict.PARTLY_UPSTREAM
-    if all(r.status in _CLEAN for r in counted):
+    if all(_clean(r) for r in counted):
         return Verdict.KEEP
     return Verdict.REBASE
 
 
+def _clean(r: HunkResult) -> bool:
+    """Whether a hunk not in the candidate still applies there: its pre-image is in place, or it
+    adds a file the candidate lacks."""
+    return r.status in _CLEAN or (r.status is HunkStatus.FILE_MISSING and r.hunk.change is FileChange.ADDED)
+
+
 def writable(results: Sequence[HunkResult]) -> bool:
     """Whether the hunks not present all still apply (their pre-images are in place)."""
-    return all(r.status in _CLEAN for r in results if r.status.shipped and not r.status.present)
+    return all(_clean(r) for r in results if r.status.shipped and not r.status.present)

@@ -10,14 +10,17 @@ from dataclasses import dataclass, field, replace
 
 from prstack.audit import audit_opened
 from prstack.errors import InputError
-from prstack.models import Hunk, HunkResult, PRState, PullRequest, TargetKind
+from prstack.models import Hunk, HunkResult, Lineage, PRState, PullRequest, TargetKind
 from prstack.sources.base import PRMetadata, PRSource
+from prstack.sources.git.changes import StackChanges
+from prstack.sources.git.held import at_ref
+from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, verdict
-from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport
+from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
 from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
 from prstack.upkeep.wheels import wheel_releases
 
@@ -77,14 +80,14 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
     sources: list[tuple[PRSource, Sequence[PullRequest], Sequence[Hunk], dict[int, str | None]]] = []
     default_sha: str | None = None
     how: dict[int, tuple[str | None, str | None]] = {}
+    stack: StackChanges | None = None
     if carried.numbers:
-        from prstack.sources.git.prs import ClonePRs
-
         assert git is not None
         clone = ClonePRs(git, carried.numbers, metadata=carried.metadata)
         changes = clone.load().finish()
         default_sha = git.resolve(changes.default_ref)
         how = {n: (f.merged, f.landed) for n, f in changes.stack.facts.items()}
+        stack = changes
         sources.append((clone, changes.prs, changes.hunks, {}))
     if carried.patches:
         from prstack.sources.patch.files import read_patch_files, split_patch
@@ -114,13 +117,21 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
             held = judge.presence(list(dict.fromkeys([r.commit for r in tags if r.commit is not None]
                                                      + ([default_sha] if default_sha else []))))
             judgements += judge.judgements
+        lineage: Lineage | None = None
+        holds: dict[int, bool] = {}
         if candidate_sha is not None:
             at_candidate = _by_hunk(groups, in_trees[candidate_sha])
             assert git is not None
             read_candidate = _ref_reader(git, candidate_sha)
+            if stack is not None and source.with_files and isinstance(source, ClonePRs):
+                judged, lineage, holds = at_ref(git, stack, list(at_candidate.values()), candidate_sha, onto or "")
+                at_candidate = {id(r.hunk): r for r in judged}
         else:
             assert target is not None
             report, opened = audit_opened(source, target)
+            lineage = report.lineage
+            holds = {n: all(r.status.present for r in report.results if r.hunk.pr == n and r.status.shipped)
+                     for n in (lineage.landed if lineage is not None and lineage.placed.ref else {})}
             by_value = {r.hunk: r for r in report.results}
             at_candidate = {id(h): by_value[h] for h in hunks if h in by_value}
             candidate = Candidate(opened.info.path, opened.info.kind.value, opened.info.vcs_commit,
@@ -142,11 +153,16 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
             results = [u.result for u in ups]
             counted = [u for u in ups if u.counted]
             first, note = first_release([u.landing for u in counted], names)
+            if lineage is not None and (came := lineage.landed.get(pr.number)) is not None:
+                first, note = came.first_release, None if came.first_release else note
             merged, landed = how.get(pr.number, (None, None)) if pr.patch is None else (None, None)
+            if lineage is not None and (came := lineage.landed.get(pr.number)) is not None:
+                landed = came.commit
             state, merged_by = _state(pr, merged, [default[id(u.result.hunk)] for u in counted] if default else None)
             number = None if pr.number in unnamed else pr.number
             key = pr.patch if pr.patch is not None else f"#{pr.number}"
-            items.append(Item(pr, number, pr.patch, state, merged_by, landed, first, note, verdict(results), ups,
+            settled = Verdict.RETIRE if holds.get(pr.number) else verdict(results)
+            items.append(Item(pr, number, pr.patch, state, merged_by, landed, first, note, settled, ups,
                               carried.notes.get(key)))
     return Upkeep(UpkeepReport(tuple(tags), candidate, tuple(items)), read_candidate, judgements)
 

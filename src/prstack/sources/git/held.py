@@ -1,0 +1,242 @@
+"""Lineage after merge, for an audit from a clone: the target placed in upstream's history, each
+merged PR's landing, and the hunks of a PR the place holds judged as upstream's later commits left
+them (SPEC "Lineage after merge"). A hunk is judged so only where the target's file is the place's."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from prstack.errors import InputError
+from prstack.match.after_merge import Since, held_upstream, taken_back
+from prstack.models import HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
+from prstack.placement.paths import PathMap, Placement
+from prstack.sources.git.changes import StackChanges
+from prstack.sources.git.landing import AfterMerge, Fate, Holding
+from prstack.sources.git.releases import blobs_at, version_tags
+from prstack.sources.git.repo import GitClone
+from prstack.targets.base import Target
+from prstack.targets.confined import Unreadable
+
+
+def blob_id(data: bytes, sha256: bool = False) -> str:
+    """git's object id of a blob holding `data`."""
+    header = b"blob %d\0" % len(data)
+    return (hashlib.sha256 if sha256 else hashlib.sha1)(header + data).hexdigest()
+
+
+class TargetBlobs:
+    """The target's file of each repository path, as git blob ids (None: the target ships the path's
+    place but lacks the file); paths the target does not ship are left out."""
+
+    def __init__(self, target: Target, pathmap: PathMap, sha256: bool) -> None:
+        self.target, self.pathmap, self.sha256 = target, pathmap, sha256
+        self._known: dict[str, tuple[bool, str | None]] = {}
+
+    def installed(self, path: str) -> str | None:
+        location = self.pathmap.locate(path)
+        return location.installed_path if location.placement is Placement.SHIPPED else None
+
+    def of(self, path: str) -> tuple[bool, str | None]:
+        """(compared, blob id): compared is False where the target does not ship the path's place."""
+        if path not in self._known:
+            location = self.pathmap.locate(path)
+            if location.placement is Placement.FILE_MISSING:
+                self._known[path] = (True, None)
+            elif location.placement is Placement.SHIPPED and location.installed_path:
+                try:
+                    data = self.target.read(location.installed_path)
+                except Unreadable:
+                    data = None
+                self._known[path] = (data is not None, None if data is None else blob_id(data, self.sha256))
+            else:
+                self._known[path] = (False, None)
+        return self._known[path]
+
+
+def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str],
+          releases: Sequence[tuple[str, str]]) -> tuple[Placed, list[str]]:
+    """The commit the target's files are from, and other commits that match as well: its build
+    commit; else the release tag of its version when the tag's blobs equal the target's files for
+    `paths`; else the releases whose blobs match best."""
+    compared = [p for p in paths if blobs.of(p)[0]]
+    if not compared:
+        return Placed(None, reason="it ships none of the merged PRs' files"), []
+
+    def matched(commit: str) -> int:
+        at = blobs_at(git, [(commit, p) for p in compared])
+        return sum(a == blobs.of(p)[1] for a, p in zip(at, compared, strict=True))
+
+    build = target.evidence.build_commit
+    if build:
+        try:
+            commit = git.resolve(build)
+        except InputError:
+            commit = None
+        if commit is not None:
+            return Placed(commit, "build-commit", commit[:12], matched(commit), len(compared)), []
+    version = target.info.version
+    named = [(n, c) for n, c in releases if version and _same_version(n, version)]
+    for name, commit in named:
+        if (m := matched(commit)) == len(compared):
+            return Placed(commit, "version-tag", name, m, len(compared)), []
+    if named:
+        name, commit = named[0]
+        differ = len(compared) - matched(commit)
+        return Placed(None, reason=f"its version {version} names the tag {name}, but {differ} of {len(compared)} "
+                                   "of the PRs' file(s) differ from the tag's (a build of other sources)"), []
+    return _by_content(git, blobs, compared, releases)
+
+
+def _by_content(git: GitClone, blobs: TargetBlobs, compared: Sequence[str],
+                releases: Sequence[tuple[str, str]]) -> tuple[Placed, list[str]]:
+    """The releases whose blobs equal most of the target's files (one cat-file for all of them)."""
+    if not releases:
+        return Placed(None, reason="the clone has no release tags to compare it with"), []
+    at = blobs_at(git, [(c, p) for _, c in releases for p in compared])
+    width = len(compared)
+    scores = [sum(a == blobs.of(p)[1] for a, p in zip(at[i * width:(i + 1) * width], compared, strict=True))
+              for i in range(len(releases))]
+    best = max(scores)
+    if best == 0:
+        return Placed(None, reason=f"no release tag holds any of its {width} file(s) of the PRs as they are"), []
+    tied = [releases[i] for i, s in enumerate(scores) if s == best]
+    name, commit = tied[-1]
+    return Placed(commit, "content", name, best, width), [c for _, c in tied[:-1]]
+
+
+def _same_version(tag: str, version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(tag) == Version(version.split("+", 1)[0])
+    except InvalidVersion:
+        return False
+
+
+def after_merge(git: GitClone, changes: StackChanges, target: Target, pathmap: PathMap,
+                results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None]:
+    """`results` with each hunk of a merged PR that the target's place holds judged by lineage,
+    and what lineage found; unchanged (None) when no PR of the stack merged."""
+    landings = Landings.of(git, changes)
+    if landings is None:
+        return tuple(results), None
+    blobs = TargetBlobs(target, pathmap, landings.sha256)
+    paths = sorted({r.hunk.path for r in results if r.hunk.pr in landings.landed})
+    placed, ties = place(git, target, blobs, paths, landings.releases)
+    out = list(results)
+    if placed.ref is not None:
+        holdings = {n: [landings.holding(n, ref) for ref in (placed.ref, *ties)] for n in landings.landed}
+        if any(len({h.holds for h in hs}) > 1 for hs in holdings.values()):
+            placed = Placed(None, reason=f"{len(ties) + 1} releases hold its files alike, and not all of them "
+                                         "hold the merged PRs")
+        else:
+            for n, hs in holdings.items():
+                _judge_pr(landings.after, out, n, hs[0], placed, blobs)
+    return tuple(out), Lineage(placed, landings.landed)
+
+
+def at_ref(git: GitClone, changes: StackChanges, results: Sequence[HunkResult], ref: str, name: str
+           ) -> tuple[tuple[HunkResult, ...], Lineage | None, dict[int, bool]]:
+    """`results` judged in the tree of `ref` itself, each merged PR's hunks by lineage where `ref`
+    holds it; what lineage found; and whether `ref` holds each merged PR (landed, not taken back)."""
+    landings = Landings.of(git, changes)
+    if landings is None:
+        return tuple(results), None, {}
+    placed = Placed(ref, "ref", name)
+    out = list(results)
+    holds: dict[int, bool] = {}
+    for n in landings.landed:
+        holding = landings.holding(n, ref)
+        holds[n] = holding.holds
+        _judge_pr(landings.after, out, n, holding, placed, None)
+    return tuple(out), Lineage(placed, landings.landed), holds
+
+
+@dataclass
+class Landings:
+    """The merged PRs of a stack, where each landed, and the clone's releases."""
+
+    after: AfterMerge
+    landed: dict[int, Landed]
+    prs: dict[int, PullRequest]
+    releases: list[tuple[str, str]]
+
+    @classmethod
+    def of(cls, git: GitClone, changes: StackChanges) -> Landings | None:
+        """None when no PR of the stack merged (or none with a landing the clone shows)."""
+        facts = changes.stack.facts
+        merged = {pr.number: pr for pr in changes.prs if pr.number in facts and facts[pr.number].merged}
+        if not merged:
+            return None
+        after = AfterMerge(git, changes.default_ref)
+        landed = {n: got for n in merged if (got := after.landed(facts[n])) is not None}
+        if not landed:
+            return None
+        releases = version_tags(git)
+        landed = {n: replace(got, first_release=after.first_release(got, n, _shas(merged[n]), releases))
+                  for n, got in landed.items()}
+        return cls(after, landed, merged, releases)
+
+    @property
+    def sha256(self) -> bool:
+        return len(next(iter(self.landed.values())).commit) == 64
+
+    def holding(self, number: int, ref: str) -> Holding:
+        return self.after.holding(self.landed[number], number, _shas(self.prs[number]), ref)
+
+
+def _judge_pr(after: AfterMerge, out: list[HunkResult], number: int, holding: Holding, placed: Placed,
+              blobs: TargetBlobs | None) -> None:
+    """The hunks of PR `number` in `out`, judged as the place holds them (in place). With `blobs`,
+    only where the target's file is the place's; without, `out` was judged in the place's tree."""
+    mine = [i for i, r in enumerate(out) if r.hunk.pr == number]
+    if not holding.holds:
+        if holding.reverted_by is not None:
+            for i in mine:
+                out[i] = taken_back(out[i], holding.reverted_by)
+        return
+    assert holding.via is not None and placed.ref is not None
+    need = [i for i in mine if out[i].status.shipped and not out[i].status.present]
+    if not need:
+        return
+    fates = after.fates(holding.via, placed.ref, [out[i].hunk for i in need])
+    at_ref = dict(zip((f.path for f in fates), blobs_at(after.git, [(placed.ref, f.path) for f in fates]),
+                      strict=False)) if blobs is not None else {}
+    for i, fate in zip(need, fates, strict=True):
+        if blobs is not None:
+            compared, blob = blobs.of(fate.path)
+            if not compared or blob != at_ref.get(fate.path):
+                continue  # the target's file is not the place's: its text verdict stands
+        out[i] = held_upstream(out[i], _since(fate, out[i], placed, holding.via, blobs))
+
+
+def _since(fate: Fate, result: HunkResult, placed: Placed, via: str, blobs: TargetBlobs | None) -> Since:
+    name = placed.name or (placed.ref or "")[:12]
+    rewrite = Rewrite(fate.pr, fate.commit, upstream=True) if fate.commit is not None else None
+    by = f"{fate.commit[:10]}" + (f" (#{fate.pr})" if fate.pr is not None else "") if fate.commit else ""
+    if fate.path != result.hunk.path:
+        what = f"moved to {fate.path} by {by}"
+        moved = blobs.installed(fate.path) if blobs is not None else fate.path
+    elif fate.deleted_by is not None:
+        what, moved = f"its file deleted since by {by}", None
+    elif fate.rewritten_by is not None:
+        what, moved = f"since rewritten by {by}", None
+    else:
+        what, moved = "as the landing left it", None
+    return Since(f"merged: {name} holds its landing {via[:10]}; {what}", rewrite, moved)
+
+
+def _shas(pr: PullRequest) -> list[str]:
+    return [c.sha for c in pr.commits]
+
+
+def placed_sentence(placed: Placed) -> str:
+    """How the target was tied to history, for the `Build:` line."""
+    if placed.ref is None:
+        return f"not placed in the clone's history ({placed.reason}): merged PRs judged by text"
+    how = {"build-commit": "its build commit", "version-tag": "the tag of its version",
+           "content": "the release whose files match it best"}.get(placed.how or "", placed.how or "")
+    return (f"placed at {placed.name} by {how} ({placed.files_matched} of {placed.files_compared} of the "
+            "merged PRs' file(s) equal)")

@@ -1,0 +1,298 @@
+"""After a PR merged: where it landed, whether a ref holds it (the landing commit or a cherry-pick of
+it in the ref's history, not taken back since), and what upstream's later commits made of each of
+its hunks' lines. Each question is one git process for the whole PR, never one per hunk."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from prstack.errors import SourceError
+from prstack.lineage import file_diffs
+from prstack.models import Hunk, Landed
+from prstack.sources.git.repo import GitClone
+from prstack.sources.git.runner import run_git
+from prstack.stack.facts import PRFacts
+
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,64})")
+_PICKED = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,64})\)")
+_SUBJECT_PR = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)\b")
+_HOW = {"rebase": "rebase", "squash": "squash", "content": "content"}
+
+
+def pr_of_subject(subject: str) -> int | None:
+    """The PR a default-branch commit came from, as GitHub words it: "Fix x (#123)" (squash) or
+    "Merge pull request #123 from ..." (merge commit); None otherwise."""
+    m = _SUBJECT_PR.search(subject)
+    if m is None:
+        return None
+    return int(m[1] or m[2])
+
+
+@dataclass(frozen=True)
+class Holding:
+    """Whether a ref holds a merged PR, and through which commit."""
+
+    holds: bool
+    via: str | None = None
+    """The landing commit, or the cherry-pick of it, that the ref contains."""
+    reverted_by: str | None = None
+    """The ref's commit that took the change back (then `holds` is False)."""
+
+
+@dataclass(frozen=True)
+class Fate:
+    """What upstream made of one hunk's lines between the landing and a ref."""
+
+    path: str
+    """Where the hunk's file is at the ref (its new name when a later commit moved it)."""
+    rewritten_by: str | None = None
+    """The first later commit that removed or changed one of the hunk's added lines."""
+    moved_by: str | None = None
+    """The later commit that moved the file to `path`."""
+    deleted_by: str | None = None
+    """The later commit that deleted the file (no new name found)."""
+    pr: int | None = None
+    """The PR of the commit named (rewrite, move or deletion), where its subject says."""
+
+    @property
+    def commit(self) -> str | None:
+        return self.rewritten_by or self.deleted_by or self.moved_by
+
+
+class AfterMerge:
+    """The lineage questions of merged PRs, asked of one clone (answers kept for the run)."""
+
+    def __init__(self, git: GitClone, default_ref: str) -> None:
+        self.git, self.default_ref = git, default_ref
+        self._subjects: dict[str, str] = {}
+
+    def _out(self, *args: str) -> str:
+        return run_git(self.git.path, args, self.git.env).decode("utf-8", "surrogateescape")
+
+    def landed(self, facts: PRFacts) -> Landed | None:
+        """Where the PR entered the default branch: the merge commit bringing its head, the head
+        itself (fast-forward), the squash or rebased copy, or the commit whose tree first held it;
+        None when only GitHub says it merged."""
+        how, commit = facts.merged, facts.landed
+        if how is None or commit is None:
+            return None
+        if how == "ancestry":
+            default = self.git.resolve(self.default_ref)
+            merge = self.git.ancestry.merge_commit_bringing(facts.head, default)
+            return Landed(merge, "merge") if merge is not None else Landed(facts.head, "rebase")
+        commit = self._before_reverts(commit)
+        if how == "rebase" and len(facts.own) == 1 and pr_of_subject(self._subject(commit)) == facts.number:
+            return Landed(commit, "squash")  # one commit: a squash says "(#N)", a rebase keeps its subject
+        return Landed(commit, _HOW.get(how, how))
+
+    def _before_reverts(self, commit: str) -> str:
+        """The first landing of a change that a revert of its revert brought back: the copy the
+        clone found may be that re-revert, whose patch is the change's own."""
+        for _ in range(8):
+            body = self._out("log", "-1", "--format=%B", commit)
+            reverted = _REVERTS.findall(body)
+            if not reverted:
+                return commit
+            again = _REVERTS.findall(self._out("log", "-1", "--format=%B", reverted[0]))
+            if not again:
+                return commit
+            commit = self.git.resolve(again[0])
+        return commit
+
+    def holding(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> Holding:
+        """Whether `ref` holds the PR: it contains the landing commit (or a cherry-pick of it or of
+        the PR's commits, as `git cherry-pick -x` or a backport's "(#N)" names them), and none of its
+        later commits took it back (a revert naming it, not itself reverted again)."""
+        via = landed.commit if self.git.ancestry.is_ancestor(landed.commit, ref) else None
+        if via is None:
+            via = self._picked(landed, number, pr_commits, ref)
+        if via is None:
+            return Holding(False)
+        by = self._reverted(via, [landed.commit, *pr_commits], ref)
+        return Holding(by is None, via, by)
+
+    def _picked(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> str | None:
+        """The oldest commit of `ref` since its fork from the landing that names the landing or one
+        of the PR's commits as cherry-picked, or whose subject ends in "(#number)"."""
+        base = self.git.ancestry.merge_base(landed.commit, ref)
+        span = f"{base}..{ref}" if base else ref
+        out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--regexp-ignore-case",
+                        "--grep=cherry picked from commit", f"--grep=(#{number})", span)
+        named = {landed.commit, *pr_commits}
+        for entry in out.split("\x01"):
+            sha, _, body = entry.strip().partition("\0")
+            if not sha:
+                continue
+            subject = body.split("\n", 1)[0]
+            picked = _PICKED.findall(body)
+            if any(_names(p, named) for p in picked) or pr_of_subject(subject) == number:
+                return sha
+        return None
+
+    def _reverted(self, via: str, named: Sequence[str], ref: str) -> str | None:
+        """The commit of via..ref that took the change back and stayed (None: none did): a revert
+        naming one of `named`, undone again by a revert of that revert."""
+        out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--grep=This reverts commit", f"{via}..{ref}")
+        live = {via, *named}
+        reverts: set[str] = set()
+        by: str | None = None
+        for entry in out.split("\x01"):
+            sha, _, body = entry.strip().partition("\0")
+            if not sha:
+                continue
+            targets = _REVERTS.findall(body)
+            if by is None and any(_names(t, live) for t in targets):
+                by = sha
+                reverts.add(sha)
+            elif by is not None and any(_names(t, reverts) for t in targets):
+                by = None
+        return by
+
+    def fates(self, since: str, ref: str, hunks: Sequence[Hunk]) -> list[Fate]:
+        """What the commits of since..ref (the ref's first-parent line) made of each hunk's added
+        lines, in order: the first commit removing one of them, a move of the file (with the commit
+        that moved it) or its deletion; one `git log` for every hunk, one tree diff for the moves."""
+        paths = sorted({h.path for h in hunks})
+        if not paths:
+            return []
+        log = run_git(self.git.path, ["--literal-pathspecs", "log", "--first-parent", "--reverse", "--no-color",
+                                      "-M", "-U0", "-p", "--format=%x01%H%x00%s", f"{since}..{ref}", "--", *paths],
+                      self.git.env)
+        commits = _parse_log(log)
+        self._subjects.update({sha: subject for sha, subject, _ in commits})
+        moves = self._moves(since, ref, {p for p in paths})
+        return [self._fate(h, commits, moves) for h in hunks]
+
+    def _fate(self, hunk: Hunk, commits: Sequence[tuple[str, str, list[tuple[str | None, str | None, set[str]]]]],
+              moves: Mapping[str, tuple[str, str | None]]) -> Fate:
+        wanted = {line.strip() for line in hunk.added if line.strip()}
+        path = hunk.path
+        rewritten: str | None = None
+        for sha, _, files in commits:
+            for old, new, removed in files:
+                if old != path:
+                    continue
+                if rewritten is None and wanted & removed:
+                    rewritten = sha
+                if new is None:
+                    moved = moves.get(path)
+                    if moved is not None:
+                        return self._named(Fate(moved[0], rewritten, moved[1] or sha))
+                    return self._named(Fate(path, rewritten, deleted_by=sha))
+                if new != path:
+                    return self._named(Fate(new, rewritten, sha))
+        return self._named(Fate(path, rewritten))
+
+    def _named(self, fate: Fate) -> Fate:
+        commit = fate.commit
+        if commit is None:
+            return fate
+        pr = pr_of_subject(self._subjects.get(commit) or self._subject(commit))
+        return Fate(fate.path, fate.rewritten_by, fate.moved_by, fate.deleted_by, pr)
+
+    def _subject(self, commit: str) -> str:
+        try:
+            return self._out("log", "-1", "--format=%s", commit).strip()
+        except SourceError:
+            return ""
+
+    def _moves(self, since: str, ref: str, paths: set[str]) -> dict[str, tuple[str, str | None]]:
+        """Of `paths`, those that since..ref renamed: path -> (its name at ref, None: the commit
+        that moved it is the one the log shows deleting it). One tree diff with rename detection,
+        within the paths' top-level folders."""
+        tops = sorted({p.split("/", 1)[0] for p in paths})
+        out = run_git(self.git.path, ["--literal-pathspecs", "diff", "--name-status", "-z", "-M", since, ref, "--",
+                                      *tops], self.git.env)
+        fields = out.split(b"\0")
+        found: dict[str, tuple[str, str | None]] = {}
+        i = 0
+        while i < len(fields):
+            status = fields[i].decode("ascii", "replace")
+            if status.startswith(("R", "C")) and i + 2 < len(fields):
+                old = fields[i + 1].decode("utf-8", "surrogateescape")
+                new = fields[i + 2].decode("utf-8", "surrogateescape")
+                if status.startswith("R") and old in paths:
+                    found[old] = (new, None)
+                i += 3
+            else:
+                i += 2
+        return found
+
+    def first_release(self, landed: Landed, number: int, pr_commits: Sequence[str],
+                      releases: Sequence[tuple[str, str]]) -> str | None:
+        """The earliest of `releases` ((name, commit), oldest first) that holds the PR (see `holding`):
+        the releases containing the landing commit or a cherry-pick of it, from a few git processes
+        for all of them (each release is looked at on its own only where a revert names the PR)."""
+        commits = [c for _, c in releases]
+        holding = set(self.containing(landed.commit, commits))
+        others = [c for c in commits if c not in holding]
+        for pick in self._picks(landed, number, pr_commits, others):
+            holding |= set(self.containing(pick, others))
+        held = [c for c in commits if c in holding]
+        if not held:
+            return None
+        named = [landed.commit, *pr_commits]
+        if not self._revert_named(named, held):
+            return next(name for name, c in releases if c in holding)
+        for name, commit in releases:
+            via = self._via(landed, number, pr_commits, commit) if commit in holding else None
+            if via is not None and self._reverted(via, named, commit) is None:
+                return name
+        return None
+
+    def _via(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> str | None:
+        if self.git.ancestry.is_ancestor(landed.commit, ref):
+            return landed.commit
+        return self._picked(landed, number, pr_commits, ref)
+
+    def _picks(self, landed: Landed, number: int, pr_commits: Sequence[str], refs: Sequence[str]) -> list[str]:
+        """Commits of `refs`' history, not of the landing's, that name the landing or a PR commit as
+        cherry-picked, or whose subject ends in "(#number)" (one git log for all of `refs`)."""
+        if not refs:
+            return []
+        out = self._out("log", "--format=%H%x00%B%x01", "--regexp-ignore-case", "--grep=cherry picked from commit",
+                        f"--grep=(#{number})", *refs, "--not", landed.commit)
+        named = {landed.commit, *pr_commits}
+        found = []
+        for entry in out.split("\x01"):
+            sha, _, body = entry.strip().partition("\0")
+            if sha and (any(_names(p, named) for p in _PICKED.findall(body))
+                        or pr_of_subject(body.split("\n", 1)[0]) == number):
+                found.append(sha)
+        return found
+
+    def _revert_named(self, named: Sequence[str], refs: Sequence[str]) -> bool:
+        """Whether any commit of `refs`' history after the landing reverts one of `named`."""
+        out = self._out("log", "--format=%B%x01", "--grep=This reverts commit", *refs, "--not", named[0])
+        return any(_names(t, named) for t in _REVERTS.findall(out))
+
+    def containing(self, commit: str, refs: Iterable[str]) -> list[str]:
+        """Those of `refs` (commits) whose history holds `commit`: the tags' commits from one
+        `git for-each-ref --contains`, any other commit asked on its own."""
+        wanted = list(dict.fromkeys(refs))
+        if not wanted:
+            return []
+        fmt = "--format=%(objectname) %(*objectname)"
+        held = set(self._out("for-each-ref", f"--contains={commit}", fmt, "refs/tags").split())
+        tags = set(self._out("for-each-ref", fmt, "refs/tags").split())
+        return [r for r in wanted if r in held or (r not in tags and self.git.ancestry.is_ancestor(commit, r))]
+
+
+def _names(abbrev: str, full: Iterable[str]) -> bool:
+    """Whether the (possibly abbreviated) commit id names one of `full`."""
+    return any(f.startswith(abbrev) or abbrev.startswith(f) for f in full if f)
+
+
+def _parse_log(out: bytes) -> list[tuple[str, str, list[tuple[str | None, str | None, set[str]]]]]:
+    """(sha, subject, [(old path, new path, stripped removed lines)]) per commit of a `git log -p`
+    written with the format %x01%H%x00%s."""
+    commits = []
+    for entry in out.split(b"\x01")[1:]:
+        head, _, diff = entry.partition(b"\n")
+        sha, _, subject = head.partition(b"\0")
+        files = [(old, new, {line.decode("utf-8", "surrogateescape").strip() for h in hunks for line in h[3]})
+                 for old, new, hunks in file_diffs(diff)]
+        commits.append((sha.decode(), subject.decode("utf-8", "surrogateescape"), files))
+    return commits

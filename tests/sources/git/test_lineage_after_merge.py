@@ -1,0 +1,202 @@
+"""Lineage after merge on real repositories built here: a merged PR is present in every release whose
+history holds its landing commit, however upstream rewrote, moved or took back its lines since; the
+target is tied to a release by its version's tag or by content, and judged by text where it cannot be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import GitRepo
+from helpers.targets import make_wheel
+from prstack.cli import main
+
+MOD = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(1, 13))
+
+
+def _audit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["audit", *args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _upkeep(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["upkeep", *args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _wheel(repo: GitRepo, tag: str, out: Path, version: str | None = None,
+           edit: dict[str, bytes] | None = None) -> Path:
+    """The wheel of the release `tag`: its pkg/ files as the tag holds them (with `edit` over them)."""
+    names = repo.git("ls-tree", "-r", "--name-only", tag, "pkg").split()
+    files = {n: _blob(repo, tag, n) for n in names} | (edit or {})
+    return make_wheel(out, "pkg", version or tag.removeprefix("v"), files)
+
+
+def _blob(repo: GitRepo, tag: str, name: str) -> bytes:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(repo.path), "show", f"{tag}:{name}"], capture_output=True,
+                          check=True).stdout
+
+
+def _squash_pr(r: GitRepo) -> str:
+    """main: base (v1.0); PR #5 changes f3 and adds a helper; squash-merged as "(#5)"; returns its head."""
+    r.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": MOD, "README.md": "x\n"})
+    r.git("tag", "v1.0")
+    r.branch("fix")
+    fixed = MOD.replace("return x + 3\n", "return x + 3 + 1  # off by one\n")
+    fixed += "def helper(value):\n    return value * 2\n"
+    r.commit("Fix the off-by-one in f3", {"pkg/mod.py": fixed})
+    head = r.pr_ref(5)
+    r.git("checkout", "-q", "main")
+    r.git("merge", "--squash", "fix")
+    r.git("-c", "commit.gpgsign=false", "commit", "-q", "-m", "Fix the off-by-one in f3 (#5)")
+    return head
+
+
+def test_a_squash_merged_pr_rewritten_upstream_before_the_release_is_present_through_the_rewrite(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A later upstream commit (#9) rewrites the PR's line before the release: the release's wheel
+    holds the PR (exit 0), the hunk applied and `superseded_by` that commit with its PR; the release
+    before the squash does not (exit 1); the PR's landing and first release are in the JSON."""
+    r = git_repo
+    _squash_pr(r)
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Reword f3 (#9)", {"pkg/mod.py": text.replace("return x + 3 + 1  # off by one", "return x + 4")})
+    rewrite = r.git("rev-parse", "HEAD")
+    r.git("tag", "v1.1")
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.1", tmp_path / "a")))
+    assert code == 0, data["hunks"]
+    assert data["target"]["build"]["placed"]["how"] == "version-tag"
+    assert data["prs"][0]["landed"]["how"] == "squash" and data["prs"][0]["landed"]["first_release"] == "v1.1"
+    rewritten = [h for h in data["hunks"] if h["superseded_by"]]
+    assert rewritten and rewritten[0]["superseded_by"] == {"pr": 9, "commit": rewrite, "upstream": True}
+    assert "since rewritten by" in rewritten[0]["note"]
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.0", tmp_path / "c")))
+    assert code == 1
+    assert any(h["status"] == "missing" for h in data["hunks"])
+
+
+def test_a_merged_pr_whose_file_was_moved_and_edited_later_is_relocated_with_the_commit_that_moved_it(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Upstream moves pkg/mod.py to pkg/legacy/mod.py and edits it after the merge: against the
+    newest release every shipped hunk is present, relocated to the new path, naming the move."""
+    r = git_repo
+    _squash_pr(r)
+    r.git("tag", "v1.1")
+    text = (r.path / "pkg/mod.py").read_text()
+    r.git("mv", "pkg/mod.py", "pkg/legacy_mod.py")
+    r.commit("Move mod to legacy_mod (#12)", {"pkg/legacy_mod.py": "# kept for old callers\n" + text
+                                              .replace("return value * 2", "return value * 2  # doubled")})
+    move = r.git("rev-parse", "HEAD")
+    r.git("tag", "v2.0")
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v2.0", tmp_path / "b")))
+    assert code == 0, data["hunks"]
+    shipped = [h for h in data["hunks"] if h["status"] != "not-shipped"]
+    assert shipped and all(h["status"] == "relocated" for h in shipped)
+    assert {h["found_path"] for h in shipped} == {"pkg/legacy_mod.py"}
+    assert any(move[:10] in h["note"] for h in shipped)
+
+
+def test_a_reverted_pr_is_missing_with_the_revert_named_and_present_again_once_re_landed(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """v1.1 holds the squash, v1.2 its revert, v1.3 the revert of the revert: v1.2 exits 1 naming
+    the revert; v1.1 and v1.3 exit 0; upkeep's first release is v1.1 and v1.3 retires it."""
+    r = git_repo
+    _squash_pr(r)
+    squash = r.git("rev-parse", "HEAD")
+    r.git("tag", "v1.1")
+    r.git("revert", "--no-edit", squash)
+    revert = r.git("rev-parse", "HEAD")
+    r.git("tag", "v1.2")
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.2", tmp_path / "r")))
+    assert code == 1
+    assert any(h["status"] == "missing" and revert[:10] in (h["note"] or "") for h in data["hunks"])
+    r.git("revert", "--no-edit", revert)
+    r.git("tag", "v1.3")
+    for tag in ("v1.1", "v1.3"):
+        code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, tag, tmp_path / tag)))
+        assert code == 0, (tag, data["hunks"])
+    code, data = _upkeep(capsys, "5", "--git", str(r.path), "--onto", "v1.2")
+    assert data["items"][0]["verdict"] != "retire"
+    code, data = _upkeep(capsys, "5", "--git", str(r.path), "--onto", "v1.3")
+    assert data["items"][0]["verdict"] == "retire" and data["items"][0]["first_release"] == "v1.1"
+
+
+def test_a_backport_cherry_picked_onto_a_release_branch_is_held_by_that_branch_s_release(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The squash lands on main after v1.0; `git cherry-pick -x` puts it on release-1.0, tagged v1.0.1,
+    which does not contain the landing commit: the backport release holds the PR (exit 0), and is
+    the PR's first release, before v1.1 on main."""
+    r = git_repo
+    _squash_pr(r)
+    squash = r.git("rev-parse", "HEAD")
+    r.commit("Unrelated on main (#6)", {"README.md": "y\n"})
+    r.git("tag", "v1.1")
+    r.branch("release-1.0", "v1.0")
+    r.git("cherry-pick", "-x", squash)
+    r.git("tag", "v1.0.1")
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.0.1", tmp_path / "p")))
+    assert code == 0, data["hunks"]
+    assert data["prs"][0]["landed"]["first_release"] == "v1.0.1"
+    code, data = _upkeep(capsys, "5", "--git", str(r.path), "--onto", "v1.0.1")
+    assert data["items"][0]["verdict"] == "retire"
+
+
+def test_a_wheel_whose_version_names_a_tag_but_whose_files_differ_is_not_placed_and_judged_by_text(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fork's build with the version of v1.1 whose mod.py lacks the rewritten line: not placed at
+    v1.1 (the reason says the files differ), and the hunk whose lines it lacks is not present."""
+    r = git_repo
+    _squash_pr(r)
+    r.git("tag", "v1.1")
+    fork = MOD + "def helper(value):\n    return value * 2\n"  # the helper, without the f3 fix
+    wheel = _wheel(r, "v1.1", tmp_path / "f", edit={"pkg/mod.py": fork.encode()})
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(wheel))
+    assert code == 1
+    placed = data["target"]["build"]["placed"]
+    assert placed["ref"] is None and "v1.1" in placed["reason"] and "differ" in placed["reason"]
+    assert any(h["status"] == "missing" for h in data["hunks"])
+
+
+def test_a_tree_without_version_is_placed_by_content_at_the_release_whose_files_it_holds(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain tree of v1.1's files, where a later commit rewrote the PR's added lines: placed by
+    content at v1.1 (files matched counted), exit 0 with the rewrite named; a tree of v1.0 exit 1."""
+    r = git_repo
+    _squash_pr(r)
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Rename helper (#11)", {"pkg/mod.py": text.replace("def helper(value):", "def helper(value: int):")})
+    r.git("tag", "v1.1")
+    tree = r.archive("v1.1", tmp_path / "t11")
+    (tree / ".git").mkdir()  # no checkout HEAD to read: the place comes from content alone
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--tree", str(tree))
+    assert code == 0, data["hunks"]
+    placed = data["target"]["build"]["placed"]
+    assert placed["how"] == "content" and placed["name"] == "v1.1"
+    assert placed["files_matched"] == placed["files_compared"] >= 1
+    assert any((h["superseded_by"] or {}).get("pr") == 11 for h in data["hunks"])
+    code, _ = _audit(capsys, "5", "--git", str(r.path), "--tree", str(r.archive("v1.0", tmp_path / "t10")))
+    assert code == 1
+
+
+def test_upkeep_retires_a_pr_merged_long_ago_whose_lines_upstream_rewrote_and_names_its_first_release(
+        git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """Merged before v1.1, rewritten before v1.2, its file moved before v2.0: first_release is v1.1
+    (the first tag holding the squash), and every later release retires it."""
+    r = git_repo
+    _squash_pr(r)
+    r.git("tag", "v1.1")
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Reword (#20)", {"pkg/mod.py": text.replace("return value * 2", "return 2 * value")})
+    r.git("tag", "v1.2")
+    r.git("mv", "pkg/mod.py", "pkg/core.py")
+    r.commit("Move (#21)", {})
+    r.git("tag", "v2.0")
+    for onto in ("v1.1", "v1.2", "v2.0"):
+        code, data = _upkeep(capsys, "5", "--git", str(r.path), "--onto", onto)
+        item = data["items"][0]
+        assert (item["verdict"], item["first_release"]) == ("retire", "v1.1"), (onto, item)
+        assert code == 0
