@@ -106,8 +106,11 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
 
 def _reported(source: PRSource, changes: Changes, target: Target, results: Sequence[HunkResult],
               lineage: Lineage | None = None) -> AuditReport:
-    """The report of `results` on `target`, with what its build says and where it sits in history."""
-    done = report(target.info, changes.prs, results)
+    """The report of `results` on `target`, with what its build says and where it sits in history
+    (a PR found landed upstream is merged, whatever the clone's refs alone showed)."""
+    prs = changes.prs if lineage is None else [replace(pr, merged=True) if pr.number in lineage.landed else pr
+                                               for pr in changes.prs]
+    done = report(target.info, prs, results)
     build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                        source.contains, source.patch_contains)
     if lineage is not None:

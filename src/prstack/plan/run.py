@@ -11,11 +11,27 @@ from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
 from prstack.sources.git.changes import StackChanges
+from prstack.sources.git.held import Landings
 from prstack.sources.git.merges import PlanGit
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.targets.confined import Unreadable
+
+
+def held_merged(source: GitClone, changes: StackChanges, ref: str, name: str) -> dict[int, str]:
+    """Why `ref` already holds each merged PR of the stack that it holds (lineage after merge: its
+    landing, or a cherry-pick of it, in the ref's history and not taken back)."""
+    landings = Landings.of(source, changes)
+    if landings is None:
+        return {}
+    out = {}
+    for number, landed in landings.landed.items():
+        holding = landings.holding(number, ref)
+        if holding.holds and holding.via is not None:
+            out[number] = (f"merged ({landed.how}): {name} holds its landing {holding.via[:10]}"
+                           + (f", first released in {landed.first_release}" if landed.first_release else ""))
+    return out
 
 
 def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | None = None) -> Plan:
@@ -30,6 +46,7 @@ def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | N
     if onto is not None:
         sha = source.resolve(onto)
         start = Onto(OntoKind.REF, onto, sha, git.tree_of(sha), sha)
+        present = held_merged(source, changes, sha, onto)
     elif target is not None:
         start, present, lacking = _installed_onto(prs, git, changes, order, target)
     else:

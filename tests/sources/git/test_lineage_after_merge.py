@@ -200,3 +200,49 @@ def test_upkeep_retires_a_pr_merged_long_ago_whose_lines_upstream_rewrote_and_na
         item = data["items"][0]
         assert (item["verdict"], item["first_release"]) == ("retire", "v1.1"), (onto, item)
         assert code == 0
+
+
+def test_a_pr_collected_into_the_squash_of_the_pr_above_it_landed_with_it(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#1 adds a helper, #2 (on #1) rewrites the helper and calls it; only #2's squash, holding
+    both, lands on main, and a later commit rewrites the call: the release holds both PRs (exit 0,
+    both `merged` with a landing), and the release before holds neither (exit 1)."""
+    r = git_repo
+    r.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    r.git("tag", "v1.0")
+    r.branch("one")
+    r.commit("Add helper", {"pkg/mod.py": MOD + "def helper(value):\n    return value * 2\n"})
+    r.pr_ref(1)
+    r.branch("two")
+    r.commit("Use helper", {"pkg/mod.py": MOD.replace("return x + 5\n", "return helper(x) + 5\n")
+                            + "def helper(value):\n    return value * 3\n"})
+    r.pr_ref(2)
+    r.git("checkout", "-q", "main")
+    r.git("merge", "--squash", "two")
+    r.git("-c", "commit.gpgsign=false", "commit", "-q", "-m", "Use helper (#2)")
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Tidy (#3)", {"pkg/mod.py": text.replace("return helper(x) + 5", "return 5 + helper(x)")})
+    r.git("tag", "v1.1")
+    code, data = _audit(capsys, "2", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.1", tmp_path / "a")))
+    assert code == 0, data["hunks"]
+    assert [p["number"] for p in data["prs"]] == [1, 2]
+    assert all(p["merged"] and p["landed"]["first_release"] == "v1.1" for p in data["prs"])
+    code, _ = _audit(capsys, "2", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.0", tmp_path / "c")))
+    assert code == 1
+
+
+def test_plan_onto_a_release_holding_a_merged_pr_says_it_is_already_in_through_its_landing(
+        git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """A squash-merged PR whose lines upstream rewrote before the release: planning it onto the
+    release says it is already there (merged, the landing named), not a conflict."""
+    r = git_repo
+    _squash_pr(r)
+    squash = r.git("rev-parse", "HEAD")
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Reword (#7)", {"pkg/mod.py": text.replace("return value * 2", "return value + value")})
+    r.git("tag", "v1.1")
+    code = main(["plan", "5", "--git", str(r.path), "--onto", "v1.1", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0, data
+    item = next(p for p in data["prs"] if p["number"] == 5)
+    assert item["status"] == "present" and squash[:10] in item["reason"]

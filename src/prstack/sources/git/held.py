@@ -5,12 +5,13 @@ them (SPEC "Lineage after merge"). A hunk is judged so only where the target's f
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
 from prstack.errors import InputError
 from prstack.match.after_merge import Since, held_upstream, taken_back
-from prstack.models import HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
+from prstack.match.file import match_file
+from prstack.models import Hunk, HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.landing import AfterMerge, Fate, Holding
@@ -59,7 +60,7 @@ def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str
           releases: Sequence[tuple[str, str]]) -> tuple[Placed, list[str]]:
     """The commit the target's files are from, and other commits that match as well: its build
     commit; else the release tag of its version when the tag's blobs equal the target's files for
-    `paths`; else the releases whose blobs match best."""
+    `paths`; else the releases (or the default branch's head) whose blobs match best."""
     compared = [p for p in paths if blobs.of(p)[0]]
     if not compared:
         return Placed(None, reason="it ships none of the merged PRs' files"), []
@@ -91,9 +92,8 @@ def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str
 
 def _by_content(git: GitClone, blobs: TargetBlobs, compared: Sequence[str],
                 releases: Sequence[tuple[str, str]]) -> tuple[Placed, list[str]]:
-    """The releases whose blobs equal most of the target's files (one cat-file for all of them)."""
-    if not releases:
-        return Placed(None, reason="the clone has no release tags to compare it with"), []
+    """The releases (and the default branch's head, last) whose blobs equal most of the target's
+    files (one cat-file for all of them): named by the newest tied release, the others as ties."""
     at = blobs_at(git, [(c, p) for _, c in releases for p in compared])
     width = len(compared)
     scores = [sum(a == blobs.of(p)[1] for a, p in zip(at[i * width:(i + 1) * width], compared, strict=True))
@@ -102,8 +102,9 @@ def _by_content(git: GitClone, blobs: TargetBlobs, compared: Sequence[str],
     if best == 0:
         return Placed(None, reason=f"no release tag holds any of its {width} file(s) of the PRs as they are"), []
     tied = [releases[i] for i, s in enumerate(scores) if s == best]
-    name, commit = tied[-1]
-    return Placed(commit, "content", name, best, width), [c for _, c in tied[:-1]]
+    pick = len(tied) - 2 if len(tied) > 1 and tied[-1] == releases[-1] else len(tied) - 1
+    name, commit = tied[pick]
+    return Placed(commit, "content", name, best, width), [c for i, (_, c) in enumerate(tied) if i != pick]
 
 
 def _same_version(tag: str, version: str) -> bool:
@@ -124,7 +125,9 @@ def after_merge(git: GitClone, changes: StackChanges, target: Target, pathmap: P
         return tuple(results), None
     blobs = TargetBlobs(target, pathmap, landings.sha256)
     paths = sorted({r.hunk.path for r in results if r.hunk.pr in landings.landed})
-    placed, ties = place(git, target, blobs, paths, landings.releases)
+    default = (changes.default_ref.removeprefix("refs/remotes/").removeprefix("refs/heads/"),
+               git.resolve(changes.default_ref))
+    placed, ties = place(git, target, blobs, paths, [*landings.releases, default])
     out = list(results)
     if placed.ref is not None:
         holdings = {n: [landings.holding(n, ref) for ref in (placed.ref, *ties)] for n in landings.landed}
@@ -167,13 +170,14 @@ class Landings:
     def of(cls, git: GitClone, changes: StackChanges) -> Landings | None:
         """None when no PR of the stack merged (or none with a landing the clone shows)."""
         facts = changes.stack.facts
-        merged = {pr.number: pr for pr in changes.prs if pr.number in facts and facts[pr.number].merged}
-        if not merged:
-            return None
         after = AfterMerge(git, changes.default_ref)
-        landed = {n: got for n in merged if (got := after.landed(facts[n])) is not None}
+        prs = {pr.number: pr for pr in changes.prs}
+        landed = {n: got for n in prs if n in facts and (got := after.landed(facts[n])) is not None}
+        landed |= _landed_by_content(git, after, changes, [n for n in prs if n not in landed], landed)
+        landed |= _landed_by_content(git, after, changes, [n for n in prs if n not in landed], landed)
         if not landed:
             return None
+        merged = {n: prs[n] for n in landed}
         releases = version_tags(git)
         landed = {n: replace(got, first_release=after.first_release(got, n, _shas(merged[n]), releases))
                   for n, got in landed.items()}
@@ -185,6 +189,51 @@ class Landings:
 
     def holding(self, number: int, ref: str) -> Holding:
         return self.after.holding(self.landed[number], number, _shas(self.prs[number]), ref)
+
+
+def _landed_by_content(git: GitClone, after: AfterMerge, changes: StackChanges, numbers: Sequence[int],
+                       landed: Mapping[int, Landed]) -> dict[int, Landed]:
+    """PRs the clone does not show merged whose change landed in a default-branch commit naming it,
+    or naming a PR above it in the stack, or where a PR above it landed (a PR collected into
+    another's squash or merge): the oldest such commit whose files hold each hunk of the PR's own
+    change, or, for a hunk they lack, change its file in the PR above (which rewrote it)."""
+    if not numbers:
+        return {}
+    stack = changes.stack
+    above = {n: [n, *(m for m in stack.order if n in stack.below(m))] for n in numbers}
+    named = after.naming(sorted({m for ms in above.values() for m in ms}))
+    out: dict[int, Landed] = {}
+    for n in numbers:
+        hunks = [h for h in changes.hunks if h.pr == n and h.lines]
+        rewritten = {h.path for m in above[n][1:] for h in changes.hunks if h.pr == m}
+        candidates = sorted({c for m in above[n] for c in named.get(m, [])}, key=lambda c: _order(named, c))
+        candidates += [got.commit for m in above[n][1:] if (got := landed.get(m)) is not None]
+        for commit in dict.fromkeys(candidates):
+            if hunks and _holds_hunks(git, commit, hunks, rewritten):
+                out[n] = Landed(commit, "content")
+                break
+    return out
+
+
+def _order(named: dict[int, list[str]], commit: str) -> int:
+    """Where `commit` comes in the default branch's first-parent line (oldest first) of `named`."""
+    every = [c for cs in named.values() for c in cs]
+    return every.index(commit)
+
+
+def _holds_hunks(git: GitClone, commit: str, hunks: Sequence[Hunk], rewritten: Set[str]) -> bool:
+    """Whether the tree of `commit` holds every one of `hunks` (judged as the audit judges a file)
+    but those in the files of `rewritten` (changed again by the PRs above them)."""
+    by_path: dict[str, list[Hunk]] = {}
+    for h in hunks:
+        by_path.setdefault(h.path, []).append(h)
+    for path, mine in by_path.items():
+        if path in rewritten:
+            continue
+        verdicts = match_file(mine, git.objects.file_at(commit, path), installed_path=path)
+        if not all(v.status.present for v in verdicts):
+            return False
+    return True
 
 
 def _judge_pr(after: AfterMerge, out: list[HunkResult], number: int, holding: Holding, placed: Placed,
@@ -237,6 +286,7 @@ def placed_sentence(placed: Placed) -> str:
     if placed.ref is None:
         return f"not placed in the clone's history ({placed.reason}): merged PRs judged by text"
     how = {"build-commit": "its build commit", "version-tag": "the tag of its version",
-           "content": "the release whose files match it best"}.get(placed.how or "", placed.how or "")
+           "content": "content, the best match of the releases and the default branch"}.get(
+        placed.how or "", placed.how or "")
     return (f"placed at {placed.name} by {how} ({placed.files_matched} of {placed.files_compared} of the "
             "merged PRs' file(s) equal)")

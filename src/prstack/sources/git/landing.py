@@ -87,6 +87,23 @@ class AfterMerge:
             return Landed(commit, "squash")  # one commit: a squash says "(#N)", a rebase keeps its subject
         return Landed(commit, _HOW.get(how, how))
 
+    def naming(self, numbers: Sequence[int]) -> dict[int, list[str]]:
+        """Per PR number, the default branch's commits whose subject names it as GitHub words a
+        landing ("... (#N)", "Merge pull request #N ..."), oldest first; one git log for all."""
+        if not numbers:
+            return {}
+        alternatives = "|".join(str(n) for n in sorted(set(numbers)))
+        out = self._out("log", "--first-parent", "--reverse", "--format=%H%x00%s", "-E",
+                        f"--grep=\\(#({alternatives})\\)$", f"--grep=^Merge pull request #({alternatives})([^0-9]|$)",
+                        self.default_ref)
+        found: dict[int, list[str]] = {}
+        for line in out.splitlines():
+            sha, _, subject = line.partition("\0")
+            if (n := pr_of_subject(subject)) is not None and n in numbers:
+                found.setdefault(n, []).append(sha)
+                self._subjects[sha] = subject
+        return found
+
     def _before_reverts(self, commit: str) -> str:
         """The first landing of a change that a revert of its revert brought back: the copy the
         clone found may be that re-revert, whose patch is the change's own."""
