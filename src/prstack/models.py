@@ -363,6 +363,8 @@ class Landed:
     """merge | squash | rebase | cherry-pick | content."""
     first_release: str | None = None
     """The earliest release (tag) holding the landing commit and not taking it back, where known."""
+    taken_back_in: tuple[str, ...] = ()
+    """Releases after `first_release` that took it back (a revert), oldest first."""
 
 
 @dataclass(frozen=True)

@@ -62,12 +62,13 @@ def test_a_hunk_that_came_and_went_before_the_others_landed_is_named() -> None:
 
 
 def test_verdict_from_the_candidate_statuses() -> None:
-    """retire, partly-upstream, keep (every pre-image there) and rebase (a region diverged)."""
+    """retire, partly-upstream, keep (every pre-image there, or nothing shipped to rebase) and
+    rebase (a region diverged)."""
     assert verdict(_results(HunkStatus.APPLIED, HunkStatus.RELOCATED)) is Verdict.RETIRE
     assert verdict(_results(HunkStatus.APPLIED, HunkStatus.DIVERGED)) is Verdict.PARTLY_UPSTREAM
     assert verdict(_results(HunkStatus.MISSING, HunkStatus.NOT_SHIPPED)) is Verdict.KEEP
     assert verdict(_results(HunkStatus.MISSING, HunkStatus.CONFLICT)) is Verdict.REBASE
-    assert verdict(_results(HunkStatus.NOT_SHIPPED)) is Verdict.REBASE
+    assert verdict(_results(HunkStatus.NOT_SHIPPED)) is Verdict.KEEP
 
 
 def test_a_blob_shared_by_many_tags_is_judged_once(git_repo: GitRepo) -> None:

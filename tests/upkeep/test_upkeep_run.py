@@ -110,7 +110,7 @@ def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
 
 def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """Merged for v1.1, reverted for v1.2, back for v1.3: its first release is v1.1, the note says
-    v1.2 lacked it and it was back in v1.3; the hunk landed for good in v1.3, brought by the re-land."""
+    v1.2 took it back and it was back in v1.3; the hunk landed for good in v1.3, brought by the re-land."""
     r = git_repo
     _start(r)
     r.branch("pr3")
@@ -132,7 +132,7 @@ def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.
     assert item["first_release"] == "v1.1"
     (hunk,) = item["hunks"]
     assert (hunk["first_seen"], hunk["reverted_in"], hunk["landed_in"]) == ("v1.1", ["v1.2"], "v1.3")
-    assert item["landing_note"] == "its hunk was in v1.1, v1.2 lacked it (taken back or rewritten), all back in v1.3"
+    assert item["landing_note"] == "merged for v1.1, taken back in v1.2, back in v1.3"
     assert hunk["commit"] == relanded  # what brought it back, not the first merge
     assert main(["upkeep", "3", "--git", str(r.path), "--format", "markdown"]) == 0
     assert f"brought by {relanded[:12]} (1 hunk)" in capsys.readouterr().out
@@ -142,8 +142,9 @@ def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.
 
 def test_a_merged_pr_rewritten_later_keeps_its_first_release(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    """Both hunks merged for v1.1, one of them rewritten by a later commit for v1.2: the first
-    release holding every hunk is still v1.1, and the note says v1.2 lacks one."""
+    """Both hunks merged for v1.1, one of them rewritten by a later commit for v1.2: v1.2 holds the
+    merge, so the PR is retired there (both hunks present, the rewritten one through the rewrite),
+    and its first release is v1.1."""
     r = git_repo
     _start(r)
     r.branch("pr5")
@@ -156,10 +157,9 @@ def test_a_merged_pr_rewritten_later_keeps_its_first_release(
     r.git("tag", "v1.2")
     code, data = _upkeep(capsys, "5", "--git", str(r.path))
     (item,) = data["items"]
-    assert code == 1 and item["verdict"] == "partly-upstream" and item["first_release"] == "v1.1"
-    assert [(h["first_seen"], h["landed_in"]) for h in item["hunks"]] == [("v1.1", "v1.1"), ("v1.1", None)]
-    assert item["landing_note"] == ("all its hunks were in v1.1, v1.2 lacked some (taken back or rewritten); "
-                                    "1 of 2 hunk(s) not in the newest release (v1.2)")
+    assert code == 0 and item["verdict"] == "retire" and item["first_release"] == "v1.1"
+    assert [h["status"] for h in item["hunks"]] == ["applied", "applied"]
+    assert item["landing_note"] is None
 
 
 def _patch_between(r: GitRepo, a: str, b: str, dest: Path) -> Path:

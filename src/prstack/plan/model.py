@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -67,6 +67,19 @@ class Pick:
     """True when the PR's change is picked as one diff (it holds merge commits, or `paths`)."""
     paths: tuple[str, ...] = ()
     """When set, only these files' changes: re-applying what an installed target lacks."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is known of the PRs in the onto-point before planning, each with why."""
+
+    present: Mapping[int, str] = field(default_factory=dict)
+    """PRs known to be in it, whatever the planner's own checks say (an audit of the target)."""
+    lacking: Mapping[int, Lack] = field(default_factory=dict)
+    """PRs known to be missing from it (whatever its history says)."""
+    held: Mapping[int, str] = field(default_factory=dict)
+    """Merged PRs its history holds (lineage after merge): present where the planner's own
+    checks (ancestry, patch-ids, the change reverse-applying) do not already say so."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prstack.models import Changes, Hunk, MergeOutcome, PullRequest
-from prstack.plan.model import Conflict, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
+from prstack.plan.model import Conflict, Known, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
 
 
 def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:
@@ -115,6 +115,8 @@ class Planner:
         self._ids: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
         self._chain_base: dict[int, str] = {}
         self._owns: dict[int, tuple[str, str]] = {}
+        self.held: dict[int, str] = {}
+        """Merged PRs the onto-point's history holds (see `Known.held`)."""
 
     def _own_change(self, pr: PullRequest) -> tuple[str, str]:
         """Commits (parent, commit) whose diff is the PR's own change: its base and head, or (when
@@ -164,7 +166,7 @@ class Planner:
                         f"in {onto.label}")
         if b.reverse_applies(onto.tree, pr.change_base, pr.head_sha):
             return f"its whole change reverse-applies cleanly on {onto.label}"
-        return None
+        return self.held.get(pr.number)
 
     def _replay(self, tree: str, picks: Sequence[Pick]) -> _Replay:
         """Pick in order onto `tree`: (new tree, picks that changed something, redundant commits,
@@ -349,7 +351,9 @@ def _conflict_reason(conflicts: Sequence[Conflict], onto: Onto) -> str:
 
 
 def make_plan(backend: PlanBackend, onto: Onto, changes: Changes, order: Sequence[int],
-              present: Mapping[int, str] | None = None, lacking: Mapping[int, Lack] | None = None) -> Plan:
-    """Plan the PRs of `changes` (in `order`) onto `onto`. `present` names PRs known to be in it and
-    `lacking` PRs known to be missing from it (whatever its history says), each with why."""
-    return Planner(backend, onto, changes.prs, changes.hunks, present, lacking).run(order)
+              known: Known | None = None) -> Plan:
+    """Plan the PRs of `changes` (in `order`) onto `onto`, with what is `known` of them there."""
+    known = known or Known()
+    planner = Planner(backend, onto, changes.prs, changes.hunks, known.present, known.lacking)
+    planner.held = dict(known.held)
+    return planner.run(order)

@@ -8,7 +8,7 @@ from prstack.audit import audit_opened
 from prstack.errors import InputError
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
-from prstack.plan.model import Lack, Onto, OntoKind, Plan
+from prstack.plan.model import Known, Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.held import Landings
@@ -41,18 +41,17 @@ def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | N
     changes = prs.load().finish()
     order = plan_order(prs.numbers, changes.stack.parents)
     git = PlanGit(source)
-    present: dict[int, str] = {}
-    lacking: dict[int, Lack] = {}
     if onto is not None:
         sha = source.resolve(onto)
         start = Onto(OntoKind.REF, onto, sha, git.tree_of(sha), sha)
-        present = held_merged(source, changes, sha, onto)
+        known = Known(held=held_merged(source, changes, sha, onto))
     elif target is not None:
         start, present, lacking = _installed_onto(prs, git, changes, order, target)
+        known = Known(present, lacking)
     else:
         raise InputError("no onto-point: give --onto REF, or a target (--installed, "
                          "--site-packages, --wheel, --tree) to plan onto what is installed.")
-    return make_plan(git, start, changes, order, present, lacking)
+    return make_plan(git, start, changes, order, known)
 
 
 def _installed_onto(prs: ClonePRs, git: PlanGit, changes: StackChanges, order: Sequence[int],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from prstack.models import FileChange, HunkResult, HunkStatus
+from prstack.models import FileChange, HunkResult, HunkStatus, Landed
 from prstack.upkeep.model import Landing, Verdict
 
 _CLEAN = (HunkStatus.MISSING,)
@@ -63,6 +63,17 @@ def first_release(landings: Sequence[Landing], names: Sequence[str]) -> tuple[st
                 notes.append(f"a hunk was in {lg.first_seen}, not in {', '.join(lg.reverted_in)}{back}")
                 break
     return names[earliest] if earliest is not None else None, "; ".join(notes) or None
+
+
+def taken_back_note(landed: Landed, names: Sequence[str]) -> str | None:
+    """For a merged PR: the releases after its first that took it back (a revert), and whether a
+    later one has it again; None when every release since holds it."""
+    if not landed.taken_back_in:
+        return None
+    gone = ", ".join(landed.taken_back_in)
+    last = names.index(landed.taken_back_in[-1]) if landed.taken_back_in[-1] in names else len(names) - 1
+    back = f", back in {names[last + 1]}" if last + 1 < len(names) else ""
+    return f"merged for {landed.first_release}, taken back in {gone}{back}"
 
 
 def verdict(results: Sequence[HunkResult]) -> Verdict:

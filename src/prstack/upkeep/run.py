@@ -19,7 +19,7 @@ from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
-from prstack.upkeep.judging import first_release, landing, verdict
+from prstack.upkeep.judging import first_release, landing, taken_back_note, verdict
 from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
 from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
 from prstack.upkeep.wheels import wheel_releases
@@ -154,7 +154,7 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
             counted = [u for u in ups if u.counted]
             first, note = first_release([u.landing for u in counted], names)
             if lineage is not None and (came := lineage.landed.get(pr.number)) is not None:
-                first, note = came.first_release, None if came.first_release else note
+                first, note = came.first_release, taken_back_note(came, names) if came.first_release else note
             merged, landed = how.get(pr.number, (None, None)) if pr.patch is None else (None, None)
             if lineage is not None and (came := lineage.landed.get(pr.number)) is not None:
                 landed = came.commit

@@ -172,14 +172,15 @@ class Landings:
         facts = changes.stack.facts
         after = AfterMerge(git, changes.default_ref)
         prs = {pr.number: pr for pr in changes.prs}
+        named = after.naming(list(prs))
         landed = {n: got for n in prs if n in facts and (got := after.landed(facts[n])) is not None}
-        landed |= _landed_by_content(git, after, changes, [n for n in prs if n not in landed], landed)
-        landed |= _landed_by_content(git, after, changes, [n for n in prs if n not in landed], landed)
+        for _ in range(2):  # (a PR collected into the one above it: that one's landing first)
+            landed |= _landed_by_content(git, changes, [n for n in prs if n not in landed], landed, named)
         if not landed:
             return None
         merged = {n: prs[n] for n in landed}
         releases = version_tags(git)
-        landed = {n: replace(got, first_release=after.first_release(got, n, _shas(merged[n]), releases))
+        landed = {n: _with_releases(got, after.in_releases(got, n, _shas(merged[n]), releases), releases)
                   for n, got in landed.items()}
         return cls(after, landed, merged, releases)
 
@@ -191,8 +192,17 @@ class Landings:
         return self.after.holding(self.landed[number], number, _shas(self.prs[number]), ref)
 
 
-def _landed_by_content(git: GitClone, after: AfterMerge, changes: StackChanges, numbers: Sequence[int],
-                       landed: Mapping[int, Landed]) -> dict[int, Landed]:
+def _with_releases(landed: Landed, held: Sequence[bool], releases: Sequence[tuple[str, str]]) -> Landed:
+    """`landed` with its first release and the later releases that lacked it (taken back)."""
+    first = next((i for i, h in enumerate(held) if h), None)
+    if first is None:
+        return landed
+    gaps = tuple(releases[i][0] for i in range(first + 1, len(held)) if not held[i])
+    return replace(landed, first_release=releases[first][0], taken_back_in=gaps)
+
+
+def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[int],
+                       landed: Mapping[int, Landed], named: Mapping[int, list[str]]) -> dict[int, Landed]:
     """PRs the clone does not show merged whose change landed in a default-branch commit naming it,
     or naming a PR above it in the stack, or where a PR above it landed (a PR collected into
     another's squash or merge): the oldest such commit whose files hold each hunk of the PR's own
@@ -201,7 +211,6 @@ def _landed_by_content(git: GitClone, after: AfterMerge, changes: StackChanges, 
         return {}
     stack = changes.stack
     above = {n: [n, *(m for m in stack.order if n in stack.below(m))] for n in numbers}
-    named = after.naming(sorted({m for ms in above.values() for m in ms}))
     out: dict[int, Landed] = {}
     for n in numbers:
         hunks = [h for h in changes.hunks if h.pr == n and h.lines]
@@ -215,7 +224,7 @@ def _landed_by_content(git: GitClone, after: AfterMerge, changes: StackChanges, 
     return out
 
 
-def _order(named: dict[int, list[str]], commit: str) -> int:
+def _order(named: Mapping[int, list[str]], commit: str) -> int:
     """Where `commit` comes in the default branch's first-parent line (oldest first) of `named`."""
     every = [c for cs in named.values() for c in cs]
     return every.index(commit)

@@ -62,11 +62,18 @@ class Fate:
 
 
 class AfterMerge:
-    """The lineage questions of merged PRs, asked of one clone (answers kept for the run)."""
+    """The lineage questions of merged PRs, asked of one clone (answers kept for the run). Reverts
+    and cherry-picks are read once for every PR: the commits whose message names a revert or a
+    pick, in the history of the tags and the default branch (one `git log --grep`)."""
 
     def __init__(self, git: GitClone, default_ref: str) -> None:
         self.git, self.default_ref = git, default_ref
         self._subjects: dict[str, str] = {}
+        self._bodies: dict[str, str] = {}
+        self._marked_log: list[tuple[str, str]] | None = None
+        self._offside: dict[int, list[str]] = {}
+        self._tags: set[str] | None = None
+        self._contains: dict[str, set[str]] = {}
 
     def _out(self, *args: str) -> str:
         return run_git(self.git.path, args, self.git.env).decode("utf-8", "surrogateescape")
@@ -89,30 +96,52 @@ class AfterMerge:
 
     def naming(self, numbers: Sequence[int]) -> dict[int, list[str]]:
         """Per PR number, the default branch's commits whose subject names it as GitHub words a
-        landing ("... (#N)", "Merge pull request #N ..."), oldest first; one git log for all."""
+        landing ("... (#N)", "Merge pull request #N ..."), oldest first; one git log for all. Also
+        reads, for the same numbers, the tags' commits outside the default branch that name them
+        (backports: see `holding`)."""
         if not numbers:
             return {}
         alternatives = "|".join(str(n) for n in sorted(set(numbers)))
-        out = self._out("log", "--first-parent", "--reverse", "--format=%H%x00%s", "-E",
-                        f"--grep=\\(#({alternatives})\\)$", f"--grep=^Merge pull request #({alternatives})([^0-9]|$)",
-                        self.default_ref)
+        greps = [f"--grep=\\(#({alternatives})\\)$", f"--grep=^Merge pull request #({alternatives})([^0-9]|$)"]
+        out = self._out("log", "--first-parent", "--reverse", "--format=%H%x00%s", "-E", *greps, self.default_ref)
         found: dict[int, list[str]] = {}
         for line in out.splitlines():
             sha, _, subject = line.partition("\0")
             if (n := pr_of_subject(subject)) is not None and n in numbers:
                 found.setdefault(n, []).append(sha)
                 self._subjects[sha] = subject
+        out = self._out("log", "--reverse", "--format=%H%x00%s", "-E", *greps, "--tags", "--not", self.default_ref)
+        for line in out.splitlines():
+            sha, _, subject = line.partition("\0")
+            if (n := pr_of_subject(subject)) is not None and n in numbers:
+                self._offside.setdefault(n, []).append(sha)
         return found
+
+    def _marked(self) -> list[tuple[str, str]]:
+        """(sha, message) of every commit of the tags' and the default branch's history whose message
+        names a reverted or cherry-picked commit, oldest first (one git log)."""
+        if self._marked_log is None:
+            out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--grep=This reverts commit",
+                            "--grep=cherry picked from commit", "--tags", self.default_ref)
+            self._marked_log = [(sha, body) for entry in out.split("\x01")
+                                for sha, _, body in [entry.strip().partition("\0")] if sha]
+        return self._marked_log
+
+    def _body(self, commit: str) -> str:
+        if commit not in self._bodies:
+            self._bodies[commit] = self._out("log", "-1", "--format=%B", commit)
+        return self._bodies[commit]
 
     def _before_reverts(self, commit: str) -> str:
         """The first landing of a change that a revert of its revert brought back: the copy the
         clone found may be that re-revert, whose patch is the change's own."""
+        if not any(sha == commit for sha, _ in self._marked()):
+            return commit
         for _ in range(8):
-            body = self._out("log", "-1", "--format=%B", commit)
-            reverted = _REVERTS.findall(body)
+            reverted = _REVERTS.findall(self._body(commit))
             if not reverted:
                 return commit
-            again = _REVERTS.findall(self._out("log", "-1", "--format=%B", reverted[0]))
+            again = _REVERTS.findall(self._body(reverted[0]))
             if not again:
                 return commit
             commit = self.git.resolve(again[0])
@@ -122,7 +151,7 @@ class AfterMerge:
         """Whether `ref` holds the PR: it contains the landing commit (or a cherry-pick of it or of
         the PR's commits, as `git cherry-pick -x` or a backport's "(#N)" names them), and none of its
         later commits took it back (a revert naming it, not itself reverted again)."""
-        via = landed.commit if self.git.ancestry.is_ancestor(landed.commit, ref) else None
+        via = landed.commit if self._is_ancestor(landed.commit, ref) else None
         if via is None:
             via = self._picked(landed, number, pr_commits, ref)
         if via is None:
@@ -130,29 +159,30 @@ class AfterMerge:
         by = self._reverted(via, [landed.commit, *pr_commits], ref)
         return Holding(by is None, via, by)
 
-    def _picked(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> str | None:
-        """The oldest commit of `ref` since its fork from the landing that names the landing or one
-        of the PR's commits as cherry-picked, or whose subject ends in "(#number)"."""
-        base = self.git.ancestry.merge_base(landed.commit, ref)
-        span = f"{base}..{ref}" if base else ref
-        out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--regexp-ignore-case",
-                        "--grep=cherry picked from commit", f"--grep=(#{number})", span)
+    def _is_ancestor(self, commit: str, ref: str) -> bool:
+        if ref in self._all_tags() and commit in self._contains:
+            return ref in self._contains[commit]
+        return self.git.ancestry.is_ancestor(commit, ref)
+
+    def _picks(self, landed: Landed, number: int, pr_commits: Sequence[str]) -> list[str]:
+        """Commits outside the landing's history that name the landing or a PR commit as
+        cherry-picked, or (on the tags' history off the default branch) whose subject ends in
+        "(#number)": backports, from what `naming` and `_marked` read."""
         named = {landed.commit, *pr_commits}
-        for entry in out.split("\x01"):
-            sha, _, body = entry.strip().partition("\0")
-            if not sha:
-                continue
-            subject = body.split("\n", 1)[0]
-            picked = _PICKED.findall(body)
-            if any(_names(p, named) for p in picked) or pr_of_subject(subject) == number:
-                return sha
-        return None
+        found = [sha for sha, body in self._marked() if any(_names(p, named) for p in _PICKED.findall(body))]
+        return list(dict.fromkeys([*found, *self._offside.get(number, [])]))
+
+    def _picked(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> str | None:
+        """The oldest backport of the PR (see `_picks`) in `ref`'s history."""
+        return next((sha for sha in self._picks(landed, number, pr_commits) if self._is_ancestor(sha, ref)), None)
 
     def _reverted(self, via: str, named: Sequence[str], ref: str) -> str | None:
         """The commit of via..ref that took the change back and stayed (None: none did): a revert
         naming one of `named`, undone again by a revert of that revert."""
-        out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--grep=This reverts commit", f"{via}..{ref}")
         live = {via, *named}
+        if not any(_names(t, live) for _, body in self._marked() for t in _REVERTS.findall(body)):
+            return None
+        out = self._out("log", "--reverse", "--format=%H%x00%B%x01", "--grep=This reverts commit", f"{via}..{ref}")
         reverts: set[str] = set()
         by: str | None = None
         for entry in out.split("\x01"):
@@ -237,63 +267,40 @@ class AfterMerge:
                 i += 2
         return found
 
-    def first_release(self, landed: Landed, number: int, pr_commits: Sequence[str],
-                      releases: Sequence[tuple[str, str]]) -> str | None:
-        """The earliest of `releases` ((name, commit), oldest first) that holds the PR (see `holding`):
-        the releases containing the landing commit or a cherry-pick of it, from a few git processes
-        for all of them (each release is looked at on its own only where a revert names the PR)."""
+    def in_releases(self, landed: Landed, number: int, pr_commits: Sequence[str],
+                    releases: Sequence[tuple[str, str]]) -> list[bool]:
+        """Per release of `releases` ((name, commit), oldest first): whether it holds the PR (see
+        `holding`): the releases containing the landing commit or a backport of it (one `git
+        for-each-ref --contains` each), each looked at on its own only where a revert names the PR."""
         commits = [c for _, c in releases]
         holding = set(self.containing(landed.commit, commits))
-        others = [c for c in commits if c not in holding]
-        for pick in self._picks(landed, number, pr_commits, others):
-            holding |= set(self.containing(pick, others))
-        held = [c for c in commits if c in holding]
-        if not held:
-            return None
-        named = [landed.commit, *pr_commits]
-        if not self._revert_named(named, held):
-            return next(name for name, c in releases if c in holding)
-        for name, commit in releases:
-            via = self._via(landed, number, pr_commits, commit) if commit in holding else None
-            if via is not None and self._reverted(via, named, commit) is None:
-                return name
-        return None
+        for pick in self._picks(landed, number, pr_commits):
+            holding |= set(self.containing(pick, commits))
+        out = []
+        for commit in commits:
+            via = None
+            if commit in holding:
+                via = landed.commit if self._is_ancestor(landed.commit, commit) else \
+                    self._picked(landed, number, pr_commits, commit)
+            out.append(via is not None and self._reverted(via, [landed.commit, *pr_commits], commit) is None)
+        return out
 
-    def _via(self, landed: Landed, number: int, pr_commits: Sequence[str], ref: str) -> str | None:
-        if self.git.ancestry.is_ancestor(landed.commit, ref):
-            return landed.commit
-        return self._picked(landed, number, pr_commits, ref)
-
-    def _picks(self, landed: Landed, number: int, pr_commits: Sequence[str], refs: Sequence[str]) -> list[str]:
-        """Commits of `refs`' history, not of the landing's, that name the landing or a PR commit as
-        cherry-picked, or whose subject ends in "(#number)" (one git log for all of `refs`)."""
-        if not refs:
-            return []
-        out = self._out("log", "--format=%H%x00%B%x01", "--regexp-ignore-case", "--grep=cherry picked from commit",
-                        f"--grep=(#{number})", *refs, "--not", landed.commit)
-        named = {landed.commit, *pr_commits}
-        found = []
-        for entry in out.split("\x01"):
-            sha, _, body = entry.strip().partition("\0")
-            if sha and (any(_names(p, named) for p in _PICKED.findall(body))
-                        or pr_of_subject(body.split("\n", 1)[0]) == number):
-                found.append(sha)
-        return found
-
-    def _revert_named(self, named: Sequence[str], refs: Sequence[str]) -> bool:
-        """Whether any commit of `refs`' history after the landing reverts one of `named`."""
-        out = self._out("log", "--format=%B%x01", "--grep=This reverts commit", *refs, "--not", named[0])
-        return any(_names(t, named) for t in _REVERTS.findall(out))
+    def _all_tags(self) -> set[str]:
+        """The commits (and tag objects) the tags point to."""
+        if self._tags is None:
+            self._tags = set(self._out("for-each-ref", "--format=%(objectname) %(*objectname)", "refs/tags").split())
+        return self._tags
 
     def containing(self, commit: str, refs: Iterable[str]) -> list[str]:
         """Those of `refs` (commits) whose history holds `commit`: the tags' commits from one
-        `git for-each-ref --contains`, any other commit asked on its own."""
+        `git for-each-ref --contains` (kept), any other commit asked on its own."""
         wanted = list(dict.fromkeys(refs))
         if not wanted:
             return []
-        fmt = "--format=%(objectname) %(*objectname)"
-        held = set(self._out("for-each-ref", f"--contains={commit}", fmt, "refs/tags").split())
-        tags = set(self._out("for-each-ref", fmt, "refs/tags").split())
+        if commit not in self._contains:
+            fmt = "--format=%(objectname) %(*objectname)"
+            self._contains[commit] = set(self._out("for-each-ref", f"--contains={commit}", fmt, "refs/tags").split())
+        held, tags = self._contains[commit], self._all_tags()
         return [r for r in wanted if r in held or (r not in tags and self.git.ancestry.is_ancestor(commit, r))]
 
 
