@@ -14,7 +14,7 @@ _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
-def _path(raw: bytes, prefix: bytes) -> str | None:
+def diff_path(raw: bytes, prefix: bytes) -> str | None:
     """A `---`/`+++`/`rename` path of git's diff, unquoted, without its a/ b/ prefix."""
     raw = raw.rstrip(b"\r\n\t")  # git ends a name holding a space with a tab
     if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2:
@@ -121,13 +121,13 @@ def file_diffs(diff: bytes) -> Iterable[tuple[str | None, str | None, list[_File
         while i < n and not lines[i].startswith((b"diff --git ", b"@@ ")):
             line = lines[i]
             if line.startswith(b"--- "):
-                old = _path(line[4:], b"a/")
+                old = diff_path(line[4:], b"a/")
             elif line.startswith(b"+++ "):
-                new = _path(line[4:], b"b/")
+                new = diff_path(line[4:], b"b/")
             elif line.startswith(b"rename from "):
-                renamed = (_path(line[12:], b""), renamed[1])
+                renamed = (diff_path(line[12:], b""), renamed[1])
             elif line.startswith(b"rename to "):
-                renamed = (renamed[0], _path(line[10:], b""))
+                renamed = (renamed[0], diff_path(line[10:], b""))
             i += 1
         if old is None and new is None:
             if renamed[0] is None or renamed[1] is None:

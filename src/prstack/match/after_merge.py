@@ -19,6 +19,8 @@ class Since:
     """The upstream commit that rewrote, moved or deleted its lines (None: nothing did)."""
     moved_to: str | None = None
     """Where the target holds the file now (installed path), when a later commit moved it."""
+    now: tuple[str, ...] = ()
+    """The rewriting commit's diff lines ("-" and "+") that changed the hunk's lines."""
 
 
 def held_upstream(result: HunkResult, since: Since) -> HunkResult:
@@ -32,9 +34,9 @@ def held_upstream(result: HunkResult, since: Since) -> HunkResult:
     if since.moved_to is not None:
         return replace(result, status=HunkStatus.RELOCATED, found_path=since.moved_to, found_line=None, fuzz=None,
                        offset=None, superseded_by=since.rewrite or result.superseded_by,
-                       evidence=replace(result.evidence, note=since.why))
+                       evidence=replace(result.evidence, note=since.why, found_text=since.now))
     return replace(result, status=HunkStatus.APPLIED, superseded_by=since.rewrite or result.superseded_by,
-                   evidence=replace(result.evidence, note=since.why))
+                   evidence=replace(result.evidence, note=since.why, found_text=since.now))
 
 
 def taken_back(result: HunkResult, reverted_by: str) -> HunkResult:

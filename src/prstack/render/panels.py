@@ -98,6 +98,9 @@ class HunkPanel:
             rest = len(ev.missing_lines) - len(listed)
             evidence.append(Text("not in the target: ", style="bold")
                             + safe(" | ".join(listed) + (f" and {rest} more" if rest else "")))
+        if (w := r.superseded_by) is not None and w.upstream and ev.found_text:
+            evidence.append(Text(f"as {(w.commit or '')[:10]} rewrote it since:", style="bold"))
+            evidence += [safe(line, DIFF_STYLE.get(line[:1], "")) for line in ev.found_text[:max_lines]]
         commit = f"commit {r.hunk.commit[:12]}" if r.hunk.commit else "commit unknown"
         yield Panel(Group(diff, *evidence), title=heading(r, options.max_width - PANEL_FRAME), title_align="left",
                     subtitle=commit, subtitle_align="right")

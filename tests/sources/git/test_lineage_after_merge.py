@@ -74,6 +74,11 @@ def test_a_squash_merged_pr_rewritten_upstream_before_the_release_is_present_thr
     rewritten = [h for h in data["hunks"] if h["superseded_by"]]
     assert rewritten and rewritten[0]["superseded_by"] == {"pr": 9, "commit": rewrite, "upstream": True}
     assert "since rewritten by" in rewritten[0]["note"]
+    assert main(["audit", "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.1", tmp_path / "v")),
+                 "--verbose"]) == 0
+    table = capsys.readouterr().out
+    assert f"as {rewrite[:10]} rewrote it since:" in table and "+    return x + 4" in table
+    assert "merged in v1.1" in table
     code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.0", tmp_path / "c")))
     assert code == 1
     assert any(h["status"] == "missing" for h in data["hunks"])

@@ -283,7 +283,7 @@ def _since(fate: Fate, result: HunkResult, placed: Placed, via: str, blobs: Targ
         what, moved = f"since rewritten by {by}", None
     else:
         what, moved = "as the landing left it", None
-    return Since(f"merged: {name} holds its landing {via[:10]}; {what}", rewrite, moved)
+    return Since(f"merged: {name} holds its landing {via[:10]}; {what}", rewrite, moved, fate.rewrite)
 
 
 def _shas(pr: PullRequest) -> list[str]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prstack.errors import SourceError
-from prstack.lineage import file_diffs
+from prstack.lineage import diff_path
 from prstack.models import Hunk, Landed
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
@@ -55,6 +55,8 @@ class Fate:
     """The later commit that deleted the file (no new name found)."""
     pr: int | None = None
     """The PR of the commit named (rewrite, move or deletion), where its subject says."""
+    rewrite: tuple[str, ...] = ()
+    """The rewriting commit's diff lines ("-" and "+") of the hunks that removed the lines."""
 
     @property
     def commit(self) -> str | None:
@@ -212,32 +214,35 @@ class AfterMerge:
         moves = self._moves(since, ref, {p for p in paths})
         return [self._fate(h, commits, moves) for h in hunks]
 
-    def _fate(self, hunk: Hunk, commits: Sequence[tuple[str, str, list[tuple[str | None, str | None, set[str]]]]],
+    def _fate(self, hunk: Hunk, commits: Sequence[tuple[str, str, list[_FileChange]]],
               moves: Mapping[str, tuple[str, str | None]]) -> Fate:
         wanted = {line.strip() for line in hunk.added if line.strip()}
         path = hunk.path
         rewritten: str | None = None
+        rewrite: tuple[str, ...] = ()
         for sha, _, files in commits:
-            for old, new, removed in files:
-                if old != path:
+            for change in files:
+                if change.old != path:
                     continue
-                if rewritten is None and wanted & removed:
+                if rewritten is None and wanted & change.removed:
                     rewritten = sha
-                if new is None:
+                    rewrite = tuple(line for h in change.hunks if wanted & {x[1:].strip() for x in h if x[:1] == "-"}
+                                    for line in h)
+                if change.new is None:
                     moved = moves.get(path)
                     if moved is not None:
-                        return self._named(Fate(moved[0], rewritten, moved[1] or sha))
-                    return self._named(Fate(path, rewritten, deleted_by=sha))
-                if new != path:
-                    return self._named(Fate(new, rewritten, sha))
-        return self._named(Fate(path, rewritten))
+                        return self._named(Fate(moved[0], rewritten, moved[1] or sha, rewrite=rewrite))
+                    return self._named(Fate(path, rewritten, deleted_by=sha, rewrite=rewrite))
+                if change.new != path:
+                    return self._named(Fate(change.new, rewritten, sha, rewrite=rewrite))
+        return self._named(Fate(path, rewritten, rewrite=rewrite))
 
     def _named(self, fate: Fate) -> Fate:
         commit = fate.commit
         if commit is None:
             return fate
         pr = pr_of_subject(self._subjects.get(commit) or self._subject(commit))
-        return Fate(fate.path, fate.rewritten_by, fate.moved_by, fate.deleted_by, pr)
+        return replace(fate, pr=pr)
 
     def _subject(self, commit: str) -> str:
         try:
@@ -309,14 +314,58 @@ def _names(abbrev: str, full: Iterable[str]) -> bool:
     return any(f.startswith(abbrev) or abbrev.startswith(f) for f in full if f)
 
 
-def _parse_log(out: bytes) -> list[tuple[str, str, list[tuple[str | None, str | None, set[str]]]]]:
-    """(sha, subject, [(old path, new path, stripped removed lines)]) per commit of a `git log -p`
-    written with the format %x01%H%x00%s."""
+@dataclass(frozen=True)
+class _FileChange:
+    """One file of one commit of a `git log -p -U0`: its paths and its hunks' lines."""
+
+    old: str | None
+    new: str | None
+    hunks: tuple[tuple[str, ...], ...]
+    """Each hunk's lines with their "-" or "+" (no context: -U0)."""
+
+    @property
+    def removed(self) -> set[str]:
+        return {line[1:].strip() for hunk in self.hunks for line in hunk if line[:1] == "-"}
+
+
+def _parse_log(out: bytes) -> list[tuple[str, str, list[_FileChange]]]:
+    """(sha, subject, its file changes) per commit of a `git log -p -U0` written with the format
+    %x01%H%x00%s."""
     commits = []
     for entry in out.split(b"\x01")[1:]:
         head, _, diff = entry.partition(b"\n")
         sha, _, subject = head.partition(b"\0")
-        files = [(old, new, {line.decode("utf-8", "surrogateescape").strip() for h in hunks for line in h[3]})
-                 for old, new, hunks in file_diffs(diff)]
-        commits.append((sha.decode(), subject.decode("utf-8", "surrogateescape"), files))
+        commits.append((sha.decode(), subject.decode("utf-8", "surrogateescape"), _file_changes(diff)))
     return commits
+
+
+def _file_changes(diff: bytes) -> list[_FileChange]:
+    files: list[_FileChange] = []
+    old: str | None = None
+    new: str | None = None
+    hunks: list[list[str]] = []
+    started = False
+
+    def close() -> None:
+        if started and (old is not None or new is not None):
+            files.append(_FileChange(old, new, tuple(tuple(h) for h in hunks)))
+
+    for raw in diff.splitlines():
+        if raw.startswith(b"diff --git "):
+            close()
+            old = new = None
+            hunks, started = [], True
+        elif raw.startswith(b"--- ") and not hunks:
+            old = diff_path(raw[4:], b"a/")
+        elif raw.startswith(b"+++ ") and not hunks:
+            new = diff_path(raw[4:], b"b/")
+        elif raw.startswith(b"rename from ") and not hunks:
+            old = diff_path(raw[12:], b"")
+        elif raw.startswith(b"rename to ") and not hunks:
+            new = diff_path(raw[10:], b"")
+        elif raw.startswith(b"@@ "):
+            hunks.append([])
+        elif hunks and raw[:1] in (b"+", b"-"):
+            hunks[-1].append(raw.decode("utf-8", "surrogateescape"))
+    close()
+    return files
