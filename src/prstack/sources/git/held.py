@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
-from prstack.errors import InputError
+from prstack.errors import InputError, SourceError
 from prstack.match.after_merge import Since, held_upstream, taken_back
 from prstack.match.file import match_file
 from prstack.models import Hunk, HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
@@ -119,7 +119,16 @@ def _same_version(tag: str, version: str) -> bool:
 def after_merge(git: GitClone, changes: StackChanges, target: Target, pathmap: PathMap,
                 results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None]:
     """`results` with each hunk of a merged PR that the target's place holds judged by lineage,
-    and what lineage found; unchanged (None) when no PR of the stack merged."""
+    and what lineage found; unchanged (None) when no PR of the stack merged. History git cannot
+    read (a shallow or damaged clone) leaves the text verdicts, and the report says why."""
+    try:
+        return _after_merge(git, changes, target, pathmap, results)
+    except SourceError as e:
+        return tuple(results), Lineage(Placed(None, reason=f"its history could not be read ({e})"), {})
+
+
+def _after_merge(git: GitClone, changes: StackChanges, target: Target, pathmap: PathMap,
+                 results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None]:
     landings = Landings.of(git, changes)
     if landings is None:
         return tuple(results), None
