@@ -184,14 +184,14 @@ def found_source(given: SourceOptions, spec: TargetSpec | None, numbers: Sequenc
     if found is None:
         return FoundSource(given)
     if found.clone is not None:
-        said = f"the PRs were read from the clone {found.clone}, as --git reads one ({found.reason})"
+        said = f"{found.reason}: the PRs were read from that clone, as --git reads one"
         return FoundSource(replace(given, git=Path(found.clone)), said)
     if found.repo is None:
         return FoundSource(given)
     repo = found.repo
     named = repo.full_name if repo.host == "github.com" else f"https://{repo.host}/{repo.full_name}"
     return FoundSource(replace(given, repo=named),
-                       f"the PRs were read from {repo.host}/{repo.full_name} ({found.reason})")
+                       f"{found.reason}: the PRs were read from {repo.host}/{repo.full_name}")
 
 
 def source_options(source: SourceOptions) -> tuple[str, ...]:

@@ -64,7 +64,7 @@ def test_a_project_pip_installed_from_the_pr_ref_is_audited_from_github(
     assert statuses(report) == {1: "applied", 2: "applied"}
     assert report["target"]["distribution"] == "widget"  # type: ignore[index]
     assert "the PRs were read from github.com/acme/widget" in header(report)
-    assert "refs/pull/2/head" in header(report)
+    assert "widget was installed from refs/pull/2/head of github.com/acme/widget" in header(report)
     assert any("/pulls/2" in s.path for s in server.api_requests())
 
 
@@ -113,8 +113,8 @@ def test_an_editable_install_of_a_clone_holding_the_prs_is_read_as_git_offline(
     code, report, err = audited(venv, "2", "--installed", "--offline")
     assert (code, err) == (0, "")
     assert statuses(report) == {1: "applied", 2: "applied"}
-    assert f"the PRs were read from the clone {clone.path}, as --git reads one" in header(report)
-    assert "checked out at #2's head" in header(report)
+    assert (f"widget was installed from the clone {clone.path}, checked out at #2's head: the PRs were read "
+            "from that clone, as --git reads one") in header(report)
 
     core = clone.path / "src" / "widget" / "core.py"  # the editable source loses one hunk of #1
     core.write_text(core.read_text().replace("return x + 2 + 1  # fixed 2\n", "return x + 2\n"))
@@ -136,8 +136,9 @@ def test_two_projects_installed_from_repositories_are_asked_about_by_name(
 
     code, _, err = audited(venv, "2", "--installed", "--api-url", server.base_url)
     assert code == 2 and err.count("\n") == 1
-    assert "gadget (" in err and "widget (" in err and "2 installed distributions" in err
-    for dependency in ("rich", "typer", "PyGithub", "GitPython", "prstack ("):
+    assert "gadget was installed from github.com/other/gadget" in err and "2 installed distributions" in err
+    assert "widget was installed from github.com/acme/widget" in err
+    for dependency in ("rich", "typer", "PyGithub", "GitPython", "prstack was"):
         assert dependency not in err
     assert server.log == []
 

@@ -67,6 +67,8 @@ class Found:
     clone: str | None
     """A clone holding the PRs (read as --git reads one), or None to ask the repository."""
     reason: str
+    """The evidence, e.g. 'vllm was installed from refs/pull/40898/head of github.com/vllm-project/vllm
+    (its direct_url.json)'."""
 
 
 def _pr_refs(number: int) -> frozenset[str]:
@@ -74,26 +76,27 @@ def _pr_refs(number: int) -> frozenset[str]:
 
 
 def strength(record: InstallRecord, numbers: Sequence[int]) -> tuple[Strength, str]:
-    """How strongly `record` names the project of PRs `numbers`, and the evidence in words."""
+    """How strongly `record` names the project of PRs `numbers`, and the evidence as what the
+    distribution "was" ('was installed from refs/pull/2/head of github.com/acme/widget ...')."""
     rev, clone = record.requested_revision, record.clone
     named = next((n for n in numbers if rev in _pr_refs(n)), None) if rev else None
     holds = bool(clone) and bool(numbers) and all(n in record.clone_prs for n in numbers)
     at_head = next((n for n in numbers if record.clone_head and record.clone_prs.get(n) == record.clone_head), None)
     where = record.source
     if named is not None and record.how == "vcs" and (record.repo or holds):
-        return Strength.NAMES_PR, f"its direct_url.json says it was installed from {rev} of {where}"
+        return Strength.NAMES_PR, f"was installed from {rev} of {where} (its direct_url.json)"
     if holds and at_head is not None:
-        return Strength.NAMES_PR, f"it was installed from the clone {clone}, checked out at #{at_head}'s head"
+        return Strength.NAMES_PR, f"was installed from the clone {clone}, checked out at #{at_head}'s head"
     if holds:
         shown = ", ".join(f"#{n}" for n in numbers)
-        return Strength.CLONE_HOLDS_PRS, f"it was installed from the clone {clone}, which holds {shown}"
+        return Strength.CLONE_HOLDS_PRS, f"was installed from the clone {clone}, which holds {shown}"
     if record.repo is None:
         return Strength.NONE, ""
     if record.how == "version":
-        return Strength.REPOSITORY, f"it was built from {record.commit} (its version) of {where}"
+        return Strength.REPOSITORY, f"was built from {record.commit} of {where} (its version)"
     if record.how == "dir":
-        return Strength.REPOSITORY, f"it was installed from the clone {clone} of {record.repo}"
-    return Strength.REPOSITORY, f"its direct_url.json says it was installed from {where}"
+        return Strength.REPOSITORY, f"was installed from the clone {clone} of {record.repo}"
+    return Strength.REPOSITORY, f"was installed from {where} (its direct_url.json)"
 
 
 def find_project(records: Sequence[InstallRecord], numbers: Sequence[int], dist: str | None = None) -> Found | None:
@@ -110,10 +113,10 @@ def find_project(records: Sequence[InstallRecord], numbers: Sequence[int], dist:
     top = sorted(((why, r) for s, why, r in ranked if s == best), key=lambda t: canonicalize_name(t[1].dist))
     sources = {r.source for _, r in top}
     if len(sources) > 1:
-        shown = "; ".join(f"{r.dist} ({why})" for why, r in top)
+        shown = "; ".join(f"{r.dist} {why}" for why, r in top)
         raise InputError(
             f"which project are the PRs of? {len(top)} installed distributions may be: {shown}; say which with "
             "--dist NAME (or give --repo OWNER/NAME or --git PATH).")
     why, chosen = top[0]
     clone = chosen.clone if best >= Strength.CLONE_HOLDS_PRS else None
-    return Found(chosen.dist, chosen.repo, clone, f"{chosen.dist}: {why}")
+    return Found(chosen.dist, chosen.repo, clone, f"{chosen.dist} {why}")
