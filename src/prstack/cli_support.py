@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prstack.errors import InputError
+from prstack.errors import InputError, PrstackError
 from prstack.models import TargetKind
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
+    from prstack.forge import RepoId
     from prstack.next_steps import AuditCall
     from prstack.report import AuditReport
     from prstack.targets.base import TargetSpec
@@ -177,10 +178,13 @@ def found_source(given: SourceOptions, spec: TargetSpec | None, numbers: Sequenc
     inferred from the target's metadata, as before)."""
     if given.git is not None or given.repo is not None or spec is None or not numbers:
         return FoundSource(given)
-    from prstack.placement.installed_from import find_project
+    from prstack.placement.installed_from import find_project, worth_asking
     from prstack.targets.repos import install_records
 
-    found = find_project(install_records(spec, numbers), numbers, spec.dist)
+    records = install_records(spec, numbers)
+    asked = worth_asking(records, numbers, spec.dist)
+    heads = {r.source: _pr_heads(r.repo, numbers, given) for r in asked if r.repo is not None}
+    found = find_project(records, numbers, spec.dist, heads)
     if found is None:
         return FoundSource(given)
     if found.clone is not None:
@@ -192,6 +196,27 @@ def found_source(given: SourceOptions, spec: TargetSpec | None, numbers: Sequenc
     named = repo.full_name if repo.host == "github.com" else f"https://{repo.host}/{repo.full_name}"
     return FoundSource(replace(given, repo=named),
                        f"{found.reason}: the PRs were read from {repo.host}/{repo.full_name}")
+
+
+def _pr_heads(repo: RepoId, numbers: Sequence[int], given: SourceOptions) -> dict[int, tuple[str, str]]:
+    """PR number -> (head commit, head branch) as `repo` says (the cache alone with --offline); the
+    PRs it does not answer for (another project's, an error) are left out."""
+    from prstack.sources.github.access import Access
+    from prstack.sources.github.cache import Cache
+    from prstack.sources.open import _github  # the one place GitHub's token and host rules are
+
+    heads = {}
+    try:
+        gh = _github(repo, Cache(), Access(given.api_url, offline=given.offline))
+        for number in numbers:
+            try:
+                meta = gh.pull(number)
+            except PrstackError:
+                continue
+            heads[number] = (meta.head_sha, meta.head_ref)
+    except PrstackError:
+        return heads
+    return heads
 
 
 def source_options(source: SourceOptions) -> tuple[str, ...]:

@@ -126,25 +126,45 @@ def test_an_editable_install_of_a_clone_holding_the_prs_is_read_as_git_offline(
 
 def test_two_projects_installed_from_repositories_are_asked_about_by_name(
         gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
-    """Neither names the PR: prstack asks, naming those two and none of its own dependencies."""
+    """Neither names the PR, nor was built from its head: prstack asks, naming those two and none
+    of its own dependencies."""
     server, repo = gh
     venv = fresh_venv(tmp_path / "venv")
-    head = repo.git("rev-parse", "refs/pull/2/head")
     vcs_install(venv, "widget", pr_files(repo, "refs/pull/2/head"), "https://github.com/acme/widget.git",
-                "main", head)
+                "main", repo.git("rev-parse", "main"))
     vcs_install(venv, "gadget", {"gadget/__init__.py": b""}, "https://github.com/other/gadget", None, "0" * 40)
 
     code, _, err = audited(venv, "2", "--installed", "--api-url", server.base_url)
     assert code == 2 and err.count("\n") == 1
-    assert "gadget was installed from github.com/other/gadget" in err and "2 installed distributions" in err
+    assert "2 installed distributions" in err
+    assert "gadget was installed from github.com/other/gadget" in err
     assert "widget was installed from github.com/acme/widget" in err
     for dependency in ("rich", "typer", "PyGithub", "GitPython", "prstack was"):
         assert dependency not in err
-    assert server.log == []
+    asked = sorted(s.path for s in server.log)
+    assert asked == ["/api/v3/repos/acme/widget/pulls/2", "/api/v3/repos/other/gadget/pulls/2"]  # nothing fetched
 
     code, report, err = audited(venv, "2", "--installed", "--dist", "widget", "--api-url", server.base_url)
     assert (code, err) == (0, "")
     assert statuses(report) == {1: "applied", 2: "applied"}
+
+
+def test_a_build_from_the_prs_head_commit_is_told_apart_by_asking_github(
+        gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
+    """Two projects installed from repositories; GitHub says PR #2's head is the commit one of them
+    was built from (`+g<sha>` in its version): that one is the project."""
+    server, repo = gh
+    venv = fresh_venv(tmp_path / "venv")
+    head = repo.git("rev-parse", "refs/pull/2/head")
+    wheel = make_wheel(tmp_path / "fork", "widget", f"0.1.dev5+g{head[:9]}", pr_files(repo, "refs/pull/2/head"),
+                       metadata=("Project-URL: Source, https://github.com/acme/widget",))
+    install_into(wheel, venv.site)
+    vcs_install(venv, "gadget", {"gadget/__init__.py": b""}, "https://github.com/other/gadget", None, "0" * 40)
+
+    code, report, err = audited(venv, "2", "--installed", "--api-url", server.base_url)
+    assert (code, err) == (0, "")
+    assert statuses(report) == {1: "applied", 2: "applied"}
+    assert f"widget was built from #2's head {head[:9]} of github.com/acme/widget" in header(report)
 
 
 def test_plan_and_upkeep_onto_the_installed_target_find_the_clone_too(

@@ -7,7 +7,7 @@ import pytest
 
 from prstack.errors import InputError
 from prstack.forge import RepoId
-from prstack.placement.installed_from import InstallRecord, Strength, find_project, strength
+from prstack.placement.installed_from import InstallRecord, Strength, at_pr_head, find_project, strength, worth_asking
 
 VLLM = RepoId("vllm-project", "vllm")
 HEAD = "a" * 40
@@ -64,3 +64,19 @@ def test_a_clone_lacking_one_of_the_prs_is_not_the_source() -> None:
 def test_nothing_named_is_no_answer() -> None:
     assert find_project([InstallRecord("x", "dir", None, clone="/src/x")], [1]) is None
     assert find_project([], [1]) is None
+
+
+def test_repositories_tied_are_worth_asking_and_a_head_or_branch_match_decides() -> None:
+    widget = InstallRecord("widget", "version", RepoId("acme", "widget"), commit="c0ffee123")
+    gadget = vcs("gadget", RepoId("other", "gadget"), "feature-b")
+    assert {r.dist for r in worth_asking([widget, gadget], [2])} == {"widget", "gadget"}
+    assert worth_asking([widget], [2]) == []  # one candidate: nothing to ask
+    by_head = {"github.com/acme/widget": {2: ("c0ffee123" + "0" * 31, "fix")}}
+    found = find_project([widget, gadget], [2], heads=by_head)
+    assert found is not None and found.dist == "widget" and "#2's head c0ffee123" in found.reason
+    by_branch = {"github.com/other/gadget": {2: ("f" * 40, "feature-b")}}
+    found = find_project([widget, gadget], [2], heads=by_branch)
+    assert found is not None and found.dist == "gadget" and "#2's branch feature-b" in found.reason
+    assert at_pr_head(InstallRecord("x", "version", None, commit="c0ff"), {2: ("c0ff" + "0" * 36, "b")}) is None
+    with pytest.raises(InputError):
+        find_project([widget, gadget], [2], heads={})  # neither was built from the PR: asked

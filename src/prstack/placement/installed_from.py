@@ -75,9 +75,27 @@ def _pr_refs(number: int) -> frozenset[str]:
     return frozenset({f"refs/pull/{number}/head", f"pull/{number}/head", f"refs/pull/{number}/merge"})
 
 
-def strength(record: InstallRecord, numbers: Sequence[int]) -> tuple[Strength, str]:
+Heads = Mapping[str, Mapping[int, tuple[str, str]]]
+"""Where PRs are read from (InstallRecord.source) -> PR number -> (head commit, head branch), as
+the repository says (GitHub asked about the PRs in each repository that is a candidate)."""
+
+
+def at_pr_head(record: InstallRecord, heads: Mapping[int, tuple[str, str]]) -> tuple[int, str] | None:
+    """(PR, how) when the record was built from a PR's head: its commit (a `+g<sha>` abbreviation
+    too) is the head, or its requested revision is the PR's head branch."""
+    commit, rev = (record.commit or "").lower(), record.requested_revision
+    for number, (sha, branch) in sorted(heads.items()):
+        if len(commit) >= 7 and sha.lower().startswith(commit):
+            return number, f"#{number}'s head {sha[:9]}"
+        if rev and branch and rev in (branch, f"refs/heads/{branch}"):
+            return number, f"#{number}'s branch {branch}"
+    return None
+
+
+def strength(record: InstallRecord, numbers: Sequence[int], heads: Heads | None = None) -> tuple[Strength, str]:
     """How strongly `record` names the project of PRs `numbers`, and the evidence as what the
-    distribution "was" ('was installed from refs/pull/2/head of github.com/acme/widget ...')."""
+    distribution "was" ('was installed from refs/pull/2/head of github.com/acme/widget ...').
+    `heads`: what the candidate repositories say of the PRs, when they were asked."""
     rev, clone = record.requested_revision, record.clone
     named = next((n for n in numbers if rev in _pr_refs(n)), None) if rev else None
     holds = bool(clone) and bool(numbers) and all(n in record.clone_prs for n in numbers)
@@ -92,6 +110,8 @@ def strength(record: InstallRecord, numbers: Sequence[int]) -> tuple[Strength, s
         return Strength.CLONE_HOLDS_PRS, f"was installed from the clone {clone}, which holds {shown}"
     if record.repo is None:
         return Strength.NONE, ""
+    if heads and (hit := at_pr_head(record, heads.get(where, {}))) is not None:
+        return Strength.NAMES_PR, f"was built from {hit[1]} of {where}"
     if record.how == "version":
         return Strength.REPOSITORY, f"was built from {record.commit} of {where} (its version)"
     if record.how == "dir":
@@ -99,20 +119,38 @@ def strength(record: InstallRecord, numbers: Sequence[int]) -> tuple[Strength, s
     return Strength.REPOSITORY, f"was installed from {where} (its direct_url.json)"
 
 
-def find_project(records: Sequence[InstallRecord], numbers: Sequence[int], dist: str | None = None) -> Found | None:
+def _ranked(records: Sequence[InstallRecord], numbers: Sequence[int], dist: str | None,
+            heads: Heads | None) -> tuple[Strength, list[tuple[str, InstallRecord]]]:
+    """The strongest evidence found, and the records (with their evidence) that have it, by name."""
+    if dist is not None:
+        records = [r for r in records if canonicalize_name(r.dist) == canonicalize_name(dist)]
+    ranked = [(s, why, r) for r in records for s, why in [strength(r, numbers, heads)] if s is not Strength.NONE]
+    if not ranked:
+        return Strength.NONE, []
+    best = max(s for s, _, _ in ranked)
+    return best, sorted(((why, r) for s, why, r in ranked if s == best), key=lambda t: canonicalize_name(t[1].dist))
+
+
+def worth_asking(records: Sequence[InstallRecord], numbers: Sequence[int], dist: str | None = None
+                 ) -> list[InstallRecord]:
+    """The records to ask the PRs' repositories about (whether they were built from a PR's head or
+    branch) before asking the user: those tied on naming only a repository, when they disagree."""
+    best, top = _ranked(records, numbers, dist, None)
+    disagree = len({r.source for _, r in top}) > 1
+    return [r for _, r in top if r.repo is not None] if best is Strength.REPOSITORY and disagree else []
+
+
+def find_project(records: Sequence[InstallRecord], numbers: Sequence[int], dist: str | None = None,
+                 heads: Heads | None = None) -> Found | None:
     """The distribution whose install records name the PRs' project most strongly (only `dist`
     when given), or None when no record names a project. Records of equal strength that agree on
     where the PRs are (one clone or one repository: a monorepo's distributions) are one answer;
-    records of equal strength that disagree are asked about, naming only them."""
-    if dist is not None:
-        records = [r for r in records if canonicalize_name(r.dist) == canonicalize_name(dist)]
-    ranked = [(s, why, r) for r in records for s, why in [strength(r, numbers)] if s is not Strength.NONE]
-    if not ranked:
+    records of equal strength that disagree are asked about, naming only them. `heads`: what the
+    repositories of `worth_asking`'s records said of the PRs."""
+    best, top = _ranked(records, numbers, dist, heads)
+    if not top:
         return None
-    best = max(s for s, _, _ in ranked)
-    top = sorted(((why, r) for s, why, r in ranked if s == best), key=lambda t: canonicalize_name(t[1].dist))
-    sources = {r.source for _, r in top}
-    if len(sources) > 1:
+    if len({r.source for _, r in top}) > 1:
         shown = "; ".join(f"{r.dist} {why}" for why, r in top)
         raise InputError(
             f"which project are the PRs of? {len(top)} installed distributions may be: {shown}; say which with "
