@@ -69,6 +69,7 @@ def test_prstack_and_its_dependencies_name_no_repository_of_the_running_environm
 
     own = own_closure([p for p in sys.path if p and os.path.isdir(p)])
     assert {"prstack", "rich", "typer", "pygithub", "gitpython", "gitdb", "smmap"} <= own
+    assert "cryptography" in own  # PyGithub requires pyjwt[crypto]: the extra's requirements too
     assert "pytest" not in own and "hypothesis" not in own  # test extras are not requirements
     named = {name.lower() for name, _ in repo_candidates(TargetSpec("installed"))}
     assert not named & {"rich", "typer", "pygithub", "gitpython", "prstack"}

@@ -55,36 +55,42 @@ def environment_dirs(spec: TargetSpec) -> list[str] | None:
     return None
 
 
-def _requires(dist: metadata.Distribution) -> list[str]:
-    """The names a distribution requires unconditionally of extras (markers of platform kept: any may hold)."""
-    names: list[str] = []
+def _requires(dist: metadata.Distribution, extras: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+    """(name, extras asked of it) of what a distribution requires with `extras` asked of it (a
+    requirement's marker evaluated for each, and for none)."""
+    out: list[tuple[str, frozenset[str]]] = []
     for line in dist.requires or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if req.marker is None or "extra" not in str(req.marker):
-            names.append(canonicalize_name(req.name))
-    return names
+        marker = req.marker
+        if marker is None or any(marker.evaluate({"extra": extra}) for extra in {"", *extras}):
+            out.append((canonicalize_name(req.name), frozenset(req.extras)))
+    return out
 
 
 def own_closure(dirs: Sequence[str]) -> frozenset[str]:
-    """prstack and everything it requires, transitively, by normalised name: of the environment's
-    prstack where it has one, and of the running prstack's requirements (never the audited project)."""
+    """prstack and everything it requires, transitively (extras asked of a requirement included),
+    by normalised name: of the environment's prstack where it has one, and of the running
+    prstack's requirements (never the audited project)."""
     by_name: dict[str, metadata.Distribution] = {}
     for d in confined_distributions(list(dirs)):
         by_name.setdefault(canonicalize_name(d.metadata["Name"] or ""), d)
     try:
-        running: list[str] = _requires(metadata.distribution(OWN_NAME))
+        running = _requires(metadata.distribution(OWN_NAME), frozenset())
     except metadata.PackageNotFoundError:
         running = []
-    seen, todo = {OWN_NAME}, [OWN_NAME, *running]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo = [(OWN_NAME, frozenset[str]()), *running]
     while todo:
-        name = todo.pop()
-        seen.add(name)
-        if (found := by_name.get(name)) is not None:
-            todo += [n for n in _requires(found) if n not in seen]
-    return frozenset(seen)
+        item = todo.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        if (found := by_name.get(item[0])) is not None:
+            todo += [r for r in _requires(found, item[1]) if r not in seen]
+    return frozenset(name for name, _ in seen)
 
 
 def install_records(spec: TargetSpec, numbers: Sequence[int]) -> list[InstallRecord]:
