@@ -73,3 +73,18 @@ def test_prstack_and_its_dependencies_name_no_repository_of_the_running_environm
     assert "pytest" not in own and "hypothesis" not in own  # test extras are not requirements
     named = {name.lower() for name, _ in repo_candidates(TargetSpec("installed"))}
     assert not named & {"rich", "typer", "pygithub", "gitpython", "prstack"}
+
+
+def test_pr_refs_leading_out_of_the_clone_or_fifos_name_nothing(tmp_path: Path) -> None:
+    from prstack.targets.editable import pr_ref_heads
+
+    repo = GitRepo(tmp_path / "clone")
+    repo.commit("one", {"a.py": "1\n"})
+    outside = tmp_path / "outside"
+    outside.write_text("a" * 40 + "\n")
+    refs = repo.path / ".git" / "refs" / "pull" / "1"
+    refs.mkdir(parents=True)
+    (refs / "head").symlink_to(outside)
+    (repo.path / ".git" / "refs" / "pull" / "2").mkdir()
+    os.mkfifo(repo.path / ".git" / "refs" / "pull" / "2" / "head")
+    assert pr_ref_heads(repo.path, [1, 2]) == {}  # (returns: the FIFO is never opened)
