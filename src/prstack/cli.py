@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, assert_never
 import typer
 
 from prstack.cli_support import (
+    FoundSource,
     SourceOptions,
     TargetOptions,
     as_text,
@@ -92,7 +93,9 @@ RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", hel
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
                                                help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3.")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
-InstalledOpt = Annotated[bool, typer.Option("--installed", help="Target: this interpreter's environment.")]
+InstalledOpt = Annotated[bool, typer.Option(
+    "--installed", help="Target: this interpreter's environment (without --git or --repo, its install records "
+    "name the project).")]
 PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY",
                                                help="Target: that interpreter's environment.")]
 SiteOpt = Annotated[Path | None, typer.Option("--site-packages", metavar="DIR", help="Target: a site-packages folder.")]
@@ -190,7 +193,7 @@ def audit(
     numbers, repo = parse_prs(prs, repo)
     found = found_source(replace(sources, repo=repo), specs[0], numbers)  # the target's records say where
     if len(specs) > 1:
-        raise typer.Exit(_audit_matrix(numbers, specs, found.options, shown_as))
+        raise typer.Exit(_audit_matrix(numbers, specs, found, shown_as))
     spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
@@ -203,7 +206,7 @@ def audit(
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
-def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOptions, shown_as: _Shown) -> int:
+def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
     from prstack.audit import audit_targets
     from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
@@ -211,13 +214,14 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOpti
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
+    given = found.options
     with progress_shown():
         source = open_clone(numbers, git=given.git, repo=given.repo,
                              access=Access(given.api_url, offline=given.offline),
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = audit_targets(source.prs(numbers, given.base), specs)
+        reports = [found.noted(r) for r in audit_targets(source.prs(numbers, given.base), specs)]
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
 
     def rendered(fmt: AuditFormat) -> RenderableType:

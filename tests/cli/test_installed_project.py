@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
-from helpers.ghserver import GitHubServer
+from helpers.ghserver import GitHubServer, export_tree
 from helpers.targets import install_into, make_wheel
 from helpers.venvs import Venv, fresh_venv
 
@@ -115,6 +115,12 @@ def test_an_editable_install_of_a_clone_holding_the_prs_is_read_as_git_offline(
     assert statuses(report) == {1: "applied", 2: "applied"}
     assert (f"widget was installed from the clone {clone.path}, checked out at #2's head: the PRs were read "
             "from that clone, as --git reads one") in header(report)
+
+    tree = export_tree(clone, "refs/pull/2/head", tmp_path / "tree")  # and a matrix with one more target
+    code, matrix, err = audited(venv, "2", "--installed", "--tree", str(tree), "--offline")
+    assert (code, err) == (0, "")
+    reports = matrix["reports"]
+    assert isinstance(reports, list) and "as --git reads one" in header(reports[0])
 
     core = clone.path / "src" / "widget" / "core.py"  # the editable source loses one hunk of #1
     core.write_text(core.read_text().replace("return x + 2 + 1  # fixed 2\n", "return x + 2\n"))
