@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, assert_never
 import typer
 
 from prstack.cli_support import (
+    FoundSource,
     SourceOptions,
     TargetOptions,
     as_text,
@@ -20,6 +21,7 @@ from prstack.cli_support import (
     console,
     crashed,
     fail,
+    found_source,
     parse_prs,
     progress_shown,
     quiet_libraries,
@@ -91,7 +93,9 @@ RepoOpt = Annotated[str | None, typer.Option("--repo", metavar="OWNER/NAME", hel
 ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
                                                help="GitHub Enterprise API root, e.g. https://ghe.example/api/v3.")]
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
-InstalledOpt = Annotated[bool, typer.Option("--installed", help="Target: this interpreter's environment.")]
+InstalledOpt = Annotated[bool, typer.Option(
+    "--installed", help="Target: this interpreter's environment (without --git or --repo, its install records "
+    "name the project).")]
 PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY",
                                                help="Target: that interpreter's environment.")]
 SiteOpt = Annotated[Path | None, typer.Option("--site-packages", metavar="DIR", help="Target: a site-packages folder.")]
@@ -187,20 +191,22 @@ def audit(
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
     given = source_options(sources)
     numbers, repo = parse_prs(prs, repo)
+    found = found_source(replace(sources, repo=repo), specs[0], numbers)  # the target's records say where
     if len(specs) > 1:
-        raise typer.Exit(_audit_matrix(numbers, specs, replace(sources, repo=repo), shown_as))
+        raise typer.Exit(_audit_matrix(numbers, specs, found, shown_as))
     spec = specs[0]
     call = audit_call(prs, given, spec, fmt=fmt, verbose=verbose)
     with progress_shown():
-        source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
+        src = found.options
+        source = open_clone(numbers, git=src.git, repo=src.repo, access=Access(api_url, offline=offline),
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
-        report = audit(source.prs(numbers, base), spec)
+        report = found.noted(audit(source.prs(numbers, base), spec))
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
-def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOptions, shown_as: _Shown) -> int:
+def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
     from prstack.audit import audit_targets
     from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
@@ -208,13 +214,14 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], given: SourceOpti
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
+    given = found.options
     with progress_shown():
         source = open_clone(numbers, git=given.git, repo=given.repo,
                              access=Access(given.api_url, offline=given.offline),
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = audit_targets(source.prs(numbers, given.base), specs)
+        reports = [found.noted(r) for r in audit_targets(source.prs(numbers, given.base), specs)]
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
 
     def rendered(fmt: AuditFormat) -> RenderableType:
@@ -349,6 +356,7 @@ def plan(
             "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
         )
     spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
+    git, repo = _found(SourceOptions(git, repo, api_url, offline, base), spec, numbers)
     with progress_shown():
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
@@ -359,6 +367,12 @@ def plan(
         _write(emit_patch, combined_patch(source, result))
     show(render_plan(result, fmt))
     raise typer.Exit(0 if result.clean else 1)
+
+
+def _found(given: SourceOptions, spec: TargetSpec | None, numbers: Sequence[int]) -> tuple[Path | None, str | None]:
+    """(--git, --repo) as given, or as the target's own records name them (see found_source)."""
+    found = found_source(given, spec, numbers).options
+    return found.git, found.repo
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -445,6 +459,9 @@ def upkeep(
         dist = dist or declared.distribution
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
     spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
+    if spec is not None and not patch:  # a clone the target was installed from; its repository for wheels
+        found_git, found_repo = _found(SourceOptions(git, repo, api_url, offline), spec, numbers)
+        git, repo = found_git, (found_repo if release_wheel else repo)
     if repo is not None and git is None and not release_wheel:
         raise InputError("--repo reads the PRs from GitHub, not the releases: give each release with "
                          "--release-wheel WHEEL, or a clone with its tags (--git PATH).")

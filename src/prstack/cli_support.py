@@ -8,11 +8,11 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prstack.errors import InputError
+from prstack.errors import InputError, PrstackError
 from prstack.models import TargetKind
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
+    from prstack.forge import RepoId
     from prstack.next_steps import AuditCall
+    from prstack.report import AuditReport
     from prstack.targets.base import TargetSpec
 
 DEBUG_ENV = "PRSTACK_DEBUG"
@@ -152,6 +154,69 @@ def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
         rerun=("prstack", "audit", *prs, *source, *where, *shown),
         plan=("prstack", "plan", *prs, *source, *where) if plannable and target.kind is not TargetKind.IMAGE else None,
         target_kind=target.kind, target_path=target.path, verbose=verbose)
+
+
+@dataclass(frozen=True)
+class FoundSource:
+    """The PR source to read, and the sentence saying where it was found (None when given)."""
+
+    options: SourceOptions
+    said: str | None = None
+
+    def noted(self, report: AuditReport) -> AuditReport:
+        """The report, its Build: line saying where the PRs were read from when prstack found it."""
+        if self.said is None or report.build is None:
+            return report
+        return replace(report, build=replace(report.build, header=f"{report.build.header}; {self.said}"))
+
+
+def found_source(given: SourceOptions, spec: TargetSpec | None, numbers: Sequence[int]) -> FoundSource:
+    """Where the PRs are read from: --git or --repo as given; else where the target's own records
+    say its project came from (a distribution installed from a PR's ref or from a clone holding the
+    PRs, never prstack's own dependencies): that clone, read as --git reads one, or that repository
+    on GitHub (or GitHub Enterprise). Without either, the source as given (the repository is then
+    inferred from the target's metadata, as before)."""
+    if given.git is not None or given.repo is not None or spec is None or not numbers:
+        return FoundSource(given)
+    from prstack.placement.installed_from import find_project, worth_asking
+    from prstack.targets.repos import install_records
+
+    records = install_records(spec, numbers)
+    asked = worth_asking(records, numbers, spec.dist)
+    heads = {r.source: _pr_heads(r.repo, numbers, given) for r in asked if r.repo is not None}
+    found = find_project(records, numbers, spec.dist, heads)
+    if found is None:
+        return FoundSource(given)
+    if found.clone is not None:
+        said = f"{found.reason}: the PRs were read from that clone, as --git reads one"
+        return FoundSource(replace(given, git=Path(found.clone)), said)
+    if found.repo is None:
+        return FoundSource(given)
+    repo = found.repo
+    named = repo.full_name if repo.host == "github.com" else f"https://{repo.host}/{repo.full_name}"
+    return FoundSource(replace(given, repo=named),
+                       f"{found.reason}: the PRs were read from {repo.host}/{repo.full_name}")
+
+
+def _pr_heads(repo: RepoId, numbers: Sequence[int], given: SourceOptions) -> dict[int, tuple[str, str]]:
+    """PR number -> (head commit, head branch) as `repo` says (the cache alone with --offline); the
+    PRs it does not answer for (another project's, an error) are left out."""
+    from prstack.sources.github.access import Access
+    from prstack.sources.github.cache import Cache
+    from prstack.sources.open import _github  # the one place GitHub's token and host rules are
+
+    heads = {}
+    try:
+        gh = _github(repo, Cache(), Access(given.api_url, offline=given.offline))
+        for number in numbers:
+            try:
+                meta = gh.pull(number)
+            except PrstackError:
+                continue
+            heads[number] = (meta.head_sha, meta.head_ref)
+    except PrstackError:
+        return heads
+    return heads
 
 
 def source_options(source: SourceOptions) -> tuple[str, ...]:

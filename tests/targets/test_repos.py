@@ -41,3 +41,50 @@ def test_a_git_config_that_is_a_fifo_or_leads_out_names_nothing(tmp_path: Path) 
     (tree / ".git" / "config").unlink()
     os.mkfifo(tree / ".git" / "config")
     assert repo_of_checkout(tree) is None  # (returns: a FIFO is never opened)
+
+
+def test_pr_refs_of_a_clone_loose_packed_and_under_a_remote(tmp_path: Path) -> None:
+    from prstack.targets.editable import pr_ref_heads
+
+    repo = GitRepo(tmp_path / "clone")
+    one = repo.commit("one", {"a.py": "1\n"})
+    two = repo.commit("two", {"a.py": "2\n"})
+    repo.git("remote", "add", "upstream", "https://github.com/acme/widget")
+    repo.git("update-ref", "refs/pull/1/head", one)
+    repo.git("update-ref", "refs/remotes/upstream/pr/2", two)
+    assert pr_ref_heads(repo.path, [1, 2, 3]) == {1: one, 2: two}
+    repo.git("pack-refs", "--all")
+    assert pr_ref_heads(repo.path, [1, 2]) == {1: one, 2: two}
+    bare = tmp_path / "bare.git"
+    repo.git("clone", "--quiet", "--bare", str(repo.path), str(bare))
+    repo.git("-C", str(bare), "update-ref", "refs/pull/1/head", one)
+    assert pr_ref_heads(bare, [1]) == {1: one}
+    assert pr_ref_heads(tmp_path, [1]) == {}  # no clone
+
+
+def test_prstack_and_its_dependencies_name_no_repository_of_the_running_environment() -> None:
+    import sys
+
+    from prstack.targets.repos import own_closure
+
+    own = own_closure([p for p in sys.path if p and os.path.isdir(p)])
+    assert {"prstack", "rich", "typer", "pygithub", "gitpython", "gitdb", "smmap"} <= own
+    assert "cryptography" in own  # PyGithub requires pyjwt[crypto]: the extra's requirements too
+    assert "pytest" not in own and "hypothesis" not in own  # test extras are not requirements
+    named = {name.lower() for name, _ in repo_candidates(TargetSpec("installed"))}
+    assert not named & {"rich", "typer", "pygithub", "gitpython", "prstack"}
+
+
+def test_pr_refs_leading_out_of_the_clone_or_fifos_name_nothing(tmp_path: Path) -> None:
+    from prstack.targets.editable import pr_ref_heads
+
+    repo = GitRepo(tmp_path / "clone")
+    repo.commit("one", {"a.py": "1\n"})
+    outside = tmp_path / "outside"
+    outside.write_text("a" * 40 + "\n")
+    refs = repo.path / ".git" / "refs" / "pull" / "1"
+    refs.mkdir(parents=True)
+    (refs / "head").symlink_to(outside)
+    (repo.path / ".git" / "refs" / "pull" / "2").mkdir()
+    os.mkfifo(repo.path / ".git" / "refs" / "pull" / "2" / "head")
+    assert pr_ref_heads(repo.path, [1, 2]) == {}  # (returns: the FIFO is never opened)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, assert_never
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 from rich.tree import Tree
 
-from prstack.models import PRState
+from prstack.models import PRReport, PRState, PRStatus
 from prstack.render import GraphFormat
 from prstack.render.text import clean, safe
+from prstack.render.titles import table_title
 from prstack.stack.facts import Evidence, MatchKind, StackEdge
 from prstack.stack.graph import Stack
 
@@ -285,7 +287,41 @@ _MERMAID_UNSAFE = re.compile(r'["<>`|{}\[\]();#&]')
 
 
 def _mermaid_text(value: str) -> str:
+    """Untrusted text for inside a quoted Mermaid label: quotes, brackets, backticks, `#`, `;`, `&`
+    and HTML's characters as Mermaid's entity codes (`#34;`), controls as escapes (`clean`)."""
     return _MERMAID_UNSAFE.sub(lambda m: f"#{ord(m.group(0))};", clean(value))
+
+
+AUDIT_STATUS_FILL = {
+    PRStatus.APPLIED: "fill:#dcfce7,stroke:#16a34a,color:#14532d",
+    PRStatus.PARTIAL: "fill:#fef9c3,stroke:#ca8a04,color:#713f12",
+    PRStatus.MISSING: "fill:#fee2e2,stroke:#dc2626,color:#7f1d1d",
+    PRStatus.NOT_SHIPPED: "fill:#f3f4f6,stroke:#9ca3af,color:#374151",
+}
+"""Each PR status's colours in the audit's Mermaid graph (green, yellow, red, grey)."""
+
+
+def _status_class(status: PRStatus) -> str:
+    return status.value.replace("-", "_")
+
+
+def audit_mermaid(prs: Sequence[PRReport]) -> str:
+    """The audited stack as a Mermaid `graph TD` (GitHub renders it in a comment or job summary):
+    each PR a node above the PR it builds on, its label quoted and its title escaped, coloured by
+    its status."""
+    lines = ["graph TD"]
+    known = {p.pr.number for p in prs}
+    for p in reversed(prs):  # the top of the stack first: drawn at the top
+        title = table_title(p.pr)[0]
+        label = " · ".join(part for part in (f"#{p.pr.number}", p.status.value, title[:60]) if part)
+        lines.append(f'  pr{p.pr.number}["{_mermaid_text(label)}"]')
+    for p in reversed(prs):
+        lines += [f'  pr{p.pr.number} -->|"on"| pr{n}' for n in p.pr.depends_on if n in known]
+    used = list(dict.fromkeys(p.status for p in prs))
+    lines += [f"  classDef {_status_class(s)} {AUDIT_STATUS_FILL[s]};" for s in used]
+    lines += [f"  class {','.join(f'pr{p.pr.number}' for p in prs if p.status is s)} {_status_class(s)};"
+              for s in used]
+    return "\n".join(lines) + "\n"
 
 
 def graph_mermaid(stack: Stack) -> str:

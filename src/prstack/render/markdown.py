@@ -6,6 +6,7 @@ import html
 
 from prstack.models import HunkResult, HunkStatus
 from prstack.next_steps import Summary, without_local_paths
+from prstack.render.graph import audit_mermaid
 from prstack.render.panels import status_label, where
 from prstack.render.table import build_notes, image_note, pr_state_note
 from prstack.render.text import clean
@@ -68,13 +69,14 @@ def summary_lines(summary: Summary) -> list[str]:
 
 def audit_markdown(report: AuditReport, *, verbose: bool = False, limit: int = LIMIT,
                    summary: Summary | None = None) -> str:
-    """The conclusion and next steps first, then the table, then the hunks to look at that fit
-    within `limit` characters."""
+    """The stack drawn (a Mermaid graph, each PR coloured by its status), the conclusion and next
+    steps, then the table, then the hunks to look at that fit within `limit` characters."""
     t = report.target
     head = f"{t.distribution or ''} {t.version or ''}".strip() or t.kind
     lines = [
         f"### prstack audit: {_cell(head)}",
         "",
+        *(["```mermaid", *audit_mermaid(report.prs).splitlines(), "```", ""] if report.prs else []),
         *(summary_lines(summary) if summary is not None else []),
         *_target_lines(report),
         "",

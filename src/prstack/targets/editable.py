@@ -138,48 +138,76 @@ def source_files(source: EditableSource, top_level: Sequence[str]) -> dict[str, 
     return files
 
 
+def _git_dirs(root: Path) -> tuple[Path, Path] | None:
+    """(git folder, common git folder) of a checkout: the same folder for a plain or bare clone;
+    a worktree's or submodule's own folder and the one its `commondir` names."""
+    git = root / ".git"
+    if not git.exists() and (root / "HEAD").is_file() and (root / "refs").is_dir():
+        return root, root  # a bare clone
+    if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+        text = (_read(git) or "").strip()
+        if not text.startswith("gitdir: "):
+            return None
+        git = (root / text.removeprefix("gitdir: ")).resolve()
+    elif not git.is_dir():
+        return None
+    common = git / "commondir"
+    return git, ((git / (_read(common) or "").strip()).resolve() if common.is_file() else git)
+
+
+def _ref_commit(common: Path, ref: str) -> str | None:
+    """The commit a ref names, from its loose file or packed-refs (a ref leaving the folder names none)."""
+    if not _REF.fullmatch(ref) or ".." in ref.split("/"):  # `ref: /etc/hostname`, `refs/heads/../../x`
+        return None
+    loose = (text_confined(str(common), ref, _SMALL) or "").strip()
+    if loose:
+        return loose if _SHA.fullmatch(loose) else None
+    for line in (text_confined(str(common), "packed-refs") or "").splitlines():
+        sha, _, name = line.partition(" ")
+        if name == ref and _SHA.fullmatch(sha):
+            return sha
+    return None
+
+
 def git_head(root: Path) -> str | None:
     """The commit a checkout's .git/HEAD points at, read from files (git is not run)."""
-    git = root / ".git"
     try:
-        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            text = (_read(git) or "").strip()
-            if not text.startswith("gitdir: "):
-                return None
-            git = (root / text.removeprefix("gitdir: ")).resolve()
-        head = (_read(git / "HEAD") or "").strip()
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return None
+        head = (_read(dirs[0] / "HEAD") or "").strip()
         if not head.startswith("ref: "):
             return head if _SHA.fullmatch(head) else None
-        ref = head.removeprefix("ref: ").strip()
-        if not _REF.fullmatch(ref) or ".." in ref.split("/"):  # `ref: /etc/hostname`, `refs/heads/../../x`
-            return None
-        common = git / "commondir"
-        refs_root = (git / (_read(common) or "").strip()).resolve() if common.is_file() else git
-        loose = (text_confined(str(refs_root), ref, _SMALL) or "").strip()
-        if loose:
-            return loose if _SHA.fullmatch(loose) else None
-        for line in (text_confined(str(refs_root), "packed-refs") or "").splitlines():
-            sha, _, name = line.partition(" ")
-            if name == ref and _SHA.fullmatch(sha):
-                return sha
+        return _ref_commit(dirs[1], head.removeprefix("ref: ").strip())
     except (OSError, ValueError):
         return None
-    return None
+
+
+def pr_ref_heads(root: Path, numbers: Iterable[int]) -> dict[int, str]:
+    """PR number -> head commit, for the PRs among `numbers` whose refs a checkout holds
+    (refs/pull/N/head, or refs/remotes/R/pr/N of its remotes), read from files (git is not run)."""
+    try:
+        dirs = _git_dirs(root)
+        if dirs is None:
+            return {}
+        common = dirs[1]
+        remotes = sorted(git_remote_urls(root))
+        found = {}
+        for number in numbers:
+            refs = [f"refs/pull/{number}/head", *(f"refs/remotes/{r}/{tail}" for r in remotes
+                                                  for tail in (f"pr/{number}", f"pull/{number}/head"))]
+            if head := next((c for ref in refs if (c := _ref_commit(common, ref))), None):
+                found[number] = head
+        return found
+    except (OSError, ValueError):
+        return {}
 
 
 def git_remote_urls(root: Path) -> dict[str, str]:
     """Remote name -> URL of a checkout's remotes, read from its git config (git is not run)."""
-    git = root / ".git"
     try:
-        if git.is_file():  # a worktree or submodule: its config is in the common git folder
-            text = (_read(git) or "").strip()
-            if not text.startswith("gitdir: "):
-                return {}
-            git = (root / text.removeprefix("gitdir: ")).resolve()
-            common = git / "commondir"
-            if common.is_file():
-                git = (git / (_read(common) or "").strip()).resolve()
-        config = text_confined(str(git), "config", _SMALL) or ""
+        dirs = _git_dirs(root)
+        config = (text_confined(str(dirs[1]), "config", _SMALL) or "") if dirs else ""
     except (OSError, ValueError):
         return {}
     urls: dict[str, str] = {}
