@@ -1,4 +1,4 @@
-"""The audit as JSON, schema prstack.audit/2 or /1 (src/prstack/schemas/prstack.audit-N.json; fields in README)."""
+"""The audit as JSON, schema prstack.audit/2 or /1 (src/prstack/schemas/prstack.audit-N.json; fields in docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def audit_dict(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> dic
         data["target"]["build"] = build_dict(build)  # added field (docs/build-metadata.md)
         if report.lineage is not None:
             data["target"]["build"]["placed"] = placed_dict(report.lineage.placed)
-    if (image := report.target.image) is not None:  # added field (README, "Container images")
+    if (image := report.target.image) is not None:  # added field (docs/targets.md)
         data["target"]["image"] = image_dict(image)
     return data
 
@@ -141,7 +141,7 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
         "found_path": r.found_path,
         "found_line": r.found_line,
         "fuzz": r.fuzz,
-        # added fields (documented in README.md, "JSON output")
+        # added fields (documented in docs/reports.md)
         "commits": list(h.commits),
         "old_path": h.old_path,
         "change": h.change.value,

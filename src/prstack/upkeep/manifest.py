@@ -49,7 +49,7 @@ def find_manifest(folder: Path) -> Path:
         if path.is_file() and (name == "prstack.toml" or "prstack" in _table(path, _load(path)).get("_found", {})):
             return path
     raise InputError(f"no carried set: give PR numbers or --patch FILE, or declare them in {folder / 'prstack.toml'} "
-                     "or under [tool.prstack] in pyproject.toml (see README, 'Carrying PRs across releases').")
+                     "or under [tool.prstack] in pyproject.toml (see docs/upkeep.md).")
 
 
 def read_manifest(path: Path) -> Manifest:
