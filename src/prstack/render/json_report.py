@@ -1,4 +1,5 @@
-"""The audit as JSON, schema prstack.audit/2 or /1 (src/prstack/schemas/prstack.audit-N.json; fields in docs/reports.md)."""
+"""The audit as JSON, schema prstack.audit/2 or /1 (src/prstack/schemas/prstack.audit-N.json; fields in
+docs/reports.md)."""
 
 from __future__ import annotations
 

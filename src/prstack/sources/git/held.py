@@ -65,9 +65,14 @@ def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str
     if not compared:
         return Placed(None, reason="it ships none of the merged PRs' files"), []
 
-    def matched(commit: str) -> int:
+    def matched(commit: str) -> tuple[int, int]:
+        """(files equal, files compared) at `commit`: a path the commit lacks and the target has is
+        not compared (a file upstream moved since, which a build kept as a leftover beside its new
+        place); the hunks' own files are checked again one by one before any is judged by lineage."""
         at = blobs_at(git, [(commit, p) for p in compared])
-        return sum(a == blobs.of(p)[1] for a, p in zip(at, compared, strict=True))
+        pairs = [(a, blobs.of(p)[1]) for a, p in zip(at, compared, strict=True)]
+        pairs = [(a, mine) for a, mine in pairs if a is not None or mine is None]
+        return sum(a == b for a, b in pairs), len(pairs)
 
     build = target.evidence.build_commit
     if build:
@@ -76,16 +81,17 @@ def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str
         except InputError:
             commit = None
         if commit is not None:
-            return Placed(commit, "build-commit", commit[:12], matched(commit), len(compared)), []
+            return Placed(commit, "build-commit", commit[:12], *matched(commit)), []
     version = target.info.version
     named = [(n, c) for n, c in releases if version and _same_version(n, version)]
     for name, commit in named:
-        if (m := matched(commit)) == len(compared):
-            return Placed(commit, "version-tag", name, m, len(compared)), []
+        equal, of = matched(commit)
+        if equal == of:
+            return Placed(commit, "version-tag", name, equal, of), []
     if named:
         name, commit = named[0]
-        differ = len(compared) - matched(commit)
-        return Placed(None, reason=f"its version {version} names the tag {name}, but {differ} of {len(compared)} "
+        equal, of = matched(commit)
+        return Placed(None, reason=f"its version {version} names the tag {name}, but {of - equal} of {of} "
                                    "of the PRs' file(s) differ from the tag's (a build of other sources)"), []
     return _by_content(git, blobs, compared, releases)
 
@@ -266,6 +272,10 @@ def _judge_pr(after: AfterMerge, out: list[HunkResult], number: int, holding: Ho
         return
     assert holding.via is not None and placed.ref is not None
     need = [i for i in mine if out[i].status.shipped and not out[i].status.present]
+    parts = holding.parts_reverted
+    for i in [i for i in need if set(out[i].hunk.commits) & set(parts)]:
+        out[i] = taken_back(out[i], next(parts[c] for c in out[i].hunk.commits if c in parts))
+    need = [i for i in need if not set(out[i].hunk.commits) & set(parts)]
     if not need:
         return
     fates = after.fates(holding.via, placed.ref, [out[i].hunk for i in need])

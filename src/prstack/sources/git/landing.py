@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from prstack.errors import SourceError
 from prstack.lineage import diff_path
@@ -39,6 +39,9 @@ class Holding:
     """The landing commit, or the cherry-pick of it, that the ref contains."""
     reverted_by: str | None = None
     """The ref's commit that took the change back (then `holds` is False)."""
+    parts_reverted: Mapping[str, str] = field(default_factory=dict)
+    """PR commits whose own change a commit of the ref took back (a revert naming that commit, not
+    the landing): PR commit -> the revert. The hunks those commits wrote are judged by their text."""
 
 
 @dataclass(frozen=True)
@@ -158,8 +161,11 @@ class AfterMerge:
             via = self._picked(landed, number, pr_commits, ref)
         if via is None:
             return Holding(False)
-        by = self._reverted(via, [landed.commit, *pr_commits], ref)
-        return Holding(by is None, via, by)
+        by = self._reverted(via, [landed.commit], ref)
+        if by is not None:
+            return Holding(False, via, by)
+        parts = {c: r for c in pr_commits if (r := self._reverted(via, [c], ref)) is not None}
+        return Holding(True, via, None, parts)
 
     def _is_ancestor(self, commit: str, ref: str) -> bool:
         if ref in self._all_tags() and commit in self._contains:
@@ -287,7 +293,7 @@ class AfterMerge:
             if commit in holding:
                 via = landed.commit if self._is_ancestor(landed.commit, commit) else \
                     self._picked(landed, number, pr_commits, commit)
-            out.append(via is not None and self._reverted(via, [landed.commit, *pr_commits], commit) is None)
+            out.append(via is not None and self._reverted(via, [landed.commit], commit) is None)
         return out
 
     def _all_tags(self) -> set[str]:
