@@ -113,6 +113,7 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
     info_dirs = sorted({path[len(prefix):].split("/", 1)[0] for path in reader.merged.entries
                         if path.startswith(prefix) and (m := _DIST_INFO.match(path)) and m.group(1) == env})
     wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in DIST_INFO_FILES]
+    _within_metadata_budget(reader, env, wanted)
     texts = reader.read_many(wanted, METADATA_CAP)
     out = []
     for d in info_dirs:
@@ -122,6 +123,21 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
         if dist.files.name:
             out.append(dist)
     return out
+
+
+def _within_metadata_budget(reader: _Reader, env: str, paths: Sequence[str]) -> None:
+    """Refuse an environment whose .dist-info files, read whole, would hold more than the image's
+    metadata budget in memory."""
+    budget = reader.blobs.budget.metadata
+    total = 0
+    for path in paths:
+        real = resolve(reader.merged, path, reader.blobs.shown)
+        entry = reader.merged.entries.get(real) if real is not None else None
+        if entry is not None and entry.kind == "file" and entry.size <= METADATA_CAP:
+            total += entry.size
+    if total > budget:
+        raise ImageError(f"--image {reader.blobs.shown}: the distributions of /{env} hold {total} bytes of metadata "
+                         f"(.dist-info files), over the {budget}-byte budget; refused.")
 
 
 def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> ImageTarget:
