@@ -146,7 +146,7 @@ def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence
     blobs = Blobs(Path(shown))
     try:
         manifest = find_manifest(blobs, spec.platform)
-        merged = merge_layers(blobs, manifest)
+        merged = merge_layers(blobs, manifest, verified=False)  # (checked by `evidence`, before any report)
         reader = _Reader(blobs, merged)
         envs = environments(merged)
         if not envs:
@@ -266,7 +266,9 @@ class ImageTarget:
 
     @cached_property
     def evidence(self) -> BuildEvidence:
-        """The distribution's metadata, and its RECORD's hashes checked for the files the audit read."""
+        """The distribution's metadata, and its RECORD's hashes checked for the files the audit read; once
+        every layer of the image is found to match its digest (else ImageError: nothing is reported)."""
+        self._reader.blobs.verify()
         d = self._dist
         files = d.files.files
         version = d.files.version

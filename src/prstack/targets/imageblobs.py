@@ -127,6 +127,8 @@ class Blobs:
         self.shown = str(path)
         self.spent = Spent(budget or ImageBudget(), self.shown)
         self.bytes_read = [0]
+        self.hashes = BlobHashes(self.shown)
+        """The blobs being checked against their digests (started by the merge, checked by `verify`)."""
         self._raw: IO[bytes] | None = None
         self._members: dict[str, _Member] = {}
         self._opened: list[IO[bytes]] = []  # (a layout folder's files, closed with the blobs)
@@ -217,7 +219,12 @@ class Blobs:
             raise image_error(self.shown, f"the blob {digest} does not match its digest; the image is damaged.")
         return self._parsed(data, f"the blob {digest}"), digest
 
+    def verify(self) -> None:
+        """Wait for every blob the merge started hashing; raise naming the first that does not match."""
+        self.hashes.check()
+
     def close(self) -> None:
+        self.hashes.stop()
         for handle in (*self._opened, *((self._raw,) if self._raw is not None else ())):
             handle.close()
         self._opened.clear()
@@ -266,6 +273,8 @@ class BlobHashes:
         self.jobs.append(_Job(label, window, expected))
 
     def start(self) -> None:
+        if self._thread is not None or not self.jobs:
+            return
         self._thread = threading.Thread(target=self._run, name="prstack-blob-hashes", daemon=True)
         self._thread.start()
 
@@ -287,6 +296,8 @@ class BlobHashes:
     def check(self) -> None:
         if self._thread is not None:
             self._thread.join()
+        if self._stop.is_set():
+            raise image_error(self.shown, "its layers were not all checked against their digests; refused.")
         for job in self.jobs:
             if job.got != job.expected:
                 why = f"cannot be read ({job.failed})" if job.failed else "does not match its digest"

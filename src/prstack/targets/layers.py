@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from prstack.targets.confined import METADATA_CAP
-from prstack.targets.imageblobs import BlobHashes, Blobs, ImageBudget, ImageError, image_error
+from prstack.targets.imageblobs import Blobs, ImageBudget, ImageError, image_error
 from prstack.targets.inflate import CHECKPOINT_EVERY, LAYER_CAP, LayerStream, open_layer
 from prstack.targets.manifests import ImageManifest, Layer, find_manifest, host_platform
 from prstack.targets.tarheaders import TarDamaged, headers
@@ -116,8 +116,11 @@ def _parents(path: str, into: set[str]) -> None:
         parent = parent.rpartition("/")[0]
 
 
-def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
-    """Every layer's changeset applied in order; no file content is read but the .dist-info files."""
+def merge_layers(blobs: Blobs, manifest: ImageManifest, *, verified: bool = True) -> Merged:
+    """Every layer's changeset applied in order; no file content is read but the .dist-info files.
+
+    Each distinct blob is hashed on a worker thread meanwhile; with `verified`, the merge waits for it
+    (else the caller does, by `blobs.verify()`, before it reports anything read from the image)."""
     if len(manifest.layers) > blobs.budget.layers:
         raise image_error(blobs.shown, f"its manifest lists {len(manifest.layers)} layers, more than the "
                           f"{blobs.budget.layers} read; refused.")
@@ -125,7 +128,7 @@ def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
     listed = Counter(layer.name for layer in manifest.layers)
     first: dict[str, int] = {}
     again: dict[str, _Changes] = {}  # (a blob listed more than once: its changeset, read once)
-    hashes = BlobHashes(blobs.shown)
+    hashes = blobs.hashes
     opened: dict[int, LayerStream] = {}
     for number, layer in enumerate(manifest.layers):
         if layer.name not in first:
@@ -136,19 +139,17 @@ def merge_layers(blobs: Blobs, manifest: ImageManifest) -> Merged:
             elif layer.diff_id is None:
                 hashes.add(layer.digest, opened[number].blob, layer.digest)
     hashes.start()
-    try:
-        for layer in manifest.layers:
-            at = first[layer.name]
-            changes = again.get(layer.name)
-            if changes is None:
-                changes = _read_changes(blobs, merged, at, opened[at])
-                if listed[layer.name] > 1:
-                    again[layer.name] = changes
-                _check_tar_digest(blobs, layer, opened[at])
-            _apply(merged, changes)
-        hashes.check()
-    finally:
-        hashes.stop()
+    for layer in manifest.layers:
+        at = first[layer.name]
+        changes = again.get(layer.name)
+        if changes is None:
+            changes = _read_changes(blobs, merged, at, opened[at])
+            if listed[layer.name] > 1:
+                again[layer.name] = changes
+            _check_tar_digest(blobs, layer, opened[at])
+        _apply(merged, changes)
+    if verified:
+        blobs.verify()
     return merged
 
 
