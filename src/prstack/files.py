@@ -42,6 +42,38 @@ def _same_file(dest: Path, inputs: Iterable[Path]) -> Path | None:
     return None
 
 
+def input_files(given: Iterable[str | Path]) -> tuple[Path, ...]:
+    """The files named ('-' for stdin aside; a folder: the files in it, as a folder of patches is read)."""
+    out: list[Path] = []
+    for arg in given:
+        path = Path(arg)
+        if str(arg) == "-":
+            continue
+        out += [p for p in path.iterdir() if p.is_file()] if path.is_dir() else [path]
+    return tuple(out)
+
+
+def holding(folder: Path, inputs: Iterable[Path]) -> Path | None:
+    """The first of `inputs` that is a file in `folder` or below (a link at `folder` holds nothing: it is
+    replaced as a link)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    real = folder.resolve()
+    for given in inputs:
+        parent = Path(os.path.abspath(given)).parent.resolve()
+        if parent == real or real in parent.parents:
+            return given
+    return None
+
+
+def read_if_file(name: str) -> bytes | None:
+    """A file's bytes, or None (stdin's '-', or a file gone)."""
+    try:
+        return Path(name).read_bytes() if name != "-" else None
+    except OSError:
+        return None
+
+
 def write_file(dest: Path, data: bytes, *, inputs: Iterable[Path] = (), private: bool = False) -> None:
     """`data` at `dest`, atomically: a temporary file in its folder, fsync, os.replace. `inputs` are the
     files the run reads (`dest` must be none of them); `private` files are 0600, others follow the umask."""
