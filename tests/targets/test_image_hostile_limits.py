@@ -90,10 +90,10 @@ def raw_tar(members: Sequence[tuple[tarfile.TarInfo, bytes]]) -> bytes:
 
 
 def negative_pax_size() -> bytes:
-    """A layer whose PAX header gives a member the size -1024: read naively, the reader goes back to
-    the same header again and again."""
+    """A layer whose PAX header gives a member the size -1536: read naively, the reader goes back to
+    the PAX header (1,536 bytes before the member's data) again and again."""
     info = tarfile.TarInfo("opt/x.py")
-    info.pax_headers = {"size": "-1024"}
+    info.pax_headers = {"size": "-1536"}
     after = tarfile.TarInfo("opt/y.py")
     after.size = 3
     return raw_tar([(info, b""), (after, b"abc")])
@@ -116,7 +116,7 @@ def with_header_field(at: int, value: bytes) -> bytes:
                                      "pax-not-a-number"])
 def test_a_layer_header_with_a_hostile_size(demo_build: DemoBuild, tmp_path: Path, form: str, hostile: str) -> None:
     bad = {"pax-negative": negative_pax_size,
-           "octal-negative": lambda: with_header_field(124, b"-0000001\0\0\0\0"),
+           "octal-negative": lambda: with_header_field(124, b"-0001000\0\0\0\0"),  # (-512: its own header)
            "base256-negative": lambda: with_header_field(124, b"\xff" * 12),
            "base256-overflow": lambda: with_header_field(124, b"\x80" + b"\x7f" * 11),
            "pax-not-a-number": lambda: raw_tar([(_pax_sized("0x400"), b"")])}[hostile]()
@@ -143,13 +143,13 @@ def _zstd(data: bytes) -> bytes:
 
 
 def test_the_images_own_tar_with_a_negative_size(demo_build: DemoBuild, tmp_path: Path) -> None:
-    """The outer tar (a docker save tarball) with a member of PAX size -1024 before manifest.json:
+    """The outer tar (a docker save tarball) with a member of PAX size -1536 before manifest.json:
     Python's tarfile loops on it with memory growing; prstack refuses it."""
     docker_archive(tmp_path / "good.tar", [env_layer(demo_build, False)])
     with tarfile.open(tmp_path / "good.tar") as tar:
         members = [(m, tar.extractfile(m).read()) for m in tar]  # type: ignore[union-attr]
     hostile = tarfile.TarInfo("junk")
-    hostile.pax_headers = {"size": "-1024"}
+    hostile.pax_headers = {"size": "-1536"}
     (tmp_path / "img.tar").write_bytes(raw_tar([(hostile, b""), *members]))
     refused(run_audit(demo_build, tmp_path / "img.tar", tmp_path), "not a tar file")
 
