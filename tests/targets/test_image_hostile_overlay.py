@@ -81,6 +81,7 @@ def test_the_linked_package_alone_is_read_through_its_link(demo_build: DemoBuild
     oci_layout(tmp_path / "img", {"linux/amd64": [layer(linked_env(demo_build), True)]})
     code, data, err = audit(demo_build, tmp_path / "img", capsys)
     assert code == 0, err
+    assert data is not None and runner_statuses(data) == {"applied"}
 
 
 @pytest.mark.parametrize("upper", ["file", "whiteout", "opaque"])

@@ -35,7 +35,8 @@ def carried(r: GitRepo, folder: Path) -> dict[str, bytes]:
     r.branch("work")
     r.commit("tweak", {"pkg/mod.py": _text(_edit(BASE, l12="value_12 = 'twelve'\n"))})
     rebase = r.git("diff", "v1.0", "HEAD") + "\n"
-    keep = "diff --git a/pkg/other.py b/pkg/other.py\n--- a/pkg/other.py\n+++ b/pkg/other.py\n@@ -1 +1 @@\n-x = 0\n+x = 1\n"
+    keep = ("diff --git a/pkg/other.py b/pkg/other.py\n--- a/pkg/other.py\n+++ b/pkg/other.py\n"
+            "@@ -1 +1 @@\n-x = 0\n+x = 1\n")
     r.git("checkout", "-q", "main")
     r.commit("rewrite", {"pkg/mod.py": _text([*BASE[:9], "REWRITTEN = {\n", "    'all': 1,\n", "}\n", *BASE[15:]])})
     r.git("tag", "v1.1")
