@@ -43,7 +43,7 @@ class ImageBudget:
 
     inflated: int = 128 << 30
     """Bytes of layer tar produced, every distinct layer added up (compressed ones inflated)."""
-    entries: int = 2_000_000
+    entries: int = 1_000_000
     """Headers read, every distinct layer added up (each costs memory in the merged index)."""
     metadata: int = 256 << 20
     """Bytes of .dist-info files held in memory at once: kept while the layers stream by, or read later."""
