@@ -138,17 +138,21 @@ class Blobs:
             raise image_error(self.shown, "no such file or folder; give a `docker save` tar or an OCI image layout.")
         try:
             self._raw = open(path, "rb", buffering=0)  # noqa: SIM115 (kept open for the target's life)
-            window = Window(self._raw, 0, path.stat().st_size, self.bytes_read)
-            for n, member in enumerate(headers(cast(IO[bytes], window))):
-                if n >= OUTER_ENTRIES:
-                    raise image_error(self.shown, f"the archive holds more than {OUTER_ENTRIES} members; "
-                                      "it is no image.")
-                self._members.setdefault(member.name.removeprefix("./"),
-                                         _Member(member.offset, member.size, member.kind == "file"))
+            self._read_members(Window(self._raw, 0, path.stat().st_size, self.bytes_read))
         except (TarDamaged, OSError) as exc:
             self.close()
             raise image_error(self.shown, f"not a tar file ({exc}); give a `docker save` tar or an OCI image "
                               "layout.") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_members(self, window: Window) -> None:
+        for n, member in enumerate(headers(cast(IO[bytes], window))):
+            if n >= OUTER_ENTRIES:
+                raise image_error(self.shown, f"the archive holds more than {OUTER_ENTRIES} members; it is no image.")
+            self._members.setdefault(member.name.removeprefix("./"),
+                                     _Member(member.offset, member.size, member.kind == "file"))
 
     @property
     def budget(self) -> ImageBudget:
