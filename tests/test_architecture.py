@@ -10,7 +10,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "prstack"
 
 FLOORS: dict[str, int] = {
     # values every part shares
-    "errors": 1, "models": 1, "progress": 1, "lineage": 1, "schemas": 1,
+    "errors": 1, "models": 1, "progress": 1, "lineage": 1, "schemas": 1, "files": 1,
     # pure knowledge: the PR graph, diff text, where a repository path lands, forges' names
     "stack": 2, "hunks": 2, "placement": 2, "forge": 2,
     # what is installed

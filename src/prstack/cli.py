@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from prstack.report import AuditReport
     from prstack.sources.open import OpenedClone
     from prstack.targets.base import TargetSpec
+    from prstack.upkeep.series import Series
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
 NO_FINDING_EXIT = "Exit codes: 0 {ok}; 2 bad input or cannot run (one line on stderr says why)."
@@ -113,6 +114,8 @@ class _Shown:
     verbose: bool = False
     schema: AuditSchema = AuditSchema.V2
     output: Path | None = None
+    inputs: tuple[Path, ...] = ()
+    """The files the run reads (the output may be none of them)."""
 
 
 def _emit(out: Console | None, report: AuditReport, call: AuditCall | None, shown_as: _Shown) -> int:
@@ -122,7 +125,8 @@ def _emit(out: Console | None, report: AuditReport, call: AuditCall | None, show
     fmt, verbose, schema, output = shown_as.fmt, shown_as.verbose, shown_as.schema, shown_as.output
     if output is not None:  # the format to the file, the table to the terminal
         shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
-        _write(output, as_text(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema)).encode())
+        _write(output, as_text(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema)).encode(),
+               shown_as.inputs)
         fmt = AuditFormat.TABLE
     shown = summary(report, call) if fmt in (AuditFormat.TABLE, AuditFormat.MARKDOWN) else None
     show(render_audit(report, fmt, verbose=verbose, summary=shown, schema=schema), out)
@@ -174,7 +178,7 @@ def audit(
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
                                        image or (), dist, platform, python_path))
     sources = SourceOptions(git, repo, api_url, offline, base)
-    shown_as = _Shown(fmt, verbose, schema, output)
+    shown_as = _Shown(fmt, verbose, schema, output, _input_files(*(patch or ()), *(wheel or ()), *(image or ())))
     if patch:
         from prstack.patch_cli import audit_patch_files
 
@@ -238,7 +242,7 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSourc
         assert_never(fmt)
 
     if output is not None:
-        _write(output, as_text(rendered(fmt)).encode())
+        _write(output, as_text(rendered(fmt)).encode(), shown_as.inputs)
         fmt = AuditFormat.TABLE
     show(rendered(fmt))
     return 0 if all(r.all_present for r in reports) else 1
@@ -361,10 +365,11 @@ def plan(
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
         result = plan_stack(ClonePRs(source, numbers, base), onto=onto, target=spec)
+    inputs = _input_files(*((wheel,) if wheel is not None else ()))
     if emit_script is not None:
-        _write(emit_script, plan_script(result).encode())
+        _write(emit_script, plan_script(result).encode(), inputs)
     if emit_patch is not None:
-        _write(emit_patch, combined_patch(source, result))
+        _write(emit_patch, combined_patch(source, result), inputs)
     show(render_plan(result, fmt))
     raise typer.Exit(0 if result.clean else 1)
 
@@ -375,11 +380,16 @@ def _found(given: SourceOptions, spec: TargetSpec | None, numbers: Sequence[int]
     return found.git, found.repo
 
 
-def _write(path: Path, data: bytes) -> None:
-    try:
-        path.write_bytes(data)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}; give a writable path.") from None
+def _write(path: Path, data: bytes, inputs: Sequence[Path] = ()) -> None:
+    from prstack.files import write_file
+
+    write_file(path, data, inputs=inputs)
+
+
+def _input_files(*given: str | Path) -> tuple[Path, ...]:
+    from prstack.files import input_files
+
+    return input_files(given)
 
 
 @app.command(epilog=_examples("prstack fetch 40898 --repo vllm-project/vllm",
@@ -435,8 +445,10 @@ def upkeep(
     installed: InstalledOpt = False, python: PythonOpt = None, site_packages: SiteOpt = None,
     wheel: WheelOpt = None, tree: TreeOpt = None, dist: DistOpt = None,
     write: Annotated[Path | None, typer.Option(
-        "--write", metavar="DIR", help="Write the refreshed series for the candidate here (with a `series` file).")
-    ] = None,
+        "--write", metavar="DIR", help="Write the refreshed series for the candidate here (with a `series` file), "
+        "replacing the folder whole.")] = None,
+    in_place: Annotated[bool, typer.Option(
+        "--in-place", help="Let --write replace the folder the carried patches are read from.")] = False,
     manifest: Annotated[Path | None, typer.Option(
         "--manifest", metavar="FILE", help="prstack.toml or pyproject.toml declaring the carried set "
         "(default: the one in this folder, when no PR or patch is given).")] = None,
@@ -476,19 +488,27 @@ def upkeep(
         done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes, meta), clone, releases=releases,
                           onto=onto, target=spec, release_wheels=tuple(release_wheel or ()))
     if write is not None:
-        series = refreshed_series(done.report, done.candidate_file)
-        try:
-            write.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"cannot make {write}: {exc.strerror}; give a writable folder.") from None
-        for name, data in series.files.items():
-            _write(write / name, data)
-        left = "".join(f"  not written: {n}: {why}\n" for n, why in
-                       ((f"#{i.number}" if i.patch is None else i.patch, why) for i, why in series.unwritten))
-        sys.stderr.write(f"wrote {len(series.written)} patch(es) and a series file to {write}; "
-                         f"dropped {len(series.dropped)} retired\n{left}")
+        from prstack.files import read_if_file
+
+        _write_series(write, refreshed_series(done.report, done.candidate_file, read_if_file),
+                      _input_files(*(patch or ()), *((manifest,) if manifest is not None else ())), in_place)
     show(render_upkeep(done.report, fmt))
     raise typer.Exit(0 if done.report.settled else 1)
+
+
+def _write_series(folder: Path, series: Series, inputs: Sequence[Path], in_place: bool) -> None:
+    """The refreshed series swapped in whole for `folder`; never over the carried patches unless asked."""
+    from prstack.files import holding, replace_series_folder
+    from prstack.render.text import clean
+
+    if not in_place and (held := holding(folder, inputs)) is not None:
+        raise InputError(f"--write {folder}: it holds {held}, read by this run; write to another folder, or "
+                         "give --in-place to replace the carried patches with the refreshed series.")
+    replace_series_folder(folder, series.files)
+    left = "".join(f"  not refreshed (still in series, after a comment): {clean(n)}: {clean(why)}\n" for n, why in
+                   ((f"#{i.number}" if i.patch is None else i.patch, why) for i, why in series.unwritten))
+    sys.stderr.write(f"wrote {len(series.written)} patch(es) and a series file to {clean(str(folder))}; "
+                     f"dropped {len(series.dropped)} retired\n{left}")
 
 
 cache_app = typer.Typer(help="What the local cache holds (info); emptying it (clear).",

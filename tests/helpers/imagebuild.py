@@ -88,9 +88,21 @@ def digest(data: bytes) -> str:
 
 def _config(layers: Sequence[bytes], platform: str | None) -> bytes:
     os_name, arch = (platform or "linux/amd64").split("/")[:2]
-    diff_ids = [digest(_inflated(x)) for x in layers]
+    known: dict[str, str] = {}  # (a layer listed again is hashed once)
+    diff_ids = [known.get(d) or known.setdefault(d, _diff_id(x)) for x in layers for d in [digest(x)]]
     return json.dumps({"architecture": arch, "os": os_name, "rootfs": {"type": "layers", "diff_ids": diff_ids},
                        "config": {}}).encode()
+
+
+def _diff_id(data: bytes) -> str:
+    """The digest of a layer's tar; a big gzip layer inflated as a stream, never whole in memory."""
+    if data[:2] != b"\x1f\x8b" or len(data) < 1 << 20:
+        return digest(_inflated(data))
+    h = hashlib.sha256()
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        while chunk := stream.read(1 << 20):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
 
 
 def _inflated(data: bytes) -> bytes:

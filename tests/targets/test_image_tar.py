@@ -76,3 +76,32 @@ def test_a_damaged_header_or_a_cut_tar_is_refused() -> None:
     data[3] ^= 0x40  # (a name byte: the checksum no longer holds)
     with pytest.raises(TarDamaged, match="checksum"):
         list(headers(io.BytesIO(bytes(data))))
+
+
+@pytest.mark.parametrize("size", ["-1536", "-1", "+3", " 3", "3_0", "0x3", "", "9" * 30])
+def test_a_pax_size_that_is_no_plain_number_is_refused(size: str) -> None:
+    """Only decimal digits are a size (as Go's archive/tar reads them): int()'s signs, spaces and
+    underscores are not, nor a number past any layer; a negative one never sends the reader back."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("x.py")
+        info.pax_headers = {"size": size}
+        tar.addfile(info)
+    with pytest.raises(TarDamaged, match=r"PAX size|member size"):
+        list(headers(io.BytesIO(buffer.getvalue())))
+
+
+def test_a_header_size_that_is_negative_or_past_any_layer_is_refused() -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        info = tarfile.TarInfo("x.py")
+        info.size = 3
+        tar.addfile(info, io.BytesIO(b"abc"))
+    for field, why in ((b"-0001000\0\0\0\0", "no tar header"), (b"\xff" * 12, "negative"),
+                       (b"\x80" + b"\x7f" * 11, "past any layer")):
+        data = bytearray(buffer.getvalue())
+        data[124:136] = field
+        data[148:156] = b" " * 8
+        data[148:155] = f"{sum(data[:512]):06o}\0".encode()
+        with pytest.raises(TarDamaged, match=why):
+            list(headers(io.BytesIO(bytes(data))))

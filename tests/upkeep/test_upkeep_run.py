@@ -213,7 +213,8 @@ def test_a_partly_upstream_patch_is_reduced_by_write_and_applies(
 
 def test_a_diverged_region_needs_a_rebase_and_is_not_written(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Upstream rewrote the lines the PR changes: rebase (exit 1), listed and not written."""
+    """Upstream rewrote the lines the PR changes: rebase (exit 1), listed and not written; `series` says
+    so in a comment (no patch file for a PR)."""
     r = git_repo
     _start(r)
     r.branch("pr4")
@@ -225,7 +226,8 @@ def test_a_diverged_region_needs_a_rebase_and_is_not_written(
     out = tmp_path / "out"
     assert main(["upkeep", "4", "--git", str(r.path), "--write", str(out)]) == 1
     assert "rebase" in capsys.readouterr().out
-    assert (out / "series").read_text() == ""
+    assert (out / "series").read_text() == "# #4: rebase by hand: pkg/mod.py:9 diverged (not refreshed)\n"
+    assert sorted(p.name for p in out.iterdir()) == ["series"]
     code, data = _upkeep(capsys, "4", "--git", str(r.path))
     assert code == 1 and data["items"][0]["verdict"] == "rebase" and data["items"][0]["first_release"] is None
     assert data["items"][0]["state"] == "open"

@@ -113,6 +113,7 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
     info_dirs = sorted({path[len(prefix):].split("/", 1)[0] for path in reader.merged.entries
                         if path.startswith(prefix) and (m := _DIST_INFO.match(path)) and m.group(1) == env})
     wanted = [f"{env}/{d}/{name}" for d in info_dirs for name in DIST_INFO_FILES]
+    _within_metadata_budget(reader, env, wanted)
     texts = reader.read_many(wanted, METADATA_CAP)
     out = []
     for d in info_dirs:
@@ -124,13 +125,28 @@ def _distributions(reader: _Reader, env: str) -> list[_Installed]:
     return out
 
 
+def _within_metadata_budget(reader: _Reader, env: str, paths: Sequence[str]) -> None:
+    """Refuse an environment whose .dist-info files, read whole, would hold more than the image's
+    metadata budget in memory."""
+    budget = reader.blobs.budget.metadata
+    total = 0
+    for path in paths:
+        real = resolve(reader.merged, path, reader.blobs.shown)
+        entry = reader.merged.entries.get(real) if real is not None else None
+        if entry is not None and entry.kind == "file" and entry.size <= METADATA_CAP:
+            total += entry.size
+    if total > budget:
+        raise ImageError(f"--image {reader.blobs.shown}: the distributions of /{env} hold {total} bytes of metadata "
+                         f"(.dist-info files), over the {budget}-byte budget; refused.")
+
+
 def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> ImageTarget:
     """The image `spec` names, its project's distribution chosen (by `--python-path` among several)."""
     shown = spec.path or ""
     blobs = Blobs(Path(shown))
     try:
         manifest = find_manifest(blobs, spec.platform)
-        merged = merge_layers(blobs, manifest)
+        merged = merge_layers(blobs, manifest, verified=False)  # (checked by `evidence`, before any report)
         reader = _Reader(blobs, merged)
         envs = environments(merged)
         if not envs:
@@ -250,7 +266,9 @@ class ImageTarget:
 
     @cached_property
     def evidence(self) -> BuildEvidence:
-        """The distribution's metadata, and its RECORD's hashes checked for the files the audit read."""
+        """The distribution's metadata, and its RECORD's hashes checked for the files the audit read; once
+        every layer of the image is found to match its digest (else ImageError: nothing is reported)."""
+        self._reader.blobs.verify()
         d = self._dist
         files = d.files.files
         version = d.files.version

@@ -14,6 +14,28 @@ from prstack.forge import repo_slug
 _LOCAL_COMMIT = re.compile(r"^(?:g|git)?([0-9a-f]{7,40})$")
 _LOCAL_DATE = re.compile(r"^d(\d{8})(\d{6})?$")
 _DISTANCE = re.compile(r"\.(dev|post)(\d+)(?:\+|$)")
+JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects read in metadata or image JSON (real files need a handful)."""
+
+
+class JsonTooDeep(ValueError):
+    """JSON nested past JSON_DEPTH (its message says so)."""
+
+
+def bounded_json(data: str | bytes) -> Any:
+    """JSON parsed, refused (JsonTooDeep) when nested past JSON_DEPTH; ValueError when it is no JSON."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise JsonTooDeep(f"nests its JSON past {JSON_DEPTH} levels") from None
+    level = [(value, 1)]
+    while level:
+        node, depth = level.pop()
+        if isinstance(node, dict | list):
+            if depth > JSON_DEPTH:
+                raise JsonTooDeep(f"nests its JSON past {JSON_DEPTH} levels")
+            level.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return value
 
 
 @dataclass(frozen=True)
@@ -112,8 +134,8 @@ def parse_direct_url(text: str | None) -> DirectUrl | None:
     if not text:
         return None
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = bounded_json(text)
+    except ValueError:  # (JsonTooDeep too: a hostile file says nothing)
         return None
     if not isinstance(data, dict) or not isinstance(data.get("url"), str):
         return None

@@ -1,9 +1,13 @@
 """A tar's member headers read straight from its 512-byte blocks: name, kind, where the data starts, its
 size, the link target; PAX records and GNU long names applied, checksums checked. No member's data is
-read (the standard library's TarInfo objects cost seconds for the tens of thousands of an image layer)."""
+read (the standard library's TarInfo objects cost seconds for the tens of thousands of an image layer).
+
+Numbers are read strictly, as Go's archive/tar reads them: a size that is negative, not a number or past
+MEMBER_CAP is TarDamaged, so every header moves the reader forward (tarfile loops on a negative PAX size)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO
@@ -11,6 +15,10 @@ from typing import IO
 BLOCK = 512
 EXTENDED_CAP = 1 << 20
 """The longest PAX record block or GNU long name read (bytes)."""
+MEMBER_CAP = 1 << 40
+"""The largest member size believed (bytes); a header saying more is damaged or hostile."""
+_OCTAL = re.compile(rb"[0-7]+")
+_DECIMAL = re.compile(r"[0-9]+")
 _ZERO = bytes(BLOCK)
 _KINDS = {b"0": "file", b"\0": "file", b"7": "file", b"5": "dir", b"2": "symlink", b"1": "hardlink"}
 _POSIX_MAGIC = b"ustar\x00"
@@ -42,15 +50,28 @@ def _field(raw: bytes) -> bytes:
 
 
 def _number(raw: bytes, at: int) -> int:
-    if raw[:1] and raw[0] & 0x80:  # (GNU base-256, for sizes of 8 GiB and more)
+    """A header's numeric field: octal digits, or GNU base-256 (for sizes of 8 GiB and more); never negative."""
+    if raw[:1] and raw[0] & 0x80:
         if raw[0] != 0x80:
             raise TarDamaged(f"not a readable tar (a negative number in the header at byte {at})")
         return int.from_bytes(raw[1:], "big")
     digits = _field(raw).strip(b" ")
-    try:
-        return int(digits, 8) if digits else 0
-    except ValueError:
-        raise TarDamaged(f"not a readable tar (no tar header at byte {at})") from None
+    if not digits:
+        return 0
+    if _OCTAL.fullmatch(digits) is None:
+        raise TarDamaged(f"not a readable tar (no tar header at byte {at})")
+    return int(digits, 8)
+
+
+def _size(value: int | str, at: int) -> int:
+    """A member's size as a header or a PAX record gives it, refused when negative, not a number or too big."""
+    if isinstance(value, str):
+        if _DECIMAL.fullmatch(value) is None or len(value) > 20:
+            raise TarDamaged(f"not a readable tar (a PAX size of {value[:40]!r} at byte {at})")
+        value = int(value)
+    if value > MEMBER_CAP:
+        raise TarDamaged(f"not a readable tar (a member size of {value} bytes at byte {at}, past any layer)")
+    return value
 
 
 def _checked(block: bytes, at: int) -> None:
@@ -66,7 +87,7 @@ def _pax(data: bytes, at: int) -> dict[str, str]:
     """The records of a PAX extended header ('LENGTH key=value\\n' each)."""
     out: dict[str, str] = {}
     pos = 0
-    while pos < len(data) and data[pos:].strip(b"\0"):
+    while pos < len(data) and data[pos] != 0:  # (NUL padding ends the records)
         space = data.find(b" ", pos)
         try:
             length = int(data[pos:space]) if space > pos else 0
@@ -106,7 +127,7 @@ def headers(stream: IO[bytes]) -> Iterator[Header]:
             return
         _checked(block, pos)
         kind_byte = block[156:157]
-        size = _number(block[124:136], pos)
+        size = _size(_number(block[124:136], pos), pos)
         data_at = pos + BLOCK
         if kind_byte in (b"x", b"g", b"L", b"K"):
             data = _extended(stream, data_at, size)
@@ -125,10 +146,7 @@ def headers(stream: IO[bytes]) -> Iterator[Header]:
             name = f"{_text(prefix)}/{name}" if prefix else name
         link = pax.get("linkpath") or long_link or _text(_field(block[157:257]))
         if "size" in pax:
-            try:
-                size = int(pax["size"])
-            except ValueError:
-                raise TarDamaged(f"not a readable tar (a damaged PAX size at byte {pos})") from None
+            size = _size(pax["size"], pos)
         kind = _KINDS.get(kind_byte, "other")
         if kind == "file" and name.endswith("/"):  # (an old tar's folder)
             kind = "dir"

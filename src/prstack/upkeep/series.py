@@ -1,6 +1,8 @@
 """A refreshed patch series for the candidate (pure): retired items dropped, partly-upstream ones
 reduced to the hunks left, kept ones re-diffed against the candidate's files with fresh line
-numbers (as `quilt refresh` would), each patch on top of the ones before it; rebase items listed."""
+numbers (as `quilt refresh` would), each patch on top of the ones before it. An item that needs a
+person (rebase by hand) stays in `series`, after a comment that says why: a carried patch as it was
+(not refreshed), a PR as the comment alone."""
 
 from __future__ import annotations
 
@@ -26,41 +28,64 @@ class Series:
     """Retired items."""
     unwritten: tuple[tuple[Item, str], ...]
     """Items still needed that could not be refreshed, and why (rebase them by hand)."""
+    kept: tuple[tuple[Item, str], ...] = ()
+    """Those of them that are patch files, carried into the series as they were, and their names there."""
 
 
 class _Stuck(Exception):
     """A hunk whose pre-image is not where the series leaves the file."""
 
 
-def refreshed_series(report: UpkeepReport, candidate_file: Callable[[str], bytes | None]) -> Series:
-    """The series for the candidate whose files `candidate_file` gives by repository path."""
+def refreshed_series(report: UpkeepReport, candidate_file: Callable[[str], bytes | None],
+                     carried_patch: Callable[[str], bytes | None] = lambda name: None) -> Series:
+    """The series for the candidate whose files `candidate_file` gives by repository path;
+    `carried_patch` gives a carried patch file's bytes by its name (for those kept as they were)."""
     files: dict[str, bytes] = {}
     tree: dict[str, str | None] = {}
     written: list[tuple[Item, str]] = []
     dropped: list[Item] = []
     unwritten: list[tuple[Item, str]] = []
+    kept: list[tuple[Item, str]] = []
+    lines: list[str] = []
     for item in report.items:
         if item.verdict is Verdict.RETIRE:
             dropped.append(item)
             continue
-        results = [h.result for h in item.hunks]
-        if item.verdict is Verdict.REBASE or not writable(results):
-            left = "; ".join(f"{h.result.hunk.path}:{h.result.hunk.old_start} {h.result.status.value}"
-                             for h in item.remaining if h.result.status.value != "missing")
-            unwritten.append((item, f"rebase by hand: {left}"))
-            continue
-        hunks = [h.result.hunk for h in item.remaining]
         try:
-            body = _diff(hunks, tree, candidate_file)
+            body = _refreshed(item, tree, candidate_file)
         except _Stuck as exc:
-            unwritten.append((item, f"rebase by hand: {exc}"))
+            why = f"rebase by hand: {exc}"
+            unwritten.append((item, why))
+            original = carried_patch(item.patch) if item.patch is not None else None
+            named = f"#{item.number}" if item.patch is None else item.patch
+            lines.append(f"# {_one_line(named)}: {_one_line(why)} (not refreshed)\n")
+            if original is not None:
+                name = _name(item, len(written) + len(kept) + 1, files)
+                files[name] = original
+                kept.append((item, name))
+                lines.append(f"{name}\n")
             continue
-        name = _name(item, len(written) + 1, files)
+        name = _name(item, len(written) + len(kept) + 1, files)
         head = f"{_title(item)}\nRefreshed by prstack upkeep for {report.candidate.name}.\n\n"
         files[name] = head.encode("utf-8", "surrogateescape") + body
         written.append((item, name))
-    files["series"] = "".join(f"{name}\n" for _, name in written).encode()
-    return Series(files, tuple(written), tuple(dropped), tuple(unwritten))
+        lines.append(f"{name}\n")
+    files["series"] = "".join(lines).encode("utf-8", "surrogateescape")
+    return Series(files, tuple(written), tuple(dropped), tuple(unwritten), tuple(kept))
+
+
+def _refreshed(item: Item, tree: dict[str, str | None], candidate_file: Callable[[str], bytes | None]) -> bytes:
+    """The item's remaining hunks as a diff over the series so far; _Stuck when it needs a person."""
+    results = [h.result for h in item.hunks]
+    if item.verdict is Verdict.REBASE or not writable(results):
+        raise _Stuck("; ".join(f"{h.result.hunk.path}:{h.result.hunk.old_start} {h.result.status.value}"
+                               for h in item.remaining if h.result.status.value != "missing"))
+    return _diff([h.result.hunk for h in item.remaining], tree, candidate_file)
+
+
+def _one_line(text: str) -> str:
+    """Text for a line of `series`: control characters (a newline in a path) as \\xNN."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
 def _title(item: Item) -> str:

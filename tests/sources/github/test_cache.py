@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
 
-from prstack.sources.github.cache import CACHE_ENV, Cache, decode_entry, default_cache_root, encode_entry
+from prstack.sources.github.cache import CACHE_ENV, Cache, decode_entry, default_cache_root, encode_entry, safe_name
 
 
 def test_round_trip_and_location(tmp_path: Path) -> None:
@@ -87,3 +88,28 @@ def test_info_and_clear(tmp_path: Path) -> None:
     cleared = cache.clear()
     assert cleared.entries == 2
     assert cache.info().entries == 0 and cache.info().repos == ()
+
+
+def test_names_are_escaped_never_stripped_so_repositories_never_share_a_folder(tmp_path: Path) -> None:
+    """`owner/.name` and `owner/name` (and `a_b` and `a/b`, `..`) each get their own folder."""
+    cache = Cache(tmp_path)
+    dirs = {cache.git_dir("github.com", "owner", n) for n in (".name", "name", "a_b", "a/b", "..", "%2E")}
+    assert len(dirs) == 6
+    assert all(d.parent == tmp_path / "git" / "github.com" / "owner" for d in dirs)
+    assert all(not d.name.startswith(".") for d in dirs)
+    cache.put("github/github.com/owner/.name/pulls", "1", {"title": "dot"})
+    cache.put("github/github.com/owner/name/pulls", "1", {"title": "plain"})
+    assert cache.get("github/github.com/owner/.name/pulls", "1") == {"title": "dot"}
+    assert cache.get("github/github.com/owner/name/pulls", "1") == {"title": "plain"}
+    assert safe_name("x" * 400) != safe_name("x" * 401) and len(safe_name("x" * 400)) <= 200
+
+
+def test_the_cache_is_the_users_alone(tmp_path: Path) -> None:
+    """Folders the cache makes are 0700 and its files 0600 (code of a private repository stays private)."""
+    root = tmp_path / "cache"
+    cache = Cache(root)
+    cache.put("github/h/o/r/pulls", "1", {"title": "t"})
+    repo = cache.git_dir("github.com", "acme", "widget")
+    made = [p for p in root.rglob("*") if p.is_dir()] + [root, repo.parent]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in made} == {oct(0o700)}
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in root.rglob("*") if p.is_file()} == {oct(0o600)}

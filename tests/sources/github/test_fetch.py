@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import subprocess
 from pathlib import Path
 
@@ -52,6 +53,9 @@ def test_fetch_blobless_then_audit_reads_lazily(
         "tests/test_extra.py",
     }
     assert source.objects.file_at(heads["b"], "src/widget/extra.py") == b"VALUE = 42\n"
+    objects = {stat.S_IMODE(p.lstat().st_mode) for p in (store.path / "objects").rglob("*")}
+    assert objects and not any(mode & 0o077 for mode in objects)  # (no fetched code is readable by others)
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o700
 
 
 def test_refetch_moves_a_force_pushed_head(

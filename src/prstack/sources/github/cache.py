@@ -1,13 +1,14 @@
-"""The on-disk cache: atomic, checksummed entries (platform cache dir or PRSTACK_CACHE_DIR)."""
+"""The on-disk cache: atomic, checksummed entries (platform cache dir or PRSTACK_CACHE_DIR), private to
+the user (folders 0700, files 0600), one folder per repository under a name that cannot collide."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,14 @@ from typing import Any
 
 import platformdirs
 
-from prstack.errors import SourceError
+from prstack.errors import InputError, SourceError
+from prstack.files import write_file
 
 CACHE_ENV = "PRSTACK_CACHE_DIR"
 _MAGIC = b"prstack-cache/1 sha256="
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_KEPT = re.compile(r"[A-Za-z0-9_-]|(?<!^)\.")
+"""Characters a cache name keeps as they are (a dot but the first); every other is escaped."""
+NAME_MAX = 200
 
 
 def default_cache_root(env: Mapping[str, str] | None = None) -> Path:
@@ -32,24 +36,32 @@ def default_cache_root(env: Mapping[str, str] | None = None) -> Path:
 
 
 def safe_name(text: str) -> str:
-    """A file-name-safe form of a key (no separators, no dot-dot): 'a/b c' -> 'a_b_c'."""
-    name = _SAFE.sub("_", text).strip("._") or "_"
-    return name[:150]
+    """A key as one file name, escaped and never stripped, so that two keys never share one: every
+    byte but letters, digits, `_`, `-` and a dot that does not lead is %XX ('.name' -> '%2Ename',
+    'a/b' -> 'a%2Fb'); a name past NAME_MAX keeps its start and a hash of the whole."""
+    name = "".join(c if _KEPT.match(text, i) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                   for i, c in enumerate(text)) or "%"
+    if len(name) > NAME_MAX:
+        name = name[: NAME_MAX - 65] + "~" + hashlib.sha256(name.encode()).hexdigest()
+    return name
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so readers see the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def private_folder(path: Path, root: Path) -> None:
+    """`path` (below `root`) made with each missing folder from `root` down 0700."""
+    missing = [p for p in (path, *path.parents) if not p.exists() and (p == root or root in p.parents)]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)
+
+
+def atomic_write(path: Path, data: bytes, root: Path | None = None) -> None:
+    """Write `data` to `path` (0600, its missing folders 0700 from `root` down) so readers see the old
+    file or the whole new one, never a part."""
+    private_folder(path.parent, root or path.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_file(path, data, private=True)
+    except InputError as exc:
+        raise OSError(str(exc)) from None
 
 
 def encode_entry(value: Any) -> bytes:
@@ -115,16 +127,20 @@ class Cache:
     def put(self, namespace: str, key: str, value: Any) -> None:
         """Store a JSON value atomically with its checksum."""
         try:
-            atomic_write(self._entry_path(namespace, key), encode_entry(value))
+            atomic_write(self._entry_path(namespace, key), encode_entry(value), self.root)
         except OSError as exc:
             raise SourceError(
-                f"cannot write the cache under {self.root}: {exc.strerror}; "
+                f"cannot write the cache under {self.root}: {exc.strerror or exc}; "
                 f"set {CACHE_ENV} to a writable directory."
             ) from None
 
     def git_dir(self, host: str, owner: str, name: str) -> Path:
-        """Where the managed bare repository of one GitHub repository lives."""
-        return self.root / "git" / safe_name(host) / safe_name(owner) / (safe_name(name) + ".git")
+        """Where the managed bare repository of one GitHub repository lives (its parent folders made
+        0700 here: the repository itself is made by its first fetch)."""
+        path = self.root / "git" / safe_name(host) / safe_name(owner) / (safe_name(name) + ".git")
+        with contextlib.suppress(OSError):  # (a read-only cache: the fetch, if any, says so)
+            private_folder(path.parent, self.root)
+        return path
 
     def info(self) -> CacheInfo:
         entries = (

@@ -104,8 +104,8 @@ class CacheRepo:
     def ensure(self) -> None:
         """Create the bare repository (once): a partial clone of `url`, blobs fetched lazily."""
         if not self.exists:
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._git("init", "--bare", "--quiet")
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._git("init", "--bare", "--quiet", "--shared=0600")  # (only the user reads what was fetched)
             self._git("config", "core.repositoryformatversion", "1")
             self._git("config", "extensions.partialClone", "origin")
             self._git("config", "remote.origin.promisor", "true")
