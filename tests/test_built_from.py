@@ -15,7 +15,6 @@ from prstack.built_from import (
     flag_results,
     header_sentence,
     join_build,
-    record_issues,
 )
 from prstack.demo.run import DemoBuild
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
@@ -105,7 +104,7 @@ def test_flag_results_keeps_the_matcher_note_and_adds_record_and_binary() -> Non
     ev = BuildEvidence(record=RecordIntegrity(1, edited=("x/m.py",)))
     [flagged] = flag_results(results, ev)
     assert flagged.evidence.note == "x/m.py: edited after install: its hash no longer matches RECORD"
-    assert record_issues(ev) == {"x/m.py": "edited after install: its hash no longer matches RECORD"}
+    assert ev.file_issues() == {"x/m.py": "edited after install: its hash no longer matches RECORD"}
     hunk = Hunk(5, "csrc/k.cu", "csrc/k.cu", FileChange.MODIFIED, 1, 1, 1, 1)
     [unverifiable] = flag_results([HunkResult(hunk, HunkStatus.UNVERIFIABLE)], ev, lambda p: "x/_C.so")
     assert unverifiable.evidence.note == "compiled into x/_C.so, which cannot be checked hunk by hunk"

@@ -237,8 +237,3 @@ def flag_results(results: Sequence[HunkResult], ev: BuildEvidence,
         evidence = r.evidence if r.evidence is not None else MatchEvidence()
         out.append(replace(r, evidence=replace(evidence, note="; ".join([old, *added] if old else added))))
     return tuple(out)
-
-
-def record_issues(ev: BuildEvidence) -> dict[str, str]:
-    """installed path -> what is wrong with it per RECORD (edited, added or deleted after install)."""
-    return ev.file_issues()

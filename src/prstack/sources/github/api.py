@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -349,8 +349,3 @@ def _deadline() -> float:
     if not 0 < seconds < 86400:
         raise InputError(f"{DEADLINE_ENV}={value!r} is not a number of seconds; unset it or give e.g. 60.")
     return seconds
-
-
-def meta_as_dict(meta: PRMeta) -> dict[str, Any]:
-    """A PRMeta as plain JSON-able values."""
-    return asdict(meta)
