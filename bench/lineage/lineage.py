@@ -82,25 +82,43 @@ def load_cases(path: Path = CASES) -> list[dict[str, str]]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def clone_path(p: Project) -> Path:
-    return cache_dir() / "lineage" / "clones" / (p.repo.replace("/", "+") + ".git")
+REFS = ("all", "cases")  # which PR refs a work clone holds: every one of the snapshot, or the cases' alone
 
 
-def make_clone(p: Project) -> Path:
-    """The work clone prstack reads: `git clone --bare --shared SNAPSHOT`, then every refs/pull/N/head of
-    the snapshot copied in (a bare clone takes branches and tags only). Made once; the folder appears
-    only when complete."""
-    final = clone_path(p)
-    if final.is_dir():
-        return final
-    tmp = final.with_name(final.name + ".tmp")
-    subprocess.run(["rm", "-rf", str(tmp)], check=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(p.mirror()), str(tmp)], check=True)
-    refs = git(p.mirror(), "for-each-ref", "--format=update %(refname) %(objectname)", "refs/pull/*/head")
-    subprocess.run(["git", "-C", str(tmp), "update-ref", "--stdin"], input=refs, text=True, check=True)
-    tmp.rename(final)
+def clone_path(p: Project, refs: str = "all") -> Path:
+    return cache_dir() / "lineage" / "clones" / refs / (p.repo.replace("/", "+") + ".git")
+
+
+def make_clone(p: Project, refs: str, prs: set[str]) -> Path:
+    """The work clone prstack reads: `git clone --bare --shared SNAPSHOT` (branches and tags), then the
+    snapshot's refs/pull/N/head copied in: every one (refs "all", as a clone that fetched
+    +refs/pull/*/head holds them), or those of the PR numbers `prs` alone (refs "cases", kept in step
+    with them). Made once; the folder appears only when complete."""
+    final = clone_path(p, refs)
+    if not final.is_dir():
+        tmp = final.with_name(final.name + ".tmp")
+        subprocess.run(["rm", "-rf", str(tmp)], check=True)
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", "--bare", "--shared", str(p.mirror()), str(tmp)], check=True)
+        _copy_pull_refs(p.mirror(), tmp, None if refs == "all" else prs)
+        tmp.rename(final)
+    elif refs != "all":
+        _copy_pull_refs(p.mirror(), final, prs)
     return final
+
+
+def _copy_pull_refs(snapshot: Path, clone: Path, prs: set[str] | None) -> None:
+    """The snapshot's refs/pull/N/head into the clone (only those of `prs` when given; others deleted)."""
+    fmt = "--format=%(objectname) %(refname)"
+    want = {ref: sha for sha, ref in (line.split() for line in git(snapshot, "for-each-ref", fmt,
+                                                                    "refs/pull/*/head").splitlines())
+            if prs is None or ref.split("/")[2] in prs}
+    have = {ref: sha for sha, ref in (line.split() for line in git(clone, "for-each-ref", fmt,
+                                                                    "refs/pull/*/head").splitlines())}
+    script = "".join(f"update {ref} {sha}\n" for ref, sha in want.items() if have.get(ref) != sha)
+    script += "".join(f"delete {ref}\n" for ref in have if ref not in want)
+    if script:
+        subprocess.run(["git", "-C", str(clone), "update-ref", "--stdin"], input=script, text=True, check=True)
 
 
 def fetch_wheel(spec: str) -> Path | None:

@@ -1,4 +1,5 @@
-"""Make what the lineage bench reads: the work clones and every case's three wheels (downloaded, unpacked).
+"""Make what the lineage bench reads: the work clones (both kinds, lineage.REFS) and every case's three
+wheels (downloaded, unpacked).
 
     PRSTACK_REALWORLD_MIRRORS=/work/.mirror python bench/lineage/setup_cache.py
 Clones, wheels and unpacked trees go under $PRSTACK_REALWORLD_CACHE (default ~/.cache/prstack-realworld),
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lineage import PROJECTS, cache_dir, fetch_wheel, load_cases, make_clone, wheel_spec
+from lineage import PROJECTS, REFS, cache_dir, fetch_wheel, load_cases, make_clone, wheel_spec
 
 TAGS = ("tag_first", "tag_newest", "tag_before")
 
@@ -25,7 +26,8 @@ def main() -> int:
             print(f"missing snapshot {p.mirror()}: fetch github:{repo} (set PRSTACK_REALWORLD_MIRRORS)")
             bad += 1
             continue
-        print(f"{repo}: clone {make_clone(p)}", flush=True)
+        for refs in REFS:
+            print(f"{repo}: clone {make_clone(p, refs, {c['pr'] for c in cases if c['repo'] == repo})}", flush=True)
     for spec in sorted({wheel_spec(PROJECTS[c["repo"]], c[t]) for c in cases for t in TAGS}):
         if fetch_wheel(spec) is None:
             print(f"no wheel for {spec} on PyPI: add its version to lineage.LINEAGE's no_wheel and run pick.py again")
