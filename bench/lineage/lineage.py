@@ -37,7 +37,7 @@ class Lineage:
 LINEAGE: dict[str, Lineage] = {
     "encode/httpx": Lineage((0, 7, 5)),  # 0.7.4 and older: sdists only
     "encode/starlette": Lineage((0, 13, 1)),  # 0.13.0 and older: sdists only
-    "fastapi/fastapi": Lineage((0, 1, 11)),  # the first tag
+    "fastapi/fastapi": Lineage((0, 1, 11), frozenset({"0.136.2"})),  # 0.1.11: the first tag; 0.136.2: not on PyPI
     "pydantic/pydantic": Lineage((0, 1), frozenset({"0.18", "0.18.1", "0.18.2"})),  # v0.0.x, v0.18.x: none on PyPI
 }
 

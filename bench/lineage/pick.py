@@ -1,6 +1,6 @@
 """Choose the lineage bench's cases from the snapshots alone (deterministic): merged PRs and three releases each.
 
-    PRSTACK_REALWORLD_MIRRORS=/work/.mirror python bench/lineage/pick.py [--per-repo 25] > bench/lineage/cases.tsv
+    PRSTACK_REALWORLD_MIRRORS=/work/.mirror python bench/lineage/pick.py [--per-repo 16] > bench/lineage/cases.tsv
 
 A case is a PR of a project's default branch that landed as a merge commit ("Merge pull request #N from
 …", its second parent the snapshot's refs/pull/N/head) or as a squash (one parent, subject ending in
@@ -163,7 +163,7 @@ def merges(h: History, n: int, taken: list[dict[str, str]]) -> list[dict[str, st
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--per-repo", type=int, default=25, help="PRs per project (one per slice of its history)")
+    ap.add_argument("--per-repo", type=int, default=16, help="PRs per project (one per slice of its history)")
     ap.add_argument("--merges", type=int, default=3, help="more PRs per project that landed as merge commits")
     ap.add_argument("--repo", action="append", help="only these owner/name (default: every project)")
     a = ap.parse_args()
