@@ -96,7 +96,7 @@ class History:
         if x.how == "squash" and is_ancestor(self.m, head, x.commit):
             return None  # fast-forwarded or rebased: not a squash
         base = git(self.m, "merge-base", x.parents[0], head, check=False).strip()
-        if not base or not self._ships_additions(base, head, x):
+        if not base or not self.ships_additions(base, head, x):
             return None
         tags = self._tags(x, head)
         if tags is None:
@@ -105,7 +105,7 @@ class History:
         return {"repo": self.p.repo, "pr": str(x.pr), "head": head, "base": base, "landing": x.commit,
                 "how": x.how, "tag_first": first, "tag_newest": newest, "tag_before": before}
 
-    def _ships_additions(self, base: str, head: str, x: Landing) -> bool:
+    def ships_additions(self, base: str, head: str, x: Landing) -> bool:
         landed = set(git(self.m, "diff", "--no-renames", "--name-only", x.parents[0], x.commit).split("\n"))
         added = changed = 0
         for line in git(self.m, "diff", "--no-renames", "--numstat", base, head).splitlines():

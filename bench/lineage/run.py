@@ -20,6 +20,11 @@ release whose tag holds the landing commit, (b) tag_newest, (c) tag_before — t
   releases upkeep lists whose tag holds the landing.
 Prints one table per measure, a row per project and a total; writes every answer to
 $PRSTACK_REALWORLD_CACHE/lineage/results.tsv and lists the wrong answers.
+
+With `--cases bench/lineage/reverts.tsv` (pick_reverts.py: PRs reverted later) the releases are (a) tag_held,
+the first holding the landing and not the revert, (r) tag_reverted, the first holding the revert, and (c);
+a release holds the PR when it holds the landing and not the revert, and the tables' "(a)/(b)" columns
+count the releases holding it, "(c)" those that do not. No upkeep on them.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from lineage import (
 )
 
 ROLES = {"a": "tag_first", "b": "tag_newest", "c": "tag_before"}
+REVERTED_ROLES = {"a": "tag_held", "r": "tag_reverted", "c": "tag_before"}  # reverts.tsv (pick_reverts.py)
 PRESENT = ("applied", "relocated")
 TIMEOUT = 600
 MAX_JOBS = 2  # the machine's two cores are shared
@@ -118,7 +124,8 @@ def audit(prstack: list[str], clones: dict[str, Path], a: Audit) -> Audit:
     p = PROJECTS[a.case["repo"]]
     clone = clones[p.repo]
     n = int(a.case["pr"])
-    a.holds = is_ancestor(clone, a.case["landing"], a.tag)
+    a.holds = is_ancestor(clone, a.case["landing"], a.tag) and not (
+        "revert" in a.case and is_ancestor(clone, a.case["revert"], a.tag))
     w = wheel_path(wheel_spec(p, a.tag))
     a.exit, data, a.seconds = run_json([*prstack, "audit", str(n), "--git", str(clone), "--wheel", str(w),
                                         "--format", "json"])
@@ -177,16 +184,17 @@ def main() -> int:
     ap.add_argument("--cases", default="", help="another cases file")
     a = ap.parse_args()
     cases = select(load_cases(Path(a.cases)) if a.cases else load_cases(), a.repo, a.limit)
-    missing = [wheel_spec(PROJECTS[c["repo"]], c[t]) for c in cases for t in ROLES.values()
-               if wheel_path(wheel_spec(PROJECTS[c["repo"]], c[t])) is None]
+    targets = [(c, role, c[col]) for c in cases for role, col in roles(c).items() if c[col] != "-"]
+    missing = [wheel_spec(PROJECTS[c["repo"]], tag) for c, _, tag in targets
+               if wheel_path(wheel_spec(PROJECTS[c["repo"]], tag)) is None]
     clones = {r: clone_path(PROJECTS[r], a.refs) for r in {c["repo"] for c in cases}}
     if missing or not all(c.is_dir() for c in clones.values()):
         print("run setup_cache.py first: " + (f"no wheel for {missing[0]}" if missing else "a clone is missing"))
         return 2
     prstack = prstack_command()
     jobs = max(1, min(a.jobs, MAX_JOBS))
-    audits = [Audit(c, role, c[col]) for c in cases for role, col in ROLES.items()]
-    upkeeps = [] if a.no_upkeep else [Upkeep(c) for c in cases]
+    audits = [Audit(c, role, tag) for c, role, tag in targets]
+    upkeeps = [] if a.no_upkeep else [Upkeep(c) for c in cases if "revert" not in c]
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(jobs) as ex:
@@ -202,6 +210,10 @@ def main() -> int:
     report(repos, done_a, done_up)
     write_results(done_a, done_up)
     return 0
+
+
+def roles(case: dict[str, str]) -> dict[str, str]:
+    return REVERTED_ROLES if "revert" in case else ROLES
 
 
 def select(cases: list[dict[str, str]], repo: str, limit: int) -> list[dict[str, str]]:
