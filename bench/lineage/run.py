@@ -77,6 +77,7 @@ class Audit:
     exit: int | str = ""  # prstack's exit code, or "timeout"
     hunks: Counter[str] = field(default_factory=Counter)  # the PR's shipped hunks by status ("superseded" apart)
     all_present: bool = False
+    others: list[int] = field(default_factory=list)  # other PRs in the report (taken as ones it stacks on)
     seconds: float = 0.0
     apply_ok: bool = False
     contains: bool = False
@@ -130,6 +131,7 @@ def audit(prstack: list[str], clones: dict[str, Path], a: Audit) -> Audit:
     a.exit, data, a.seconds = run_json([*prstack, "audit", str(n), "--git", str(clone), "--wheel", str(w),
                                         "--format", "json"])
     hunks = [h for h in (data or {}).get("hunks", []) if h["pr"] == n and h["status"] != "not-shipped"]  # type: ignore[attr-defined]
+    a.others = sorted(pr["number"] for pr in (data or {}).get("prs", []) if pr["number"] != n)  # type: ignore[attr-defined]
     for h in hunks:
         a.hunks["superseded" if h.get("superseded_by") else h["status"]] += 1
     a.all_present = bool(hunks) and all(h["status"] in PRESENT or h.get("superseded_by") for h in hunks)
@@ -280,11 +282,11 @@ def write_results(audits: list[Audit], upkeeps: list[Upkeep]) -> None:
     d = cache_dir() / "lineage"
     d.mkdir(parents=True, exist_ok=True)
     with (d / "results.tsv").open("w") as f:
-        f.write("case\trole\ttruth\tprstack_exit\tall_present\thunks\tgit_apply\ttag_contains\tseconds\n")
+        f.write("case\trole\ttruth\tprstack_exit\tall_present\thunks\tgit_apply\ttag_contains\tseconds\tother_prs\n")
         for x in audits:
             hunks = ",".join(f"{k}:{v}" for k, v in sorted(x.hunks.items()))
             f.write(f"{case_id(x.case, x.tag)}\t{x.role}\t{'holds' if x.holds else 'lacks'}\t{x.exit}\t"
-                    f"{x.all_present}\t{hunks}\t{x.apply_ok}\t{x.contains}\t{x.seconds:.2f}\n")
+                    f"{x.all_present}\t{hunks}\t{x.apply_ok}\t{x.contains}\t{x.seconds:.2f}\t{others(x)}\n")
     with (d / "upkeep.tsv").open("w") as f:
         f.write("case\texit\tstate\tverdict\tfirst_release\tancestry_first\tseconds\n")
         for u in upkeeps:
@@ -294,7 +296,12 @@ def write_results(audits: list[Audit], upkeeps: list[Upkeep]) -> None:
     print(f"\n{len(wrong)} wrong audits (every answer in {d}/results.tsv and upkeep.tsv):")
     for x in wrong:
         print(f"  {case_id(x.case, x.tag)} ({x.role}, {x.case['how']}) exit {x.exit}, truth "
-              f"{'holds' if x.holds else 'lacks'}: " + ", ".join(f"{k} {v}" for k, v in x.hunks.most_common()))
+              f"{'holds' if x.holds else 'lacks'}: " + ", ".join(f"{k} {v}" for k, v in x.hunks.most_common())
+              + (f"; with {others(x)}" if x.others else ""))
+
+
+def others(x: Audit) -> str:
+    return " ".join(f"#{n}" for n in x.others)
 
 
 if __name__ == "__main__":
