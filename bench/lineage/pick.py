@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lineage import COLUMNS, PROJECTS, Project, git, is_ancestor, releases, version_of
+from lineage import COLUMNS, PROJECTS, Project, git, is_ancestor, releases
 
 MAX_LINES = 1500  # changed lines in shipped files: the larger rewrites make the run long and say little more
 MERGE = re.compile(r"^Merge pull request #(\d+) from ")
@@ -61,6 +61,7 @@ class History:
         self.landings = self._landings()
         self.reverted_prs, self.reverted_commits = self._reverts()
         self.releases = releases(p)
+        self.rank = {t: i for i, t in enumerate(self.releases)}  # by version
         on_default = set(git(self.m, "tag", "--merged", p.default).split())
         self.mainline = [t for t in self.releases if t in on_default]
 
@@ -124,7 +125,7 @@ class History:
         newest = self.releases[-1]
         if first is None or newest not in holding:
             return None
-        below = [t for t in self.mainline if version_of(t) < version_of(first) and t not in holding]  # type: ignore[operator]
+        below = [t for t in self.mainline if self.rank[t] < self.rank[first] and t not in holding]
         if not below:
             return None
         before = below[-1]

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from lineage import PROJECTS, git, is_ancestor, version_of
+from lineage import PROJECTS, git, is_ancestor
 from pick import REVERTS_COMMIT, History, Landing
 
 COLUMNS = ("repo", "pr", "head", "base", "landing", "how", "revert", "tag_held", "tag_reverted", "tag_before")
@@ -60,7 +60,7 @@ def case(h: History, x: Landing, reverted_by: dict[str, str]) -> dict[str, str] 
     if first is None or reverted is None:
         return None
     held = next((t for t in h.releases if t in holding and t not in reverting), "-")
-    below = [t for t in h.mainline if version_of(t) < version_of(first) and t not in holding]  # type: ignore[operator]
+    below = [t for t in h.mainline if h.rank[t] < h.rank[first] and t not in holding]
     if not below or is_ancestor(h.m, head, below[-1]):
         return None
     return {"repo": h.p.repo, "pr": str(x.pr), "head": head, "base": base, "landing": x.commit, "how": x.how,

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -107,17 +108,18 @@ def prstack_command() -> list[str]:
     return [exe]
 
 
-def run_json(cmd: list[str]) -> tuple[int | str, dict[str, object] | None, float]:
+def run_json(cmd: list[str]) -> tuple[int | str, dict[str, Any], float]:
+    """The command's exit code (or "timeout"), its JSON output ({} when none) and its seconds."""
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        return "timeout", None, time.perf_counter() - t0
+        return "timeout", {}, time.perf_counter() - t0
     dt = time.perf_counter() - t0
     try:
-        data = json.loads(r.stdout) if r.stdout.strip() else None
+        data = json.loads(r.stdout) if r.stdout.strip() else {}
     except json.JSONDecodeError:
-        data = None
+        data = {}
     return r.returncode, data, dt
 
 
@@ -130,8 +132,8 @@ def audit(prstack: list[str], clones: dict[str, Path], a: Audit) -> Audit:
     w = wheel_path(wheel_spec(p, a.tag))
     a.exit, data, a.seconds = run_json([*prstack, "audit", str(n), "--git", str(clone), "--wheel", str(w),
                                         "--format", "json"])
-    hunks = [h for h in (data or {}).get("hunks", []) if h["pr"] == n and h["status"] != "not-shipped"]  # type: ignore[attr-defined]
-    a.others = sorted(pr["number"] for pr in (data or {}).get("prs", []) if pr["number"] != n)  # type: ignore[attr-defined]
+    hunks = [h for h in data.get("hunks", []) if h["pr"] == n and h["status"] != "not-shipped"]
+    a.others = sorted(pr["number"] for pr in data.get("prs", []) if pr["number"] != n)
     for h in hunks:
         a.hunks["superseded" if h.get("superseded_by") else h["status"]] += 1
     a.all_present = bool(hunks) and all(h["status"] in PRESENT or h.get("superseded_by") for h in hunks)
@@ -158,12 +160,12 @@ def upkeep(prstack: list[str], clones: dict[str, Path], u: Upkeep) -> Upkeep:
     n = int(u.case["pr"])
     u.exit, data, u.seconds = run_json([*prstack, "upkeep", str(n), "--git", str(clone), "--onto",
                                         u.case["tag_newest"], "--format", "json"])
-    item = next((i for i in (data or {}).get("items", []) if i.get("pr") == n), None)  # type: ignore[attr-defined]
+    item = next((i for i in data.get("items", []) if i.get("pr") == n), None)
     if item:
         u.verdict, u.state = item.get("verdict") or "", item.get("state") or ""
         u.first_release = item.get("first_release")
     holding = set(git(clone, "tag", "--contains", u.case["landing"]).split())
-    listed = [r["name"] for r in (data or {}).get("releases", []) if r["name"] in holding]  # type: ignore[attr-defined]
+    listed = [r["name"] for r in data.get("releases", []) if r["name"] in holding]
     u.ancestry_first = min(listed, key=_version, default=None)
     return u
 
