@@ -3,7 +3,7 @@
 The projects are bench/realworld/projects.py's (mirror folder from $PRSTACK_REALWORLD_MIRRORS, PyPI
 dist, default branch, package folders); the wheels go to the real-world bench's cache
 ($PRSTACK_REALWORLD_CACHE, wheels/ and trees/ as its prepare.py lays them out); the work clones to
-$PRSTACK_REALWORLD_CACHE/lineage/clones/<owner>+<name>.git.
+$PRSTACK_REALWORLD_CACHE/lineage/clones/<all|cases>/<owner>+<name>.git (REFS: which PR refs they hold).
 """
 
 from __future__ import annotations
