@@ -75,7 +75,7 @@ class Audit:
     role: str
     tag: str
     holds: bool = False  # the oracle
-    exit: int | str = ""  # prstack's exit code, or "timeout"
+    exit: int | str = ""  # prstack's exit code; "timeout", or "no report" when it printed none (a crash)
     hunks: Counter[str] = field(default_factory=Counter)  # the PR's shipped hunks by status ("superseded" apart)
     all_present: bool = False
     others: list[int] = field(default_factory=list)  # other PRs in the report (taken as ones it stacks on)
@@ -108,8 +108,9 @@ def prstack_command() -> list[str]:
     return [exe]
 
 
-def run_json(cmd: list[str]) -> tuple[int | str, dict[str, Any], float]:
-    """The command's exit code (or "timeout"), its JSON output ({} when none) and its seconds."""
+def run_json(cmd: list[str], key: str) -> tuple[int | str, dict[str, Any], float]:
+    """The command's exit code, its JSON report and its seconds; the code is "timeout", or "no report" when
+    stdout holds no JSON object with `key` (a traceback also exits 1: it must not count as an answer)."""
     t0 = time.perf_counter()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
@@ -120,6 +121,8 @@ def run_json(cmd: list[str]) -> tuple[int | str, dict[str, Any], float]:
         data = json.loads(r.stdout) if r.stdout.strip() else {}
     except json.JSONDecodeError:
         data = {}
+    if not isinstance(data, dict) or key not in data:
+        return ("no report" if r.returncode in (0, 1) else r.returncode), {}, dt
     return r.returncode, data, dt
 
 
@@ -131,7 +134,7 @@ def audit(prstack: list[str], clones: dict[str, Path], a: Audit) -> Audit:
         "revert" in a.case and is_ancestor(clone, a.case["revert"], a.tag))
     w = wheel_path(wheel_spec(p, a.tag))
     a.exit, data, a.seconds = run_json([*prstack, "audit", str(n), "--git", str(clone), "--wheel", str(w),
-                                        "--format", "json"])
+                                        "--format", "json"], "prs")
     hunks = [h for h in data.get("hunks", []) if h["pr"] == n and h["status"] != "not-shipped"]
     a.others = sorted(pr["number"] for pr in data.get("prs", []) if pr["number"] != n)
     for h in hunks:
@@ -159,7 +162,7 @@ def upkeep(prstack: list[str], clones: dict[str, Path], u: Upkeep) -> Upkeep:
     clone = clones[u.case["repo"]]
     n = int(u.case["pr"])
     u.exit, data, u.seconds = run_json([*prstack, "upkeep", str(n), "--git", str(clone), "--onto",
-                                        u.case["tag_newest"], "--format", "json"])
+                                        u.case["tag_newest"], "--format", "json"], "items")
     item = next((i for i in data.get("items", []) if i.get("pr") == n), None)
     if item:
         u.verdict, u.state = item.get("verdict") or "", item.get("state") or ""
@@ -168,6 +171,10 @@ def upkeep(prstack: list[str], clones: dict[str, Path], u: Upkeep) -> Upkeep:
     listed = [r["name"] for r in data.get("releases", []) if r["name"] in holding]
     u.ancestry_first = min(listed, key=_version, default=None)
     return u
+
+
+def first_release_right(u: Upkeep) -> bool:
+    return u.first_release is not None and u.first_release == u.ancestry_first
 
 
 def _version(tag: str) -> Version:
@@ -241,13 +248,13 @@ def report(repos: list[str], audits: list[Audit], upkeeps: list[Upkeep]) -> None
 
     print("\nprstack audit N --git CLONE --wheel W  ((a) first release holding the PR, (b) newest, (c) release before)")
     print(f"{'':20}{'PRs':>5}{'(a)/(b) exit 0':>16}{'+ each hunk':>13}{'(c) exit 1':>12}{'false present':>15}"
-          f"{'exit 2':>8}{'prstack s':>11}")
+          f"{'no answer':>11}{'prstack s':>11}")
     for r in rows:
         xs = of(r, audits)
         ab, c = [x for x in xs if x.holds], [x for x in xs if not x.holds]
         print(f"{r:20}{len({x.case['pr'] for x in xs}):>5}{frac(ab, lambda x: x.right):>16}"
               f"{frac(ab, lambda x: x.right and x.all_present):>13}{frac(c, lambda x: x.right):>12}"
-              f"{sum(x.exit == 0 for x in c):>15}{sum(x.exit not in (0, 1) for x in xs):>8}"
+              f"{sum(x.exit == 0 for x in c):>15}{sum(x.exit not in (0, 1) for x in xs):>11}"
               f"{sum(x.seconds for x in xs):>11.1f}")
     print("\npeers on the same cases: git apply -R --check (PR diff on the unpacked wheel); git tag --contains LANDING")
     print(f"{'':20}{'apply (a)/(b)':>15}{'apply (c)':>11}{'apply false present':>21}{'tag (a)/(b)':>13}"
@@ -265,13 +272,14 @@ def report(repos: list[str], audits: list[Audit], upkeeps: list[Upkeep]) -> None
     print("\nhunk statuses of (a)/(b) cases: " + ", ".join(f"{k} {v}" for k, v in hunks.most_common()))
     if upkeeps:
         print("\nprstack upkeep N --git CLONE --onto TAG_NEWEST")
-        print(f"{'':20}{'PRs':>5}{'retire':>9}{'first_release = ancestry':>26}{'exit 2':>8}{'upkeep s':>10}  verdicts")
+        print(f"{'':20}{'PRs':>5}{'retire':>9}{'first_release = ancestry':>26}{'no answer':>11}"
+              f"{'upkeep s':>10}  verdicts")
         for r in rows:
             us = [u for u in upkeeps if r == "total" or u.case["repo"] == r]
             verdicts = Counter(u.verdict or f"exit {u.exit}" for u in us)
             print(f"{r:20}{len(us):>5}{sum(u.verdict == 'retire' for u in us):>9}"
-                  f"{sum(u.first_release == u.ancestry_first for u in us):>26}"
-                  f"{sum(u.exit not in (0, 1) for u in us):>8}"
+                  f"{sum(map(first_release_right, us)):>26}"
+                  f"{sum(u.exit not in (0, 1) for u in us):>11}"
                   f"{sum(u.seconds for u in us):>10.1f}  " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()))
 
 
