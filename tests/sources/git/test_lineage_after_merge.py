@@ -251,3 +251,32 @@ def test_plan_onto_a_release_holding_a_merged_pr_says_it_is_already_in_through_i
     assert code == 0, data
     item = next(p for p in data["prs"] if p["number"] == 5)
     assert item["status"] == "present" and squash[:10] in item["reason"]
+
+
+def test_a_revert_of_one_commit_of_a_merged_pr_takes_back_only_the_hunk_that_commit_wrote(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PR of two commits, merged with a merge commit; upstream later reverts its second commit
+    alone and rewrites the first commit's line: the release holds the PR's first change (present
+    through the rewrite) and not its second (missing, the revert named): exit 1."""
+    r = git_repo
+    r.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    r.branch("two-fixes")
+    one = MOD.replace("return x + 2\n", "return x + 2 + 1\n")
+    r.commit("Fix f2", {"pkg/mod.py": one})
+    r.commit("Fix f9", {"pkg/mod.py": one.replace("return x + 9\n", "return x + 9 + 1\n")})
+    second = r.git("rev-parse", "HEAD")
+    r.pr_ref(4)
+    r.git("checkout", "-q", "main")
+    r.git("-c", "commit.gpgsign=false", "merge", "-q", "--no-ff", "-m", "Merge pull request #4 from a/two-fixes",
+          "two-fixes")
+    r.git("revert", "--no-edit", second)
+    revert = r.git("rev-parse", "HEAD")
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Spell f2 out (#8)", {"pkg/mod.py": text.replace("return x + 2 + 1", "return x + 3")})
+    r.git("tag", "v1.1")
+    code, data = _audit(capsys, "4", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.1", tmp_path / "w")))
+    assert code == 1
+    by_status = {h["status"]: h for h in data["hunks"]}
+    assert set(by_status) == {"applied", "missing"}, data["hunks"]
+    assert (by_status["applied"]["superseded_by"] or {}).get("pr") == 8
+    assert revert[:10] in by_status["missing"]["note"]
