@@ -181,8 +181,8 @@ def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> li
     out = []
     for r in results:
         by = next((gone[(pr.number, r.hunk.path)] for pr in reversed(above.get(r.hunk.pr, ()))
-                   if (pr.number, r.hunk.path) in gone), None)
-        if r.status is HunkStatus.FILE_MISSING and by is not None:
+                   if (pr.number, r.hunk.path) in gone), None) if r.status is HunkStatus.FILE_MISSING else None
+        if by is not None:
             r = replace(r, status=HunkStatus.APPLIED, superseded_by=by, evidence=replace(
                 r.evidence, note=f"the file is gone at #{by.pr} (deleted or moved there), as in the target"))
         out.append(r)
