@@ -7,7 +7,7 @@ import random
 import networkx as nx
 import pytest
 
-from prstack.stack.dag import direct_parents, is_acyclic, lowest_first_order
+from prstack.stack.dag import CommitGraph, direct_parents, is_acyclic, lowest_first_order
 
 
 def _random_graph(seed: int, acyclic: bool) -> tuple[list[int], list[tuple[int, int]]]:
@@ -50,3 +50,22 @@ def test_a_cycle_through_a_node_only_an_edge_names() -> None:
 def test_a_chain_keeps_only_its_links() -> None:
     assert direct_parents([3, 1, 2], [(1, 2), (2, 3), (1, 3)]) == {3: (2,), 1: (), 2: (1,)}
     assert lowest_first_order({5: (), 4: (), 9: (4,), 6: (5, 9)}) == (4, 5, 9, 6)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_commit_graph_holds_what_a_networkx_digraph_holds(seed: int) -> None:
+    """Attributes set on adding a commit and later, commits named only by an edge, and ancestors."""
+    rng = random.Random(seed)
+    shas = [f"{i:040x}" for i in rng.sample(range(1000), 12)]
+    ours, theirs = CommitGraph(), nx.DiGraph()
+    for i, sha in enumerate(shas):
+        parents = rng.sample(shas[:i], min(i, 2)) if i else ["f" * 40]
+        for graph in (ours, theirs):
+            graph.add_node(sha, pr=None, subject=f"s{i}")
+            for parent in parents:
+                graph.add_edge(parent, sha)
+    for graph in (ours, theirs):
+        graph.nodes[shas[3]]["pr"] = 7
+    assert set(ours.nodes) == set(theirs.nodes) and "f" * 40 in ours and "e" * 40 not in ours
+    assert all(ours.nodes[n] == theirs.nodes[n] for n in theirs.nodes)
+    assert all(ours.ancestors(n) == nx.ancestors(theirs, n) for n in theirs.nodes)

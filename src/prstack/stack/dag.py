@@ -1,5 +1,5 @@
 """The few graph questions a stack of PRs asks, answered in plain Python for its handful of nodes:
-is there a cycle, which parents are direct, in what order. Pure."""
+is there a cycle, which parents are direct, in what order; and its commits as a graph. Pure."""
 
 from __future__ import annotations
 
@@ -79,3 +79,38 @@ def lowest_first_order(parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:
             if waiting[child] == 0:
                 heapq.heappush(ready, child)
     return tuple(order)
+
+
+class CommitGraph:
+    """Commits, each with its attributes (`nodes[sha]`), and edges parent -> child: the part of a
+    graph library's directed graph the stack uses (same calls: `add_node`, `add_edge`, `in`)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, dict[str, object]] = {}
+        self._parents: dict[str, list[str]] = {}
+
+    def __contains__(self, sha: object) -> bool:
+        return sha in self.nodes
+
+    def add_node(self, sha: str, **attributes: object) -> None:
+        """The commit, with these attributes set (those it has kept)."""
+        self.nodes.setdefault(sha, {}).update(attributes)
+        self._parents.setdefault(sha, [])
+
+    def add_edge(self, parent: str, child: str) -> None:
+        """parent -> child, either commit added without attributes where new."""
+        self.add_node(parent)
+        self.add_node(child)
+        if parent not in self._parents[child]:
+            self._parents[child].append(parent)
+
+    def ancestors(self, sha: str) -> set[str]:
+        """Every commit an edge path leads from to `sha` (`sha` itself left out)."""
+        seen: set[str] = set()
+        todo = list(self._parents.get(sha, ()))
+        while todo:
+            parent = todo.pop()
+            if parent not in seen:
+                seen.add(parent)
+                todo += self._parents.get(parent, ())
+        return seen

@@ -13,7 +13,7 @@ from prstack.stack.copies import (
     match_copies,
     may_hold_copies,
 )
-from prstack.stack.dag import direct_parents, is_acyclic, lowest_first_order
+from prstack.stack.dag import CommitGraph, direct_parents, is_acyclic, lowest_first_order
 from prstack.stack.facts import CommitMatch, Evidence, MatchKind, MissingParent, PRFacts, StackEdge, Stale, Unconfirmed
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ class Stack:
     states: Mapping[int, PRState] = field(default_factory=dict)
     unconfirmed: tuple[Unconfirmed, ...] = ()
     missing: tuple[MissingParent, ...] = ()
-    owners: dict[str, int | None] = field(default_factory=dict, compare=False, repr=False)
-    """Every commit of the stack's PRs -> the PR whose own part holds it (None: no PR's own part)."""
+    commit_graph: CommitGraph = field(default_factory=CommitGraph, compare=False, repr=False)
+    """Commits of every PR in the stack (edges parent -> child commit; node attribute 'pr')."""
 
     def edge(self, parent: int, child: int) -> StackEdge | None:
         return next((e for e in self.edges if e.parent == parent and e.child == child), None)
@@ -71,7 +71,10 @@ class Stack:
 
     def owner(self, sha: str) -> int | None:
         """The PR whose own commits hold `sha`."""
-        return self.owners.get(sha)
+        if sha not in self.commit_graph:
+            return None
+        pr = self.commit_graph.nodes[sha].get("pr")
+        return pr if isinstance(pr, int) else None
 
 
 def relate(
@@ -244,15 +247,18 @@ def _state(number: int, facts: Mapping[int, PRFacts], edges: Sequence[StackEdge]
 
 def _fill_commit_graph(stack: Stack) -> None:
     """Add every commit of the stack's PRs; 'pr' names the PR whose own part holds it."""
-    owners = stack.owners
+    graph = stack.commit_graph
     for number in stack.order:
         f = stack.facts.get(number)
         if f is None:
             continue
         for c in f.commits:
-            owners.setdefault(c.sha, None)
+            if c.sha not in graph:
+                graph.add_node(c.sha, pr=None, subject=c.subject)
+            for p in c.parents:
+                graph.add_edge(p, c.sha)
         base = stack.base_of(number)
         shas = [c.sha for c in f.commits]
         start = shas.index(base) + 1 if base in shas else 0
         for sha in shas[start:]:
-            owners[sha] = number
+            graph.nodes[sha]["pr"] = number
