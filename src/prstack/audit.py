@@ -13,6 +13,7 @@ from prstack.errors import InputError
 from prstack.judged_once import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
+from prstack.match.jobs import KeptVerdicts
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
 from prstack.report import AuditReport, report
@@ -57,12 +58,14 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
 def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditReport]:
     """The audit of several targets: the stack, its hunks and the files at base and head read once,
     each target opened and read once (a report each, in the order given). A target whose files hold
-    the same bytes as one judged before takes its verdicts (judged_once.same_content)."""
+    the same bytes as one judged before takes its verdicts (judged_once.same_content); one that
+    differs takes those of each file that holds the same bytes (match.jobs.KeptVerdicts)."""
     with _collector_paused():
         loading = source.load()
         changes = loading.finish()
         paths = sorted({h.path for h in changes.hunks})
         remembering = RememberingSource(source)
+        kept = KeptVerdicts()
         done: list[Judged] = []
         reports = []
         for spec in specs:
@@ -73,7 +76,7 @@ def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditRe
                 reports.append(_reported(remembering, changes, target, before.results, before.lineage))
                 continue
             recording = RecordingTarget(target)
-            results, lineage = _verdicts(remembering, changes, recording, spec, None)
+            results, lineage = _verdicts(remembering, changes, recording, spec, None, kept)
             done.append(judged(recording, results, lineage))
             reports.append(_reported(remembering, changes, target, results, lineage))
         return reports
@@ -87,16 +90,18 @@ def _hinted(source: PRSource, spec: TargetSpec) -> TargetSpec:
 
 
 def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSpec,
-              loading: Loading | None) -> tuple[tuple[HunkResult, ...], Lineage | None]:
+              loading: Loading | None, kept: KeptVerdicts | None = None
+              ) -> tuple[tuple[HunkResult, ...], Lineage | None]:
     """Every hunk of `changes` judged against the opened `target`; a merged PR's hunks by lineage
-    where the target can be placed in the clone's history (`prstack.sources.git.held`)."""
+    where the target can be placed in the clone's history (`prstack.sources.git.held`). `kept`:
+    the verdicts of files judged for the run's earlier targets (a file with the same bytes)."""
     repo_files = source.repo_files(changes, target.files())
     if source.with_files and spec.dist is None:
         _stop_on_another_project(changes.hunks, repo_files, target)
     left = {h.old_path for h in changes.hunks
             if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
     index = TargetIndex.of(target, repo_files, left)
-    results = flag_results(judge_changes(changes, target, source, index, loading), target.evidence,
+    results = flag_results(judge_changes(changes, target, source, index, loading, kept), target.evidence,
                            index.pathmap.binary_for)
     clone = source.source if isinstance(source, RememberingSource) else source
     if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):

@@ -640,3 +640,18 @@ def test_a_file_one_pr_deletes_and_the_pr_on_it_adds_back_is_as_the_later_one_le
     assert code == 1
     assert got[(1, "pkg/a.py")] == ("applied", {"pr": 2, "commit": top})
     assert got[(1, "pkg/b.py")] == ("missing", None)
+
+
+def test_the_same_stack_asked_again_gets_the_same_answer_and_another_stack_its_own() -> None:
+    """The next target of a run asks for the very same PRs and hunks: the answer is the first one's
+    (a copy: changing it changes nothing kept); another stack, even asked right after, is composed."""
+    child = _child(11, " c2\n c3\n p1\n-p2\n+q2\n c4\n c5\n c6\n")
+    prs, hunks = [_pr(1, "h1", "b"), _pr(2, "h2", "h1")], _hunks(1, PARENT) + _hunks(2, child)
+    first = compose_stack(prs, hunks)
+    first.clear()
+    again = compose_stack(prs, hunks)
+    assert set(again) == {0} and again[0].hunk.added == ("p1", "q2")
+    elsewhere = [_pr(1, "h1", "b"), _pr(2, "h2", "elsewhere")]
+    assert compose_stack(elsewhere, hunks) == {}
+    other = _hunks(1, PARENT) + _hunks(2, _child(11, " c2\n c3\n p1\n-p2\n+r2\n c4\n c5\n c6\n"))
+    assert compose_stack(prs, other)[0].hunk.added == ("p1", "r2")

@@ -23,7 +23,7 @@ from prstack.match.compose import (
 )
 from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
-from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, package_index, run_jobs
+from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, KeptVerdicts, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.models import Changes, FileChange, Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
@@ -80,6 +80,7 @@ class _Bench:
     target: Target
     revisions: Revisions
     elsewhere: Elsewhere
+    kept: KeptVerdicts | None = None
 
 
 _LOCATION_STATUS = {
@@ -94,6 +95,7 @@ def judge_changes(
     revisions: Revisions,
     index: TargetIndex,
     later: Later | None = None,
+    kept: KeptVerdicts | None = None,
 ) -> tuple[HunkResult, ...]:
     """Every hunk of `changes` (its PRs bottom first) judged against `target`, in stack order,
     reading the files at the PRs' revisions from `revisions` (told ahead of time, in order, which
@@ -101,7 +103,8 @@ def judge_changes(
     `changes` came from, still loading: the files its `finish` adds (huge ones, diffed meanwhile)
     are judged once it can finish, in the report's order. Where the files are known, a block of a
     hunk found in another file is no move when the package at the stack's base held it (nor when
-    another audited hunk put it there)."""
+    another audited hunk put it there). `kept`: verdicts of files judged for an earlier target of
+    the run (see KeptVerdicts)."""
     prs, pathmap = changes.prs, index.pathmap
     by_pr = {pr.number: pr for pr in prs}
     above = stacked_above(prs)
@@ -111,7 +114,7 @@ def judge_changes(
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
     at_base = base_packages(prs, revisions, index) if revisions.with_files else None
-    bench = _Bench(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)))
+    bench = _Bench(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)), kept)
 
     def jobs_for(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
@@ -178,8 +181,8 @@ def _gone_later(prs: Sequence[PullRequest], results: Sequence[HunkResult]) -> li
     out = []
     for r in results:
         by = next((gone[(pr.number, r.hunk.path)] for pr in reversed(above.get(r.hunk.pr, ()))
-                   if (pr.number, r.hunk.path) in gone), None)
-        if r.status is HunkStatus.FILE_MISSING and by is not None:
+                   if (pr.number, r.hunk.path) in gone), None) if r.status is HunkStatus.FILE_MISSING else None
+        if by is not None:
             r = replace(r, status=HunkStatus.APPLIED, superseded_by=by, evidence=replace(
                 r.evidence, note=f"the file is gone at #{by.pr} (deleted or moved there), as in the target"))
         out.append(r)
@@ -342,7 +345,8 @@ def _judge(jobs: Sequence[FileJob], bench: _Bench, late: _Late | None = None) ->
 
     def judged_here(todo: Sequence[FileJob]) -> list[list[HunkResult]]:
         bench.revisions.prefetch_files([key for job in todo for key in job.ahead if key is not None])
-        return list(_counted(run_jobs(todo, bench.target, bench.revisions.file_at, bench.elsewhere), len(todo)))
+        kept = bench.kept.of(bench.target.files()) if bench.kept is not None else None
+        return list(_counted(run_jobs(todo, bench.target, bench.revisions.file_at, bench.elsewhere, kept), len(todo)))
 
     alone = judged_here(jobs)
     return alone + (judged_here(late.jobs()) if late is not None else [])

@@ -43,7 +43,22 @@ class Composed:
 
 def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
     """Index in `hunks` -> the hunk composed with the later hunks of the stack that rewrote its
-    lines, for the hunks some later PR rewrote. `prs` bottom-first; each PR's hunks in diff order."""
+    lines, for the hunks some later PR rewrote. `prs` bottom-first; each PR's hunks in diff order.
+    Asked again for the very same PRs and hunks (the next target of a run), the answer is given
+    again, not composed anew."""
+    key: tuple[PullRequest | Hunk, ...] = (*prs, *hunks)
+    if _last and len(_last[0][0]) == len(key) and all(a is b for a, b in zip(_last[0][0], key, strict=True)):
+        return dict(_last[0][1])
+    out = _composed(prs, hunks)
+    _last[:] = [(key, out)]
+    return dict(out)
+
+
+_last: list[tuple[tuple[PullRequest | Hunk, ...], dict[int, Composed]]] = []
+"""The last stack composed, its objects held (so compared by identity) with its answer."""
+
+
+def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
     by_pr: dict[int, dict[str, list[Hunk]]] = {}
     for h in hunks:
         for path in {h.path, h.old_path or h.path}:

@@ -7,6 +7,7 @@ measured and removed: on the main-path bench it saved nothing on 2 cores, see be
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -51,6 +52,34 @@ class FileJob:
         return (self.base if self.base is not None and self.base[1] else None), self.head
 
 
+ALONE = frozenset({HunkStatus.APPLIED, HunkStatus.PARTIAL, HunkStatus.CONFLICT})
+"""Verdicts a file's own text gives (a block looked for in the other files ends missing, diverged or
+relocated)."""
+
+JobKey = tuple[tuple[int, ...], str, bool, FileKey | None, FileKey, tuple[tuple[int, FileKey], ...],
+               tuple[tuple[int, str | None], ...], bytes]
+
+
+class KeptVerdicts:
+    """The verdicts of file jobs kept across the targets of one run: a job asked again of a file
+    holding the same bytes, in a target with the same files (so the same path map and the same
+    hunks at each path), gets them again instead of being judged anew. Kept only where they came
+    from the file alone (every verdict in ALONE: no block was looked for in the other files)."""
+
+    def __init__(self) -> None:
+        self._by_files: dict[frozenset[str], dict[JobKey, tuple[FileJob, list[HunkResult]]]] = {}
+
+    def of(self, files: frozenset[str]) -> dict[JobKey, tuple[FileJob, list[HunkResult]]]:
+        """Those kept for targets with these files."""
+        return self._by_files.setdefault(files, {})
+
+
+def _job_key(job: FileJob, text: bytes) -> JobKey:
+    """The job (its hunks by identity: the same stack's objects in every target) and the file's bytes."""
+    return (tuple(map(id, job.hunks)), job.installed_path, job.present, job.base, job.head, job.tops,
+            job.top_blobs, hashlib.sha256(text).digest())
+
+
 def package_index(target: Target) -> PackageIndex:
     """The index of every text file of the target, read and built on first use;
     files too large to index (generated tables, vendored data) are not even read (each file is
@@ -71,10 +100,11 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
         return None
 
 
-def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt,
-             elsewhere: Elsewhere | None) -> Iterator[list[HunkResult]]:
+def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere: Elsewhere | None,
+             kept: dict[JobKey, tuple[FileJob, list[HunkResult]]] | None = None) -> Iterator[list[HunkResult]]:
     """Each job's verdicts, in order (blocks that moved looked up `elsewhere` when given; the
-    target files its package index has read already are not read again)."""
+    target files its package index has read already are not read again). `kept`: verdicts of an
+    earlier target of the run with the same files (see KeptVerdicts), taken and added to."""
     for job in jobs:
         text = None
         if job.present:
@@ -86,16 +116,23 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt,
                                   evidence=MatchEvidence(note=f"the target's file was not read: {exc.reason}"))
                        for h in job.hunks]
                 continue
+        key = _job_key(job, text) if kept is not None and text is not None else None
+        if key is not None and kept is not None and (earlier := kept.get(key)) is not None:
+            yield list(earlier[1])  # (the kept job holds its hunks: their ids name no other objects)
+            continue
         head = file_at(*job.head)
         new_blob = job.hunks[0].new_blob
         if head is None and text is not None and new_blob is not None and names_blob(new_blob, text):
             head = text  # a target whose blob id is the one the diff names for the head is the head
         results = match_file(job.hunks, text, installed_path=job.installed_path,
                              base=_base(job, text, head, file_at), head=head, elsewhere=elsewhere)
+        alone = all(r.status in ALONE for r in results)
         # (the heads above are read only where the head is known: a source without files knows neither)
         if job.top_blobs or (job.tops and head is not None):
             top = StackTop(partial(_read_each, file_at, job.tops if head is not None else ()), job.top_blobs)
             results = at_stack_top(results, text, job.installed_path, top)
+        if key is not None and kept is not None and alone:
+            kept[key] = (job, results)
         yield results
 
 

@@ -1,11 +1,11 @@
-"""The PR and commit graphs: which PR builds on which, why, in what state. Pure; networkx inside."""
+"""The PR and commit graphs: which PR builds on which, why, in what state. Pure; networkx inside
+where evidence contradicts itself (a cycle), our own few lines (`stack.dag`) otherwise."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from prstack.models import Commit, PRState
 from prstack.stack.copies import (
@@ -13,7 +13,11 @@ from prstack.stack.copies import (
     match_copies,
     may_hold_copies,
 )
+from prstack.stack.dag import CommitGraph, direct_parents, is_acyclic, lowest_first_order
 from prstack.stack.facts import CommitMatch, Evidence, MatchKind, MissingParent, PRFacts, StackEdge, Stale, Unconfirmed
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,7 @@ class Stack:
     states: Mapping[int, PRState] = field(default_factory=dict)
     unconfirmed: tuple[Unconfirmed, ...] = ()
     missing: tuple[MissingParent, ...] = ()
-    commit_graph: nx.DiGraph[str] = field(default_factory=nx.DiGraph, compare=False, repr=False)
+    commit_graph: CommitGraph = field(default_factory=CommitGraph, compare=False, repr=False)
     """Commits of every PR in the stack (edges parent -> child commit; node attribute 'pr')."""
 
     def edge(self, parent: int, child: int) -> StackEdge | None:
@@ -187,9 +191,31 @@ def build_stack(
     each PR's old rewrites), and their claims yield to the history."""
     unconfirmed = tuple(unconfirmed)
     by_pair = {(e.parent, e.child): e for e in edges}
+    nodes = list(dict.fromkeys([*requested, *(n for e in by_pair for n in e)]))
+    pairs: list[tuple[int, int]] = list(by_pair)
+    cycles: list[tuple[int, ...]] = []
+    if not is_acyclic(nodes, [*by_pair, *((u.parent, u.child) for u in unconfirmed)]):
+        pairs, cycles = _broken_cycles(nodes, by_pair, unconfirmed)
+    direct = direct_parents(nodes, pairs)
+    order = lowest_first_order(direct)
+    parents = {n: direct[n] for n in order}
+    kept = tuple(by_pair[(p, c)] for c in order for p in parents[c])
+    states = {n: _state(n, facts, kept) for n in order}
+    stack = Stack(
+        order, parents, kept, tuple(cycles), dict(facts), states, unconfirmed, tuple(missing)
+    )
+    _fill_commit_graph(stack)
+    return stack
+
+
+def _broken_cycles(
+    nodes: Sequence[int], by_pair: Mapping[tuple[int, int], StackEdge], unconfirmed: Sequence[Unconfirmed]
+) -> tuple[list[tuple[int, int]], list[tuple[int, ...]]]:
+    """The edges left once every cycle is broken, and the cycles (those of unconfirmed claims too)."""
+    import networkx as nx
+
     graph: nx.DiGraph[int] = nx.DiGraph()
-    graph.add_nodes_from(requested)
-    graph.add_nodes_from(n for e in by_pair for n in e)
+    graph.add_nodes_from(nodes)
     graph.add_edges_from(by_pair)
     cycles: list[tuple[int, ...]] = []
     while True:
@@ -204,19 +230,10 @@ def build_stack(
     claims: nx.DiGraph[int] = nx.DiGraph(graph)
     claims.add_edges_from((u.parent, u.child) for u in unconfirmed)
     for cycle_nodes in nx.simple_cycles(claims):
-        nodes = tuple(sorted(cycle_nodes))
-        if nodes not in cycles:
-            cycles.append(nodes)
-    reduced = nx.transitive_reduction(graph)
-    order = tuple(nx.lexicographical_topological_sort(reduced))
-    parents = {n: tuple(sorted(reduced.predecessors(n))) for n in order}
-    kept = tuple(by_pair[(p, c)] for c in order for p in parents[c])
-    states = {n: _state(n, facts, kept) for n in order}
-    stack = Stack(
-        order, parents, kept, tuple(cycles), dict(facts), states, unconfirmed, tuple(missing)
-    )
-    _fill_commit_graph(stack)
-    return stack
+        members = tuple(sorted(cycle_nodes))
+        if members not in cycles:
+            cycles.append(members)
+    return list(graph.edges), cycles
 
 
 def _state(number: int, facts: Mapping[int, PRFacts], edges: Sequence[StackEdge]) -> PRState:

@@ -11,6 +11,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from prstack.targets.confined import Unreadable, inside, read_confined
@@ -61,11 +62,13 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
     return tuple(entries)
 
 
+@lru_cache(maxsize=4096)
 def recorded_paths(text: str) -> frozenset[str]:
     """The paths of parse_record(text), read without the csv module when RECORD is plain (no quote,
     no carriage return but the CRLF line ends pip writes, no NUL, no field over csv's size limit):
     one split per line, normpath only for a path that needs it. Distribution choice reads every
-    RECORD of the environment."""
+    RECORD of the environment; a RECORD read before (the same distribution in another target of
+    the run: environments share most of theirs) is parsed once."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")

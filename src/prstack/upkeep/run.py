@@ -141,9 +141,12 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         per_release = [_held_by_hunk(groups, held[r.commit]) if r.commit is not None else _in_wheel(source, hunks, r)
                        for r in tags]
         names = [r.name for r in tags]
+        of_pr: dict[int, list[Hunk]] = {}
+        for h in hunks:
+            of_pr.setdefault(h.pr, []).append(h)
         per_pr = {pr.number: [HunkUpkeep(at_candidate.get(id(h)) or _unjudged(h),
                                          landing([rel[id(h)] for rel in per_release], names))
-                              for h in hunks if h.pr == pr.number] for pr in prs}
+                              for h in of_pr.get(pr.number, [])] for pr in prs}
         if git is not None and judge is not None:
             brought = _bringing(git, judge, [u for ups in per_pr.values() for u in ups], tags,
                                 candidate_sha or default_sha)

@@ -222,14 +222,18 @@ def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[i
     or naming a PR above it in the stack, or where a PR above it landed (a PR collected into
     another's squash or merge): the oldest such commit whose files hold each hunk of the PR's own
     change, or, for a hunk they lack, change its file in the PR above (which rewrote it)."""
-    if not numbers:
-        return {}
+    if not numbers or not (landed or any(named.values())):
+        return {}  # no commit names a PR of the stack, none landed: nothing to look in
     stack = changes.stack
-    above = {n: [n, *(m for m in stack.order if n in stack.below(m))] for n in numbers}
+    below = {m: stack.below(m) for m in stack.order}
+    above = {n: [n, *(m for m in stack.order if n in below[m])] for n in numbers}
+    paths: dict[int, set[str]] = {}
+    for h in changes.hunks:
+        paths.setdefault(h.pr, set()).add(h.path)
     out: dict[int, Landed] = {}
     for n in numbers:
         hunks = [h for h in changes.hunks if h.pr == n and h.lines]
-        rewritten = {h.path for m in above[n][1:] for h in changes.hunks if h.pr == m}
+        rewritten = set().union(*(paths.get(m, set()) for m in above[n][1:]))
         candidates = sorted({c for m in above[n] for c in named.get(m, [])}, key=lambda c: _order(named, c))
         candidates += [got.commit for m in above[n][1:] if (got := landed.get(m)) is not None]
         for commit in dict.fromkeys(candidates):

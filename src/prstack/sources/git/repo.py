@@ -7,14 +7,12 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-import git
-
 from prstack.errors import InputError, SourceError
 from prstack.sources.git.ancestry import Ancestry
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
-from prstack.sources.git.runner import run_git
+from prstack.sources.git.runner import failed, run, run_git
 
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -30,8 +28,26 @@ DEFAULT_BRANCH_CANDIDATES = (
 is a fork, whose main may be far behind (forks are rarely synced), so upstream's branches come first."""
 
 
+class GitEnv:
+    """The variables set for every git this clone runs, on top of the process environment."""
+
+    def __init__(self) -> None:
+        self._set: dict[str, str] = {}
+
+    def environment(self) -> dict[str, str]:
+        return self._set
+
+    def update_environment(self, **values: str | None) -> None:
+        """Set these variables (None: unset one)."""
+        for name, value in values.items():
+            if value is None:
+                self._set.pop(name, None)
+            else:
+                self._set[name] = value
+
+
 class GitClone:
-    """Reads everything prstack needs from one local repository; the only GitPython user. Its
+    """Reads everything prstack needs from one local repository, through git itself. Its
     collaborators: `refs` (the PR refs), `ancestry` (history, merge bases, ranges), `objects` (files
     at revisions, trees, diffs) and `patches` (patch ids and changed paths, the stack's evidence)."""
 
@@ -39,17 +55,8 @@ class GitClone:
         self.path = Path(path).expanduser()
         if not self.path.exists():
             raise InputError(f"--git {self.path}: no such directory; give the path of a local clone.")
-        try:
-            self.repo = git.Repo(self.path, search_parent_directories=False)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise InputError(
-                f"--git {self.path} is not a git repository; give the path of a clone "
-                "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
-            ) from None
-        self.bare = self.repo.bare or _is_git_dir(self.path)
-        # a bare repository without a `config` file looks like a work tree to GitPython (which then
-        # runs git in the folder above it); git itself opens it, so run git in it
-        self.git = git.Git(self.path) if self.bare and not self.repo.bare else self.repo.git
+        self.bare = _opened_bare(self.path)
+        self.git = GitEnv()
         self.patches = Patches(self._pipe)
         self.refs = PRRefs(self.path, self._run, self.pipe)
         self.objects = Objects(self.path, self.git.environment)
@@ -79,10 +86,9 @@ class GitClone:
             if candidate in present:
                 return candidate
         if self.bare:
-            try:
-                return self.repo.head.ref.path
-            except TypeError:
-                pass
+            head = run(self.path, ["symbolic-ref", "--quiet", "HEAD"])
+            if head.returncode == 0:
+                return head.stdout.decode("utf-8", "surrogateescape").strip()
         raise SourceError(
             f"cannot find the default branch in {self.path} (no origin/HEAD, main or master); "
             "give the fork point with --base REF."
@@ -113,6 +119,24 @@ class GitClone:
         """Run git with `data` on stdin, in the environment the caller set (auth for lazy blobs,
         offline); its stdout."""
         return run_git(self.path, args, self.git.environment(), data)
+
+def _opened_bare(path: Path) -> bool:
+    """Whether the repository at `path` (the top of a work tree, or a git folder) is bare: its git
+    folder given, or its config says so. A folder inside a work tree, or outside any repository,
+    is no clone (InputError); git's own refusal (an unsafe owner) is a SourceError."""
+    done = run(path, ["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-cdup"])
+    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if done.returncode == 0 and len(lines) >= 2:
+        git_dir = Path(lines[1])
+        if git_dir == path.resolve() or (len(lines) > 2 and lines[2] == ""):
+            return lines[0] == "true" or _is_git_dir(path)
+    elif done.returncode != 0 and path.is_dir() and b"not a git repository" not in done.stderr:
+        raise failed(["rev-parse"], f"in {path}", done.stderr)
+    raise InputError(
+        f"--git {path} is not a git repository; give the path of a clone "
+        "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
+    )
+
 
 def _is_git_dir(path: Path) -> bool:
     """Whether `path` is itself a repository's git folder (a bare repository), config or not."""
