@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from prstack.errors import SourceError
 from prstack.models import Commit
+from prstack.sources.git.both_sides import merged_keeping_both
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
 from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import run, run_git
@@ -182,6 +183,16 @@ class Ancestry:
             return None  # a conflict (exit 1) or a git older than 2.38
         tree = out.split()[0] if out.split() else ""
         return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
+
+    def merged_keeping_both(self, a: str, b: str, resolutions: Sequence[str] = ()) -> str | None:
+        """The tree of merging `a` and `b`, a conflicted file as one of the merge commits
+        `resolutions` resolved it, else keeping both sides' lines (see
+        prstack.sources.git.both_sides); None where no text merge resolves it."""
+        def ask() -> str | None:
+            base = self.merge_base(a, b)
+            return merged_keeping_both(self.path, self._env(), (a, b, base), resolutions) if base else None
+
+        return self._answers.of(("merged-keeping-both", a, b, *resolutions), ask)
 
     def merged_bases(self, bases: Sequence[str]) -> str | None:
         """A commit of several merge bases merged together (their trees by `git merge-tree`, a
