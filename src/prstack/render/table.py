@@ -108,9 +108,22 @@ def footnotes(report: AuditReport) -> list[str]:
     notes = [FALLBACK_FOOTNOTE] if any(table_title(p.pr)[1] for p in report.prs) else []
     notes += [f"#{p.pr.number} is held as an older copy: its head is {p.pr.pr_head[:10]}, this stack's copy "
               f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
+    notes += lacking_blobs(report)
     notes += [f"#{p.pr.number} was built on a stale copy of the PR below it (`prstack graph` says which commits "
               "it lacks)." for p in report.prs if p.pr.state is PRState.STALE and not p.pr.merged]
     return notes
+
+
+def lacking_blobs(report: AuditReport) -> list[str]:
+    """One line per clone lacking blobs of audited files: which files, and the command that
+    fetches the blobs."""
+    lines = []
+    for command in dict.fromkeys(r.hunk.unread for r in report.results if r.hunk.unread):
+        paths = list(dict.fromkeys(r.hunk.path for r in report.results if r.hunk.unread == command))
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        lines.append(f"The clone lacks the blobs of {len(paths)} file(s) ({shown}): not read, so not present. "
+                     f"Fetch them: {command}")
+    return lines
 
 
 class PRTable:
@@ -119,11 +132,14 @@ class PRTable:
 
     COUNTS = ("applied", "missing", "other", "not shipped")
 
-    def __init__(self, prs: tuple[PRReport, ...]) -> None:
+    def __init__(self, prs: tuple[PRReport, ...], unread: dict[int, int] | None = None) -> None:
         self.prs = prs
+        self.unread = unread or {}
+        """PR -> its unverifiable hunks whose files were not read (counted as other: not present)."""
 
     def _cells(self, p: PRReport) -> dict[str, Text]:
         c = p.counts
+        unread = self.unread.get(p.pr.number, 0)
         on = ", ".join(f"#{n}" for n in p.pr.depends_on)
         state = Text(p.status.value, style=PR_STYLE[p.status])
         if words := state_words(p.pr):
@@ -134,8 +150,8 @@ class PRTable:
             "status": state,
             "applied": Text(str(c["applied"] + c["relocated"])),
             "missing": Text(str(c["missing"])),
-            "other": Text(str(sum(c[s.value] for s in OTHER_STATUSES))),
-            "not shipped": Text(str(c["not-shipped"] + c["unverifiable"])),
+            "other": Text(str(sum(c[s.value] for s in OTHER_STATUSES) + unread)),
+            "not shipped": Text(str(c["not-shipped"] + c["unverifiable"] - unread)),
         }
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -180,8 +196,13 @@ def summary_lines(summary: Summary) -> RenderableType:
 
 
 def audit_table(report: AuditReport, *, verbose: bool = False, summary: Summary | None = None) -> RenderableType:
-    shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
-    parts: list[RenderableType] = [target_line(report), PRTable(report.prs)]
+    shown = [r for r in report.results
+             if verbose or r.unread or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
+    unread: dict[int, int] = {}
+    for r in report.results:
+        if r.unread:
+            unread[r.hunk.pr] = unread.get(r.hunk.pr, 0) + 1
+    parts: list[RenderableType] = [target_line(report), PRTable(report.prs, unread)]
     if notes := footnotes(report):
         parts.append(Text("\n".join(notes), style="dim"))
     if verbose or len(shown) <= PANELS_UP_TO:

@@ -9,10 +9,11 @@ from functools import partial
 
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Replayed, replay
-from prstack.models import Commit, Hunk, PRState, PullRequest
+from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
+from prstack.sources.git.missing import MissingBlobs, changed_among
 from prstack.sources.git.repo import GitClone
 from prstack.stack.graph import Stack
 
@@ -58,6 +59,7 @@ def start_changes(
     the huge files' hunks when their texts are read and diffed (`ChangesLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
+    missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = _held_by_top(stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
@@ -65,6 +67,8 @@ def start_changes(
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
+    if missing is not None:
+        own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -320,6 +324,20 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
     return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:
+    """A hunk standing for each file of the PR's own change whose blobs the clone lacks (left out
+    of its diff), carrying the command that fetches them: unverifiable, not read."""
+    kinds = {"A": FileChange.ADDED, "D": FileChange.DELETED}
+    out = []
+    for path, old, new, status in changed_among(src.path, src.env, (r.diff_base, r.head), missing.paths):
+        commits = [sha for sha in src.ancestry.log_touching(r.start, r.head, path, r.outside)
+                   if sha in {c.sha for c in r.commits}]
+        change = kinds.get(status, FileChange.MODIFIED)
+        out.append(Hunk(r.number, path, None if change is FileChange.ADDED else path, change, 0, 0, 0, 0,
+                        commits=tuple(commits), old_blob=old, new_blob=new, unread=missing.command))
+    return out
 
 
 def _with_taken_back(hunks: Sequence[Hunk], taken_back: Mapping[str, frozenset[str]]) -> list[Hunk]:
