@@ -109,6 +109,9 @@ def footnotes(report: AuditReport) -> list[str]:
     notes += [f"#{p.pr.number} is held as an older copy: its head is {p.pr.pr_head[:10]}, this stack's copy "
               f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
     notes += lacking_blobs(report)
+    with_hunks = {r.hunk.pr for r in report.results}
+    notes += [f"#{p.pr.number} carries {', '.join(f'#{n}' for n in p.pr.depends_on)}; no change of its own."
+              for p in report.prs if p.pr.depends_on and p.pr.number not in with_hunks]
     notes += [f"#{p.pr.number} was built on a stale copy of the PR below it (`prstack graph` says which commits "
               "it lacks)." for p in report.prs if p.pr.state is PRState.STALE and not p.pr.merged]
     return notes

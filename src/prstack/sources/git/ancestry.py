@@ -194,6 +194,23 @@ class Ancestry:
 
         return self._answers.of(("merged-keeping-both", a, b, *resolutions), ask)
 
+    def merged_tips(self, tips: Sequence[str], resolutions: Sequence[str] = ()) -> str | None:
+        """A commit of `tips` merged together (see `merged_keeping_both`; parents the tips, a fixed
+        identity, no ref): where the own change of a PR that merged several PRs starts. None when
+        git cannot merge them."""
+        def ask() -> str | None:
+            found = tips[0]
+            env = {**self._env(), **_VIRTUAL_IDENTITY}
+            for other in tips[1:]:
+                tree = self.merged_keeping_both(found, other, resolutions)
+                if tree is None:
+                    return None
+                args = ["commit-tree", "--no-gpg-sign", tree, "-p", found, "-p", other]
+                found = run_git(self.path, args, env, b"prstack: the PRs under a PR merged together\n").decode().strip()
+            return found
+
+        return self._answers.of(("merged-tips", *tips, "--", *resolutions), ask)
+
     def merged_bases(self, bases: Sequence[str]) -> str | None:
         """A commit of several merge bases merged together (their trees by `git merge-tree`, a
         commit object with both as parents and a fixed identity, so every run names the same one;

@@ -227,7 +227,7 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     if held is not None and held[0] is not None:
         start = held[0]  # where the piece below ends in the top's history
     elif held is None or head == stack.facts[number].head:
-        start = stack.base_of(number) or base_sha or f.fork_point
+        start = _parents_merged(src, stack, number) or stack.base_of(number) or base_sha or f.fork_point
     else:
         start = base_sha or f.fork_point
     fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
@@ -248,6 +248,18 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
         mine = history.ancestors(head)
         commits = tuple(c for c in commits if c.sha in mine)
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
+
+
+def _parents_merged(src: GitClone, stack: Stack, number: int) -> str | None:
+    """For a PR that merged several PRs whose parts of its history do not hold one another (a
+    merge queue's or a combined PR): their tips merged together, as the branch's own merges
+    resolved them, so that none of their changes counts as its own. None otherwise."""
+    tips = [tip for tip in stack.tips_of(number) if src.ancestry.is_ancestor(tip, stack.facts[number].head)]
+    tips = [t for t in tips if not any(o != t and src.ancestry.is_ancestor(t, o) for o in tips)]
+    if len(tips) < 2:
+        return None
+    merges = [c.sha for c in stack.facts[number].commits if len(c.parents) > 1]
+    return src.ancestry.merged_tips(sorted(tips), merges)
 
 
 def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
