@@ -278,6 +278,13 @@ def lacks_blobs(a: Audit) -> bool:
     return a.rc == 2 and ("unable to read" in a.stderr or too_shallow(a))
 
 
+def unread_only(a: Audit) -> bool:
+    """Exit 1 where every hunk not present is a file prstack did not read because the clone lacks
+    its blobs (unverifiable, not read): the rest of the stack judged present."""
+    lacking = [h for h in a.hunks if h["status"] not in PRESENT and h.get("unverifiable") == "not-read"]
+    return a.rc == 1 and bool(lacking) and not a.bad
+
+
 def too_shallow(a: Audit) -> bool:
     return a.rc == 2 and a.stderr_lines == 1 and "is shallow" in a.stderr and "traceback" not in a.stderr
 
@@ -285,12 +292,16 @@ def too_shallow(a: Audit) -> bool:
 def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
     "unable to read") has no truth to offer: the case is skipped, and counted (so are the drop and
-    parent cases whose audits stop so)."""
+    parent cases whose audits stop so); so is one whose audit reads no file whose blobs it lacks
+    (exit 1, those files unverifiable and not read) and finds every other hunk present."""
     if too_shallow(base):
         return Result(s.repo, s.top, "top", None, f"the clone is too shallow: {base.stderr}", audits=[base])
     if lacking and lacks_blobs(base):
         return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
                       audits=[base])
+    if unread_only(base):
+        return Result(s.repo, s.top, "top", None, "the snapshot lacks blobs of the stack: those files not read "
+                      "(exit 1), every other hunk present", audits=[base])
     r = Result(s.repo, s.top, "top", base.rc == 0 and not base.bad, audits=[base], offending=base.bad)
     if not r.ok:
         r.why = f"exit {base.rc}" + (f": {base.stderr}" if base.rc not in (0, 1) else "")

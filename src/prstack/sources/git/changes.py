@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from prstack.errors import SourceError
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Replayed, replay
 from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
@@ -324,7 +325,7 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     blame: dict[str, dict[int, str]]
     taken_back: Mapping[str, frozenset[str]] = {}
     if merges:
-        blame = {path: src.ancestry.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+        blame = {path: _blamed(src, (base, head, path), spans, r.outside) for path, spans in ranges.items()}
     else:
         owners, taken_back = diffs.replayed(r) if ranges else ({}, {})
         blame = {}
@@ -350,6 +351,20 @@ def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:
         out.append(Hunk(r.number, path, None if change is FileChange.ADDED else path, change, 0, 0, 0, 0,
                         commits=tuple(commits), old_blob=old, new_blob=new, unread=missing.command))
     return out
+
+
+def _blamed(src: GitClone, where: tuple[str, str, str], spans: Sequence[tuple[int, int]],
+            outside: Sequence[str]) -> dict[int, str]:
+    """`blame_added` of the path in base..head; in a clone that lacks blobs, where git blame stops
+    on one (looking for where a new file came from), nothing: the lines are then the commits'
+    touching the file, as for a deletion."""
+    base, head, path = where
+    try:
+        return src.ancestry.blame_added(base, head, path, spans, outside)
+    except SourceError:
+        if not src.objects.unread:
+            raise
+        return {}
 
 
 def _with_taken_back(hunks: Sequence[Hunk], taken_back: Mapping[str, frozenset[str]]) -> list[Hunk]:
