@@ -25,7 +25,17 @@ from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import Changes, FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence, PullRequest, Rewrite
+from prstack.models import (
+    Changes,
+    FileChange,
+    Hunk,
+    HunkResult,
+    HunkStatus,
+    MatchEvidence,
+    PullRequest,
+    Rewrite,
+    TargetKind,
+)
 from prstack.placement.paths import PathMap, Placement
 from prstack.targets.base import Target
 
@@ -70,7 +80,8 @@ class TargetIndex:
     @classmethod
     def of(cls, target: Target, repo_files: Iterable[str], left: Iterable[str] = ()) -> TargetIndex:
         """`left`: repository paths the audited changes move or delete (see PathMap)."""
-        return cls(PathMap(target.files(), repo_files, left), package_index(target))
+        source_tree = target.info.kind is TargetKind.TREE
+        return cls(PathMap(target.files(), repo_files, left, source_tree), package_index(target))
 
 
 @dataclass(frozen=True)
