@@ -71,12 +71,12 @@ def test_a_build_that_kept_main_s_line_is_missing_the_child_s_change(
     assert {path for _, path, _ in missing} == {"pkg/a.py"}
 
 
-def test_a_conflict_no_merge_of_the_branch_resolved_keeps_both_sides(
+def test_a_merge_after_the_childs_own_edits_gives_the_start_without_them(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Where the child's merge of main does not merge the parent's head itself (the child edited
-    the file first), the start holds both sides' lines: main's line the child dropped is still its
-    hunk, and its own edit before the merge too."""
+    """Where the child edited the file before it merged main, the start is that merge's
+    resolution less the child's own edit: main's line the child dropped later, and its edit before
+    the merge, are both its hunks; #1's line is not."""
     git_repo.commit("base", {"pkg/a.py": text("a")})
     git_repo.branch("parent")
     git_repo.commit("P1", {"pkg/a.py": "import sys\n" + text("a")})
@@ -86,6 +86,9 @@ def test_a_conflict_no_merge_of_the_branch_resolved_keeps_both_sides(
     git_repo.branch("child", "parent")
     git_repo.commit("C0 edit", {"pkg/a.py": "import sys\n" + text("a", {30: "a 30 child"})})
     git_repo.git("merge", "--quiet", "--no-edit", "-s", "ours", "main")
+    git_repo.write({"pkg/a.py": "import os\nimport sys\n" + text("a", {30: "a 30 child"})})
+    git_repo.git("add", "-A")
+    git_repo.git("-c", "commit.gpgsign=false", "commit", "--quiet", "--amend", "--no-edit")
     git_repo.commit("C1 drop import os", {"pkg/a.py": "import sys\n" + text("a", {20: "a 20 child", 30: "a 30 child"})})
     git_repo.pr_ref(2)
     changes = load_changes(GitClone(git_repo.path), [2])
