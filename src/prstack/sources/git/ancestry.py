@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from prstack.errors import SourceError
 from prstack.models import Commit
-from prstack.sources.git.both_sides import merged_keeping_both
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
 from prstack.sources.git.prrefs import PRRefs
+from prstack.sources.git.resolved_merge import merged_as_resolved
 from prstack.sources.git.runner import run, run_git
 
 T = TypeVar("T")
@@ -184,25 +184,25 @@ class Ancestry:
         tree = out.split()[0] if out.split() else ""
         return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
 
-    def merged_keeping_both(self, a: str, b: str, resolutions: Sequence[str] = ()) -> str | None:
+    def merged_as_resolved(self, a: str, b: str, resolutions: Sequence[str] = ()) -> str | None:
         """The tree of merging `a` and `b`, a conflicted file as one of the merge commits
-        `resolutions` resolved it, else keeping both sides' lines (see
-        prstack.sources.git.both_sides); None where no text merge resolves it."""
+        `resolutions` resolved it, else as `a` has it (see prstack.sources.git.resolved_merge);
+        None where git cannot merge them."""
         def ask() -> str | None:
             base = self.merge_base(a, b)
-            return merged_keeping_both(self.path, self._env(), (a, b, base), resolutions) if base else None
+            return merged_as_resolved(self.path, self._env(), (a, b, base), resolutions) if base else None
 
-        return self._answers.of(("merged-keeping-both", a, b, *resolutions), ask)
+        return self._answers.of(("merged-as-resolved", a, b, *resolutions), ask)
 
     def merged_tips(self, tips: Sequence[str], resolutions: Sequence[str] = ()) -> str | None:
-        """A commit of `tips` merged together (see `merged_keeping_both`; parents the tips, a fixed
+        """A commit of `tips` merged together (see `merged_as_resolved`; parents the tips, a fixed
         identity, no ref): where the own change of a PR that merged several PRs starts. None when
         git cannot merge them."""
         def ask() -> str | None:
             found = tips[0]
             env = {**self._env(), **_VIRTUAL_IDENTITY}
             for other in tips[1:]:
-                tree = self.merged_keeping_both(found, other, resolutions)
+                tree = self.merged_as_resolved(found, other, resolutions)
                 if tree is None:
                     return None
                 args = ["commit-tree", "--no-gpg-sign", tree, "-p", found, "-p", other]

@@ -237,11 +237,11 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     if start != f.fork_point and not src.ancestry.is_ancestor(f.fork_point, start):
         # the PR merged the default branch since it was built on its parent (or since the --base
         # given): its own change is measured against that start + the default branch, so the
-        # merged-in commits are not its own (where they conflict, both sides' lines are the start:
-        # the branch's edits of either are its own)
+        # merged-in commits are not its own (where they conflict, as the branch's merge resolved
+        # them: the branch's later edits of the lines the default branch brought are its own)
         own = set(src.ancestry.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
         merges = [c.sha for c in commits if len(c.parents) > 1 and c.sha in own]
-        diff_base = src.ancestry.merged_keeping_both(start, fork_tree or f.fork_point, merges) or start
+        diff_base = src.ancestry.merged_as_resolved(start, fork_tree or f.fork_point, merges) or start
         commits = tuple(c for c in commits if c.sha in own)
     elif outside and start != f.fork_point:
         # start..head ^default: of start..head, those the head reaches outside the default branch

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from prstack.sources.git.runner import run
 
-__all__ = ["merged_keeping_both"]
+__all__ = ["merged_as_resolved"]
 
 
-def merged_keeping_both(repo: Path, env: Mapping[str, str], sides: tuple[str, str, str],
+def merged_as_resolved(repo: Path, env: Mapping[str, str], sides: tuple[str, str, str],
                         resolutions: Sequence[str] = ()) -> str | None:
     """The tree of `sides` (a, b, their merge base) merged, a conflicted file as one of the merge
     commits `resolutions` resolved it (see `_resolved`), else as `a` has it; None when git cannot
