@@ -39,6 +39,8 @@ def audit(capsys: pytest.CaptureFixture[str], repo: GitRepo, tree: Path) -> tupl
 def test_a_file_at_an_earlier_commit_of_the_pr_names_it(
     fixed_up: tuple[GitRepo, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The head's tree is all present; the file as the first commit left it: exit 1, the hunk partial,
+    its note naming that commit."""
     repo, first = fixed_up
     tree = repo.archive("refs/pull/1/head", tmp_path / "tree")
     assert audit(capsys, repo, tree)[0] == 0
@@ -54,6 +56,7 @@ def test_a_file_at_an_earlier_commit_of_the_pr_names_it(
 def test_a_file_edited_otherwise_is_judged_by_its_hunks(
     fixed_up: tuple[GitRepo, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A file that differs from the head but is no commit's file of the PR: judged by its hunks alone."""
     repo, _ = fixed_up
     tree = repo.archive("refs/pull/1/head", tmp_path / "tree")
     (tree / "pkg/mod.py").write_text(text({5: "line 5 = 'five'", 50: "a local edit"}))

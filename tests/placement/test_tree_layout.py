@@ -19,6 +19,7 @@ REPO = ["pkg/__init__.py", "pkg/core.py", "tests/test_core.py", "examples/run.py
 
 
 def test_a_checkout_ships_its_root_and_its_folders() -> None:
+    """A checkout lacking a root file, an example, a test: each is file-missing at its own path."""
     present = [p for p in REPO if p not in ("examples/run.py", "setup.py")]
     pathmap = PathMap(present, [*REPO, "tool.py"], source_tree=True)
     assert pathmap.checkout
@@ -28,6 +29,7 @@ def test_a_checkout_ships_its_root_and_its_folders() -> None:
 
 
 def test_an_unpacked_source_archive_ships_the_folders_it_holds() -> None:
+    """An sdist without tests/ and docs/: a module it lacks is file-missing, a test or doc is not shipped."""
     present = ["PKG-INFO", "pkg/__init__.py", "pkg/core.py", "setup.py", "README.md"]
     pathmap = PathMap(present, [*REPO, "pkg/new.py"], source_tree=True)
     assert pathmap.locate("pkg/new.py").placement is Placement.FILE_MISSING
@@ -36,6 +38,7 @@ def test_an_unpacked_source_archive_ships_the_folders_it_holds() -> None:
 
 
 def test_site_packages_and_foreign_trees_ship_what_they_hold() -> None:
+    """A site directory ships no example; a container layer is no checkout of the repository."""
     installed = ["pkg/__init__.py", "pkg/core.py"]
     assert PathMap(installed, REPO).locate("examples/run.py").placement is Placement.NOT_SHIPPED
     layer = ["usr/lib/python3/site-packages/pkg/__init__.py", "usr/lib/python3/site-packages/pkg/core.py",

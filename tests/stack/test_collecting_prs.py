@@ -51,6 +51,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 def test_each_hunk_is_counted_once_under_the_pr_that_introduced_it(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str, own: bool
 ) -> None:
+    """Merged or cherry-picked, each collected PR's hunk is under that PR only; the collecting PR has its own
+    change alone (or says it carries the others), and its title is not a collected PR's subject."""
     collecting(git_repo, how, own)
     tree = git_repo.archive("refs/pull/4/head", tmp_path / "tree")
     argv = ["audit", "4", "--git", str(git_repo.path), "--tree", str(tree), "--offline"]
@@ -74,6 +76,7 @@ def test_each_hunk_is_counted_once_under_the_pr_that_introduced_it(
 def test_a_drop_of_one_collected_pr_is_found_under_that_pr(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
+    """The collecting PR's tree with #2's change reverted: exit 1, exactly #2's hunk not present."""
     collecting(git_repo, how, own=True)
     tree = git_repo.archive("refs/pull/4/head", tmp_path / "tree")
     (tree / "pkg/b.py").write_text(text("b"))
@@ -88,6 +91,8 @@ def test_a_drop_of_one_collected_pr_is_found_under_that_pr(
 def test_every_commit_is_under_a_pr_or_carried_from_one(
     git_repo: GitRepo, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
+    """The graph gives every commit of the stack a PR that owns it or the PR it is carried from, and the
+    collecting PR owns its merges and its own commit, never a collected PR's commit."""
     collecting(git_repo, how, own=True)
     code, out = run(capsys, "graph", "4", "--git", str(git_repo.path), "--offline", "--format", "json")
     assert code == 0
