@@ -362,8 +362,11 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     if a1.rc != 0 or a1.bad:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
         r.offending += a1.bad
-    # the top's own: hunks of the top, or of a PR it carries that is not the parent's stack
-    top_own = [h for h in a2.hunks if h.get("pr") not in under and h["status"] not in NEUTRAL]
+    # the top's own: hunks of the top, or of a PR outside the parent's stack that the top carries
+    # (its commit not in the parent's history; a PR sharing the parent's head is the parent's)
+    theirs = {c: c is not None and is_ancestor(m, c, ph) for c in {h.get("commit") for h in a2.hunks}}
+    beyond = [h for h in a2.hunks if h.get("pr") == s.top or (h.get("pr") not in under and not theirs[h.get("commit")])]
+    top_own = [h for h in beyond if h["status"] not in NEUTRAL]
     r.detail["top_own_hunks"] = len(top_own)
     if a2.rc != (1 if top_own else 0):  # a top with no shipped hunk of its own (e.g. it only merges main): exit 0
         why.append(f"top on parent tree: exit {a2.rc}" + (f": {a2.stderr}" if a2.rc not in (0, 1) else ""))
@@ -371,7 +374,7 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     if lower_bad:
         why.append(f"{len(lower_bad)} hunks of the parents not present")
         r.offending += lower_bad
-    top_present = [h for h in a2.hunks if h.get("pr") not in under and h["status"] in PRESENT]
+    top_present = [h for h in beyond if h["status"] in PRESENT]
     if top_present:
         why.append(f"{len(top_present)} hunks of the top present in the parent's tree")
         r.offending += top_present
