@@ -278,6 +278,13 @@ def lacks_blobs(a: Audit) -> bool:
     return a.rc == 2 and ("unable to read" in a.stderr or too_shallow(a))
 
 
+def unread_only(a: Audit) -> bool:
+    """Exit 1 where every hunk not present is a file prstack did not read because the clone lacks
+    its blobs (unverifiable, not read): the rest of the stack judged present."""
+    lacking = [h for h in a.hunks if h["status"] not in PRESENT and h.get("unverifiable") == "not-read"]
+    return a.rc == 1 and bool(lacking) and not a.bad
+
+
 def too_shallow(a: Audit) -> bool:
     return a.rc == 2 and a.stderr_lines == 1 and "is shallow" in a.stderr and "traceback" not in a.stderr
 
@@ -285,12 +292,16 @@ def too_shallow(a: Audit) -> bool:
 def run_top(s: Stack, base: Audit, lacking: int) -> Result:
     """The top against its own tree. A snapshot lacking blobs the audit must read (it answers exit 2,
     "unable to read") has no truth to offer: the case is skipped, and counted (so are the drop and
-    parent cases whose audits stop so)."""
+    parent cases whose audits stop so); so is one whose audit reads no file whose blobs it lacks
+    (exit 1, those files unverifiable and not read) and finds every other hunk present."""
     if too_shallow(base):
         return Result(s.repo, s.top, "top", None, f"the clone is too shallow: {base.stderr}", audits=[base])
     if lacking and lacks_blobs(base):
         return Result(s.repo, s.top, "top", None, f"the snapshot lacks {lacking} blobs of the stack",
                       audits=[base])
+    if unread_only(base):
+        return Result(s.repo, s.top, "top", None, "the snapshot lacks blobs of the stack: those files not read "
+                      "(exit 1), every other hunk present", audits=[base])
     r = Result(s.repo, s.top, "top", base.rc == 0 and not base.bad, audits=[base], offending=base.bad)
     if not r.ok:
         r.why = f"exit {base.rc}" + (f": {base.stderr}" if base.rc not in (0, 1) else "")
@@ -351,7 +362,11 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     if a1.rc != 0 or a1.bad:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
         r.offending += a1.bad
-    top_own = [h for h in a2.hunks if h.get("pr") == s.top and h["status"] not in NEUTRAL]
+    # the top's own: hunks of the top, or of a PR outside the parent's stack that the top carries
+    # (its commit not in the parent's history; a PR sharing the parent's head is the parent's)
+    theirs = {c: c is not None and is_ancestor(m, c, ph) for c in {h.get("commit") for h in a2.hunks}}
+    beyond = [h for h in a2.hunks if h.get("pr") == s.top or (h.get("pr") not in under and not theirs[h.get("commit")])]
+    top_own = [h for h in beyond if h["status"] not in NEUTRAL]
     r.detail["top_own_hunks"] = len(top_own)
     if a2.rc != (1 if top_own else 0):  # a top with no shipped hunk of its own (e.g. it only merges main): exit 0
         why.append(f"top on parent tree: exit {a2.rc}" + (f": {a2.stderr}" if a2.rc not in (0, 1) else ""))
@@ -359,7 +374,7 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
     if lower_bad:
         why.append(f"{len(lower_bad)} hunks of the parents not present")
         r.offending += lower_bad
-    top_present = [h for h in a2.hunks if h.get("pr") == s.top and h["status"] in PRESENT]
+    top_present = [h for h in beyond if h["status"] in PRESENT]
     if top_present:
         why.append(f"{len(top_present)} hunks of the top present in the parent's tree")
         r.offending += top_present

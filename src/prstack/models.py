@@ -115,6 +115,9 @@ class Hunk:
     """Git blob id of the file after the change, where the diff names it."""
     symlink: bool = False
     """The file is a symbolic link (git mode 120000) on either side: its text is where it points."""
+    unread: str | None = field(default=None, compare=False)
+    """Set when the source could not read this file's change (the clone lacks its blobs): the
+    command that fetches them. The hunk then stands for the whole file, unverifiable, not read."""
     taken_back: frozenset[str] = field(default=frozenset(), compare=False)
     """Lines (stripped) that a commit of the PR wrote in this file and a later one removed again,
     none of them added by the PR's net change of the file: back in a target, they tell that the

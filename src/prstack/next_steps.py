@@ -61,12 +61,19 @@ class Summary:
     checked: int
     """PRs audited."""
     steps: tuple[Step, ...]
+    ships: bool = True
+    """Whether any PR audited has a hunk in a file the target ships."""
 
     def sentence(self) -> str:
         """"Not fully in the target: #40727 (partial: 1 of 2 shipped hunks not present)." or the all-clear."""
         if not self.lacking:
+            if not self.ships:
+                return (f"The {self.checked} PR(s) audited ship nothing: no hunk of theirs is in a file the "
+                        "target ships.")
             return f"Every shipped hunk of the {self.checked} PR(s) audited is in the target."
-        named = [f"#{p.number} ({p.status.value}: {p.not_present} of {p.shipped} shipped hunks not present)"
+        named = [f"#{p.number} ({p.status.value}: {p.not_present} of {p.shipped} shipped hunks not present"
+                 + (", some of their lines are there)" if p.status is PRStatus.PARTIAL and p.not_present == p.shipped
+                    else ")")
                  for p in self.lacking[:LISTED]]
         more = len(self.lacking) - LISTED
         return "Not fully in the target: " + ", ".join(named) + (f" and {more} more" if more > 0 else "") + "."
@@ -88,8 +95,9 @@ def summary(report: AuditReport, call: AuditCall | None) -> Summary:
     """Which PRs of `report` lack shipped hunks, and the steps: a patch of those hunks (`prstack
     plan ... --emit-patch`), the command that rebuilds or reinstalls the target, every hunk (`--verbose`)."""
     missing = lacking(report)
+    ships = any(r.status.shipped or r.unread for r in report.results)
     if call is None:
-        return Summary(missing, len(report.prs), ())
+        return Summary(missing, len(report.prs), (), ships)
     steps: list[Step] = []
     if missing and call.plan is not None:
         steps.append(Step(((*call.plan, "--emit-patch", PATCH_FILE),),
@@ -99,7 +107,7 @@ def summary(report: AuditReport, call: AuditCall | None) -> Summary:
                               "in a checkout of the source the target was built from"))
     if not call.verbose:
         steps.append(Step(((*call.rerun, "--verbose"),), "lists every hunk, applied ones too"))
-    return Summary(missing, len(report.prs), tuple(steps))
+    return Summary(missing, len(report.prs), tuple(steps), ships)
 
 
 def reinstall(kind: TargetKind | None, path: str | None) -> tuple[str, ...] | None:

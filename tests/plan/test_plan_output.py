@@ -213,3 +213,24 @@ def test_demo_plan_shows_the_conflict_with_40727(tmp_path: Path) -> None:
     assert isinstance(markdown, str) and "with #40727" in markdown
     assert '\n-        return f"kv.{layer_id}"\n+        return f"kv/{layer_id:03d}"\n' in markdown
     assert "| Name cache slots kv/NNN so they sort (subject of the first commit) |" in markdown  # no title in a clone
+
+
+def test_the_plan_table_gives_reasons_whole_and_cuts_long_diff_lines_at_80_columns() -> None:
+    """Each PR's reason is a line of its own at the full width (not a cell of five narrow lines),
+    and a conflict's diff line wider than the terminal is cut with "…", never wrapped."""
+    reason = "conflicts in src/kvs/core.py (with #1): the onto-point rewrote these lines"
+    long_line = "    value = compute(" + ", ".join(f"argument_{i}" for i in range(20)) + ")"
+    pr1 = PullRequest(1, "a" * 40, "b" * 40, title="one")
+    pr2 = PullRequest(2, "c" * 40, "a" * 40, title="two", depends_on=(1,))
+    hunk = Hunk(2, "src/kvs/core.py", "src/kvs/core.py", FileChange.MODIFIED, 3, 1, 3, 1,
+                (HunkLine("-", "    value = 0"), HunkLine("+", long_line)))
+    conflict = Conflict("src/kvs/core.py", "c" * 40, ((3, 3),), (hunk,), with_onto=False, with_prs=(1,))
+    plan = Plan(Onto("ref", "main", "d" * 40, "e" * 40, "d" * 40),
+                (PRPlan(pr1, PlanStatus.CLEAN, "1 commit(s) pick cleanly"),
+                 PRPlan(pr2, PlanStatus.CONFLICT, reason, conflicts=(conflict,))), "e" * 40)
+    console = Console(record=True, width=80)
+    console.print(render_plan(plan, OutputFormat.TABLE))
+    lines = console.export_text().splitlines()
+    assert f"#2: {reason}" in lines
+    assert any("…" in line and "argument_3" in line for line in lines)
+    assert not any("argument_19" in line for line in lines)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
 from prstack.models import (
+    Commit,
     FileChange,
     Hunk,
     HunkLine,
@@ -179,3 +181,13 @@ def test_output_to_an_unwritable_place_is_one_line(demo_build: DemoBuild, tmp_pa
     err = capsys.readouterr().err
     assert code == 2
     assert err.count("\n") == 1 and "cannot write" in err
+
+
+def test_a_pr_without_a_github_title_has_its_first_commits_subject_as_title() -> None:
+    """The table shows a clone's PR by its first commit's subject: so does the report's property."""
+    report = _report([HunkStatus.APPLIED], title="")
+    pr = report.prs[0].pr
+    titled = PRReport(replace(pr, title=None, commits=(Commit("a" * 40, ("b" * 40,), "Fix the cache key"),)),
+                      report.prs[0].status, report.prs[0].counts)
+    root = validate(audit_junit([replace(report, prs=(titled,))]))
+    assert root.find("testsuite/properties/property[@name='title']").attrib["value"] == "Fix the cache key"

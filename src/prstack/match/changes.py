@@ -25,7 +25,17 @@ from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, KeptVerdicts, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.models import Changes, FileChange, Hunk, HunkResult, HunkStatus, PullRequest, Rewrite
+from prstack.models import (
+    Changes,
+    FileChange,
+    Hunk,
+    HunkResult,
+    HunkStatus,
+    MatchEvidence,
+    PullRequest,
+    Rewrite,
+    TargetKind,
+)
 from prstack.placement.paths import PathMap, Placement
 from prstack.targets.base import Target
 
@@ -70,7 +80,8 @@ class TargetIndex:
     @classmethod
     def of(cls, target: Target, repo_files: Iterable[str], left: Iterable[str] = ()) -> TargetIndex:
         """`left`: repository paths the audited changes move or delete (see PathMap)."""
-        return cls(PathMap(target.files(), repo_files, left), package_index(target))
+        source_tree = target.info.kind is TargetKind.TREE
+        return cls(PathMap(target.files(), repo_files, left, source_tree), package_index(target))
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,10 @@ _LOCATION_STATUS = {
     Placement.NOT_SHIPPED: HunkStatus.NOT_SHIPPED,
     Placement.UNVERIFIABLE: HunkStatus.UNVERIFIABLE,
 }
+
+
+_LACKED = ("the clone lacks this file's blobs: not read, so not present (the command that fetches them is under "
+           "the table of PRs)")
 
 
 def judge_changes(
@@ -126,6 +141,11 @@ def judge_changes(
                 results[(number, path)] = [HunkResult(h, status) for h in file_hunks]
                 continue
             assert location.installed_path is not None
+            if any(h.unread for h in file_hunks):  # the source lacks the file's blobs
+                results[(number, path)] = [HunkResult(h, HunkStatus.UNVERIFIABLE, location.installed_path,
+                                                      unread=True, evidence=MatchEvidence(note=_LACKED))
+                                           for h in file_hunks]
+                continue
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = file_sides(by_pr[number], file_hunks[0])
             tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from prstack.match.file import Elsewhere, PackageIndex, StackTop, at_stack_top, match_file
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.match.text import blob_id, names_blob
+from prstack.match.text import blob_id, names_blob, same_text
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
@@ -131,9 +131,37 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere
         if job.top_blobs or (job.tops and head is not None):
             top = StackTop(partial(_read_each, file_at, job.tops if head is not None else ()), job.top_blobs)
             results = at_stack_top(results, text, job.installed_path, top)
+        if text is not None and head is not None and not same_text(text, head):
+            results = _at_earlier_commit(results, text, job, file_at)
         if key is not None and kept is not None and alone:
             kept[key] = (job, results)
         yield results
+
+
+EARLIER_COMMITS = 8
+"""A file's most recent commits of the PR compared with a target that is not at the head."""
+
+
+def _at_earlier_commit(results: list[HunkResult], text: bytes, job: FileJob, file_at: FileAt) -> list[HunkResult]:
+    """Where the target's file is the file at one of the PR's earlier commits and not at its head
+    (a fix-up dropped, a stale install from before a force-push), the results say which commit:
+    those present are partial, since the later commits' change of the file is not there, even
+    where the PR's net diff is (a fix-up that restores the base text leaves it as it was)."""
+    path = job.hunks[0].path
+    commits = list(dict.fromkeys(c for h in job.hunks for c in h.commits))[-EARLIER_COMMITS:]
+    if any(r.superseded_by for r in results):
+        return results  # a later PR's rewrite accounts for the file
+    for commit in reversed(commits):
+        earlier = file_at(commit, path)
+        if earlier is not None and same_text(text, earlier):
+            if any((top := file_at(*key)) is not None and same_text(text, top) for _, key in job.tops):
+                return results  # the file as a PR built on this one leaves it
+            note = (f"the file is as at the PR's commit {commit[:12]}, not as at its head: a later commit's "
+                    "change of it is not there")
+            return [replace(r, status=HunkStatus.PARTIAL if r.status.present else r.status,
+                            evidence=replace(r.evidence, note=f"{r.evidence.note}; {note}" if r.evidence.note
+                                             else note)) for r in results]
+    return results
 
 
 def _read_each(file_at: FileAt, keys: Sequence[tuple[int, FileKey]]) -> Iterator[tuple[int, bytes | None]]:

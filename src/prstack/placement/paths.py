@@ -108,10 +108,14 @@ class PathMap:
     lacks (which is how file-missing is told from not-shipped).
     """
 
-    def __init__(self, installed: Iterable[str], repo_files: Iterable[str], left: Iterable[str] = ()) -> None:
+    def __init__(self, installed: Iterable[str], repo_files: Iterable[str], left: Iterable[str] = (),
+                 source_tree: bool = False) -> None:
         """`left`: repository paths the audited changes move or delete (the files at their bases),
-        which a place the prefixes point to may be too; they do not vote."""
+        which a place the prefixes point to may be too; they do not vote. `source_tree`: the target
+        is a plain folder (--tree), which ships by its layout when it is laid out as the repository
+        (see `checkout`)."""
         self.installed = frozenset(installed)
+        self._source_tree = source_tree
         mappable = [parts for path in self.installed if not _metadata_path(parts := path_parts(path))]
         by_name: defaultdict[str, list[tuple[str, ...]]] = defaultdict(list)
         for parts in mappable:
@@ -147,6 +151,27 @@ class PathMap:
         self.top_level = frozenset(parts[0] for parts in mappable if len(parts) > 1)
         self._repo_paths = frozenset(repo_files).union(left)
 
+    @functools.cached_property
+    def checkout(self) -> bool:
+        """Whether the target is a tree laid out as the repository (a checkout, an unpacked source
+        archive): most of its files are the repository's, at their own paths. It ships a path of
+        the repository by that layout, whether or not the file is there (see `_laid_out`)."""
+        if not self._source_tree or not self.installed:
+            return False
+        own = sum(1 for path in self.installed if path in self._repo_paths)
+        return own >= 2 and 2 * own >= len(self.installed)
+
+    @functools.cached_property
+    def _tree_folders(self) -> frozenset[str]:
+        return frozenset(parts[0] for path in self.installed if len(parts := path_parts(path)) > 1)
+
+    def _laid_out(self, repo_path: str) -> bool:
+        """Whether a tree laid out as the repository ships `repo_path`: a file at its root, or
+        under a top folder it holds (a checkout holds them all; a source archive or a build tree
+        may leave tests/, docs/ or csrc/ out, and then ships none of them)."""
+        parts = path_parts(repo_path)
+        return len(parts) == 1 or (len(parts) > 1 and parts[0] in self._tree_folders)
+
     # lazy: only a path the target lacks asks, and choosing a distribution maps every candidate
     @functools.cached_property
     def shipped_suffixes(self) -> frozenset[str]:
@@ -172,6 +197,8 @@ class PathMap:
         suffix = _suffix(repo_path)
         if repo_path in self.installed and not _metadata_path(path_parts(repo_path)):
             return Location(Placement.SHIPPED, repo_path)
+        if self.checkout and self._laid_out(repo_path):
+            return Location(Placement.FILE_MISSING, repo_path)  # shipped by the layout, not there
         candidate = self._candidate(repo_path)
         if candidate is not None and candidate != repo_path and candidate in self._repo_paths:
             candidate = repo_path

@@ -202,6 +202,7 @@ def graph_dict(stack: Stack) -> dict[str, Any]:
                         "sha": c.sha,
                         "subject": c.subject,
                         "pr": stack.owner(c.sha),
+                        "carried_from": stack.carried_from(c.sha),
                     }
                     for c in (f.commits if f else ())
                 ],

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from prstack.models import HunkResult, HunkStatus
 from prstack.render.panels import status_label, where
 from prstack.render.text import clean as _clean
+from prstack.render.titles import title_and_source
 from prstack.report import AuditReport
 
 _NOT_XML = re.compile("[\ufffe\uffff]")
@@ -81,7 +82,7 @@ def audit_junit(reports: Sequence[AuditReport]) -> str:
             suite = ET.SubElement(root, "testsuite", name=f"{label} :: PR #{p.pr.number}")
             props = ET.SubElement(suite, "properties")
             for key, value in (("target", label), ("pr", str(p.pr.number)), ("head_sha", p.pr.head_sha),
-                               ("status", p.status.value), ("title", clean(p.pr.title or ""))):
+                               ("status", p.status.value), ("title", clean(title_and_source(p.pr)[0] or ""))):
                 ET.SubElement(props, "property", name=key, value=value)
             classname = f"prstack.pr{p.pr.number}"
             counts = [0, 0, 0]

@@ -92,7 +92,7 @@ def title_of(p: PRPlan) -> str:
 
 def plan_table(plan: Plan) -> RenderableType:
     table = Table(title=safe(f"Plan {onto_line(plan.onto)}"), title_justify="left")
-    for col in ("step", "PR", "title", "on", "status", "picks", "why"):
+    for col in ("step", "PR", "title", "on", "status", "picks"):
         table.add_column(col)
     for step, p in enumerate(plan.prs, 1):
         title, from_commit = table_title(p.pr)
@@ -103,9 +103,9 @@ def plan_table(plan: Plan) -> RenderableType:
             ", ".join(f"#{n}" for n in p.pr.depends_on) or "—",
             Text(p.status.value, style=STATUS_STYLE[p.status]),
             str(len(p.picks)),
-            safe(p.reason),
         )
-    parts: list[RenderableType] = [table]
+    why = Text("\n").join(Text(f"#{p.pr.number}: ", style="bold") + safe(p.reason) for p in plan.prs)
+    parts: list[RenderableType] = [table, why]  # (the reasons at the full width, not squeezed into a cell)
     if any(table_title(p.pr)[1] for p in plan.prs):
         parts.append(Text(FALLBACK_FOOTNOTE, style="dim"))
     for p in plan.prs:
@@ -115,16 +115,14 @@ def plan_table(plan: Plan) -> RenderableType:
 
 
 def _conflict_panel(p: PRPlan, c: Conflict, plan: Plan) -> Panel:
-    body = Text()
-    if c.message:
-        body.append_text(safe(c.message, "italic"))
-        body.append("\n")
+    lines = [safe(c.message, "italic")] if c.message else []
     for h in c.hunks:
         for line in h.diff_text().splitlines():
             style = ("green" if line.startswith("+") else "red" if line.startswith("-")
                      else "cyan" if line.startswith("@@") else "")
-            body.append_text(safe(line, style))
-            body.append("\n")
+            lines.append(safe(line, style))
+    body = Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
+    body.no_wrap, body.overflow = True, "ellipsis"  # (each line cut with "…", as the audit's panels do)
     title = Text.assemble(("conflict", "bold red"), " ")
     title.append_text(safe(f"PR #{p.pr.number} {conflict_where(c)} with {_with(c, plan)}"))
     return Panel(body, title=title, title_align="left", subtitle=f"commit {c.commit[:12]}",

@@ -112,9 +112,25 @@ def footnotes(report: AuditReport) -> list[str]:
     notes = [FALLBACK_FOOTNOTE] if any(table_title(p.pr)[1] for p in report.prs) else []
     notes += [f"#{p.pr.number} is held as an older copy: its head is {p.pr.pr_head[:10]}, this stack's copy "
               f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
+    notes += lacking_blobs(report)
+    with_hunks = {r.hunk.pr for r in report.results}
+    notes += [f"#{p.pr.number} carries {', '.join(f'#{n}' for n in p.pr.depends_on)}; no change of its own."
+              for p in report.prs if p.pr.depends_on and p.pr.number not in with_hunks]
     notes += [f"#{p.pr.number} was built on a stale copy of the PR below it (`prstack graph` says which commits "
               "it lacks)." for p in report.prs if p.pr.state is PRState.STALE and not p.pr.merged]
     return notes
+
+
+def lacking_blobs(report: AuditReport) -> list[str]:
+    """One line per clone lacking blobs of audited files: which files, and the command that
+    fetches the blobs."""
+    lines = []
+    for command in dict.fromkeys(r.hunk.unread for r in report.results if r.hunk.unread):
+        paths = list(dict.fromkeys(r.hunk.path for r in report.results if r.hunk.unread == command))
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        lines.append(f"The clone lacks the blobs of {len(paths)} file(s) ({shown}): not read, so not present. "
+                     f"Fetch them: {command}")
+    return lines
 
 
 class PRTable:
@@ -123,12 +139,17 @@ class PRTable:
 
     COUNTS = ("applied", "missing", "other", "not shipped")
 
-    def __init__(self, prs: tuple[PRReport, ...], landed: Mapping[int, Landed] | None = None) -> None:
+    def __init__(self, prs: tuple[PRReport, ...], unread: dict[int, int] | None = None,
+                 landed: Mapping[int, Landed] | None = None) -> None:
         self.prs = prs
+        self.unread = unread or {}
+        """PR -> its unverifiable hunks whose files were not read (counted as other: not present)."""
         self.landed = landed or {}
+        """PR -> where a merged PR landed upstream (its first release)."""
 
     def _cells(self, p: PRReport) -> dict[str, Text]:
         c = p.counts
+        unread = self.unread.get(p.pr.number, 0)
         on = ", ".join(f"#{n}" for n in p.pr.depends_on)
         state = Text(p.status.value, style=PR_STYLE[p.status])
         if words := state_words(p.pr, self.landed.get(p.pr.number)):
@@ -139,8 +160,8 @@ class PRTable:
             "status": state,
             "applied": Text(str(c["applied"] + c["relocated"])),
             "missing": Text(str(c["missing"])),
-            "other": Text(str(sum(c[s.value] for s in OTHER_STATUSES))),
-            "not shipped": Text(str(c["not-shipped"] + c["unverifiable"])),
+            "other": Text(str(sum(c[s.value] for s in OTHER_STATUSES) + unread)),
+            "not shipped": Text(str(c["not-shipped"] + c["unverifiable"] - unread)),
         }
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -185,9 +206,14 @@ def summary_lines(summary: Summary) -> RenderableType:
 
 
 def audit_table(report: AuditReport, *, verbose: bool = False, summary: Summary | None = None) -> RenderableType:
-    shown = [r for r in report.results if verbose or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
+    shown = [r for r in report.results
+             if verbose or r.unread or (r.status.shipped and r.status is not HunkStatus.APPLIED)]
+    unread: dict[int, int] = {}
+    for r in report.results:
+        if r.unread:
+            unread[r.hunk.pr] = unread.get(r.hunk.pr, 0) + 1
     parts: list[RenderableType] = [target_line(report),
-                                   PRTable(report.prs, report.lineage.landed if report.lineage else None)]
+                                   PRTable(report.prs, unread, report.lineage.landed if report.lineage else None)]
     if notes := footnotes(report):
         parts.append(Text("\n".join(notes), style="dim"))
     if verbose or len(shown) <= PANELS_UP_TO:

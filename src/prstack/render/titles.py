@@ -13,8 +13,9 @@ def title_and_source(pr: PullRequest) -> tuple[str | None, str | None]:
     """(title, where it comes from: "github" or "first-commit", the subject of the PR's first commit)."""
     if pr.title:
         return pr.title, "github"
-    if pr.commits and pr.commits[0].subject:
-        return pr.commits[0].subject, "first-commit"
+    first = next((c for c in pr.commits if len(c.parents) < 2), pr.commits[0] if pr.commits else None)
+    if first is not None and first.subject:  # (its own first change: a merge of other PRs is no title)
+        return first.subject, "first-commit"
     return None, None
 
 

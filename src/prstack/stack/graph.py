@@ -50,6 +50,19 @@ class Stack:
         position = {c.sha: i for i, c in enumerate(facts.commits)} if facts else {}
         return max(incoming, key=lambda e: position.get(e.tip, -1)).tip
 
+    def tips_of(self, number: int) -> tuple[str, ...]:
+        """Where each parent's part of the PR's history ends (a tip per parent, several for a PR
+        that collects others: a merge queue's or a combined PR)."""
+        return tuple(dict.fromkeys(e.tip for e in self.edges if e.child == number))
+
+    def carried_from(self, sha: str) -> int | None:
+        """The PR whose change a commit of some PR's history copies (not its own, not the PR's
+        own commits): the parent whose part of that history holds it."""
+        if sha not in self.commit_graph:
+            return None
+        pr = self.commit_graph.nodes[sha].get("carried")
+        return pr if isinstance(pr, int) else None
+
     def below(self, number: int) -> set[int]:
         """Every PR under `number` in the stack (its parents, theirs, and so on)."""
         seen: set[int] = set()
@@ -84,6 +97,7 @@ def relate(
     ancestry: bool = False,
     markers: Sequence[str] = (),
     base_branch: bool = False,
+    after: int | None = None,
 ) -> StackEdge | None:
     """The edge parent -> child when the branch's history holds the parent's change, else None.
 
@@ -97,7 +111,12 @@ def relate(
     edited copy is judged as the child's own, never left out of every PR. But where a later
     commit of the child's, before its last, has the very files of the parent's head (ghstack
     replays each update of the parent as a "base" commit in the child's branch), the child's
-    history holds the parent's current change: the parent's part ends there, not stale."""
+    history holds the parent's current change: the parent's part ends there, not stale.
+
+    `after`: the position in the child's commits where its other parents' parts end. A child that
+    holds nothing beyond the parent's commits is no child of it (the same change re-pushed),
+    unless those copies follow right after the other parents' parts: the child collects PRs (a
+    merge queue's or a combined PR) and carries this one last."""
     extra = ((Evidence.BASE_BRANCH,) if base_branch else ()) + (
         (Evidence.MARKER,) if markers else ()
     )
@@ -119,7 +138,7 @@ def relate(
         return None  # the branch reverts every copy it holds: none of the parent's change is there
     position = {c.sha: i for i, c in enumerate(child.commits)}
     last = max(position[m.child_sha] for m in matches)
-    if last == len(child.commits) - 1:
+    if last == len(child.commits) - 1 and (after is None or min(position[m.child_sha] for m in exact) != after + 1):
         return None  # the child holds nothing beyond the parent's commits: not stacked on it
     if (at := _reaching_head(parent, child.commits, last)) is not None:
         return StackEdge(
@@ -246,7 +265,9 @@ def _state(number: int, facts: Mapping[int, PRFacts], edges: Sequence[StackEdge]
 
 
 def _fill_commit_graph(stack: Stack) -> None:
-    """Add every commit of the stack's PRs; 'pr' names the PR whose own part holds it."""
+    """Add every commit of the stack's PRs; 'pr' names the PR whose own part holds it: of a PR's
+    commits, those no parent's part holds (no ancestor of a parent's tip). A commit of a parent's
+    part that no PR owns is a copy the PR carries: 'carried' names that parent."""
     graph = stack.commit_graph
     for number in stack.order:
         f = stack.facts.get(number)
@@ -257,8 +278,13 @@ def _fill_commit_graph(stack: Stack) -> None:
                 graph.add_node(c.sha, pr=None, subject=c.subject)
             for p in c.parents:
                 graph.add_edge(p, c.sha)
-        base = stack.base_of(number)
-        shas = [c.sha for c in f.commits]
-        start = shas.index(base) + 1 if base in shas else 0
-        for sha in shas[start:]:
-            graph.nodes[sha]["pr"] = number
+        held: dict[str, int] = {}
+        for edge in sorted((e for e in stack.edges if e.child == number), key=lambda e: e.parent):
+            if edge.tip in graph:
+                for sha in (edge.tip, *graph.ancestors(edge.tip)):
+                    held.setdefault(sha, edge.parent)
+        for c in f.commits:
+            if c.sha not in held:
+                graph.nodes[c.sha]["pr"] = number
+            elif graph.nodes[c.sha]["pr"] is None:
+                graph.nodes[c.sha]["carried"] = held[c.sha]

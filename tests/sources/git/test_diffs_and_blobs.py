@@ -28,7 +28,9 @@ def test_diffs_come_back_in_order_with_empty_and_repeated_pairs(git_repo: GitRep
 
 
 @pytest.mark.parametrize("read_size", [1, 7, 80, 81, 82, 83, 200])
-def test_diffs_split_the_same_however_git_s_output_is_read(git_repo: GitRepo, read_size: int) -> None:
+def test_diffs_split_the_same_however_git_s_output_is_read(
+    git_repo: GitRepo, read_size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Sections are handed over as git writes them: a header cut by a read (80-83 bytes cut
     one just before, inside or after its end) or empty sections between headers change nothing."""
     base = git_repo.commit("base", {"a.py": "x = 1\n" * 40, "b.py": "y = 1\n"})
@@ -36,7 +38,8 @@ def test_diffs_split_the_same_however_git_s_output_is_read(git_repo: GitRepo, re
     other = git_repo.commit("other", {"b.py": "y = 2\n", "c.py": "z = 1\n"})
     pairs = [(base, base), (base, head), (head, head), (head, head), (head, other), (base, other), (other, other)]
     whole = diff_many(git_repo.path, pairs)
-    assert list(PendingDiffs(git_repo.path, pairs, read_size=read_size).sections()) == whole
+    monkeypatch.setattr(PendingDiffs, "read_size", read_size)
+    assert list(PendingDiffs(git_repo.path, pairs).sections()) == whole
     assert whole[0] == whole[2] == whole[3] == whole[6] == b"" and all(whole[i] for i in (1, 4, 5))
 
 

@@ -13,6 +13,7 @@ from prstack.errors import SourceError
 from prstack.models import Commit
 from prstack.sources.git.history import LOG_FORMAT, History, parse_log
 from prstack.sources.git.prrefs import PRRefs
+from prstack.sources.git.resolved_merge import merged_as_resolved
 from prstack.sources.git.runner import run, run_git
 
 T = TypeVar("T")
@@ -182,6 +183,33 @@ class Ancestry:
             return None  # a conflict (exit 1) or a git older than 2.38
         tree = out.split()[0] if out.split() else ""
         return tree if re.fullmatch(r"[0-9a-f]{40}", tree) else None
+
+    def merged_as_resolved(self, a: str, b: str, resolutions: Sequence[str] = ()) -> str | None:
+        """The tree of merging `a` and `b`, a conflicted file as one of the merge commits
+        `resolutions` resolved it, else as `a` has it (see prstack.sources.git.resolved_merge);
+        None where git cannot merge them."""
+        def ask() -> str | None:
+            base = self.merge_base(a, b)
+            return merged_as_resolved(self.path, self._env(), (a, b, base), resolutions) if base else None
+
+        return self._answers.of(("merged-as-resolved", a, b, *resolutions), ask)
+
+    def merged_tips(self, tips: Sequence[str], resolutions: Sequence[str] = ()) -> str | None:
+        """A commit of `tips` merged together (see `merged_as_resolved`; parents the tips, a fixed
+        identity, no ref): where the own change of a PR that merged several PRs starts. None when
+        git cannot merge them."""
+        def ask() -> str | None:
+            found = tips[0]
+            env = {**self._env(), **_VIRTUAL_IDENTITY}
+            for other in tips[1:]:
+                tree = self.merged_as_resolved(found, other, resolutions)
+                if tree is None:
+                    return None
+                args = ["commit-tree", "--no-gpg-sign", tree, "-p", found, "-p", other]
+                found = run_git(self.path, args, env, b"prstack: the PRs under a PR merged together\n").decode().strip()
+            return found
+
+        return self._answers.of(("merged-tips", *tips, "--", *resolutions), ask)
 
     def merged_bases(self, bases: Sequence[str]) -> str | None:
         """A commit of several merge bases merged together (their trees by `git merge-tree`, a

@@ -7,12 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from prstack.errors import SourceError
 from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
 from prstack.lineage import Replayed, replay
-from prstack.models import Commit, Hunk, PRState, PullRequest
+from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
+from prstack.sources.git.missing import MissingBlobs, changed_among
 from prstack.sources.git.repo import GitClone
 from prstack.stack.graph import Stack
 
@@ -58,6 +60,7 @@ def start_changes(
     the huge files' hunks when their texts are read and diffed (`ChangesLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
+    missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = _held_by_top(stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
@@ -65,6 +68,8 @@ def start_changes(
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
+    if missing is not None:
+        own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -223,7 +228,7 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     if held is not None and held[0] is not None:
         start = held[0]  # where the piece below ends in the top's history
     elif held is None or head == stack.facts[number].head:
-        start = stack.base_of(number) or base_sha or f.fork_point
+        start = _parents_merged(src, stack, number) or stack.base_of(number) or base_sha or f.fork_point
     else:
         start = base_sha or f.fork_point
     fork_tree = _bases_tree(src, f.merge_bases) if f.merge_bases else None
@@ -232,9 +237,11 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     if start != f.fork_point and not src.ancestry.is_ancestor(f.fork_point, start):
         # the PR merged the default branch since it was built on its parent (or since the --base
         # given): its own change is measured against that start + the default branch, so the
-        # merged-in commits are not its own
-        diff_base = src.ancestry.merged_tree(start, fork_tree or f.fork_point) or start
+        # merged-in commits are not its own (where they conflict, as the branch's merge resolved
+        # them: the branch's later edits of the lines the default branch brought are its own)
         own = set(src.ancestry.rev_list(f"{start}..{head}", f"^{f.fork_point}", *(f"^{o}" for o in outside)))
+        merges = [c.sha for c in commits if len(c.parents) > 1 and c.sha in own]
+        diff_base = src.ancestry.merged_as_resolved(start, fork_tree or f.fork_point, merges) or start
         commits = tuple(c for c in commits if c.sha in own)
     elif outside and start != f.fork_point:
         # start..head ^default: of start..head, those the head reaches outside the default branch
@@ -242,6 +249,18 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
         mine = history.ancestors(head)
         commits = tuple(c for c in commits if c.sha in mine)
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
+
+
+def _parents_merged(src: GitClone, stack: Stack, number: int) -> str | None:
+    """For a PR that merged several PRs whose parts of its history do not hold one another (a
+    merge queue's or a combined PR): their tips merged together, as the branch's own merges
+    resolved them, so that none of their changes counts as its own. None otherwise."""
+    tips = [tip for tip in stack.tips_of(number) if src.ancestry.is_ancestor(tip, stack.facts[number].head)]
+    tips = [t for t in tips if not any(o != t and src.ancestry.is_ancestor(t, o) for o in tips)]
+    if len(tips) < 2:
+        return None
+    merges = [c.sha for c in stack.facts[number].commits if len(c.parents) > 1]
+    return src.ancestry.merged_tips(sorted(tips), merges)
 
 
 def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
@@ -306,7 +325,7 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     blame: dict[str, dict[int, str]]
     taken_back: Mapping[str, frozenset[str]] = {}
     if merges:
-        blame = {path: src.ancestry.blame_added(base, head, path, spans, r.outside) for path, spans in ranges.items()}
+        blame = {path: _blamed(src, (base, head, path), spans, r.outside) for path, spans in ranges.items()}
     else:
         owners, taken_back = diffs.replayed(r) if ranges else ({}, {})
         blame = {}
@@ -318,6 +337,34 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
     return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:
+    """A hunk standing for each file of the PR's own change whose blobs the clone lacks (left out
+    of its diff), carrying the command that fetches them: unverifiable, not read."""
+    kinds = {"A": FileChange.ADDED, "D": FileChange.DELETED}
+    out = []
+    for path, old, new, status in changed_among(src.path, src.env, (r.diff_base, r.head), missing.paths):
+        commits = [sha for sha in src.ancestry.log_touching(r.start, r.head, path, r.outside)
+                   if sha in {c.sha for c in r.commits}]
+        change = kinds.get(status, FileChange.MODIFIED)
+        out.append(Hunk(r.number, path, None if change is FileChange.ADDED else path, change, 0, 0, 0, 0,
+                        commits=tuple(commits), old_blob=old, new_blob=new, unread=missing.command))
+    return out
+
+
+def _blamed(src: GitClone, where: tuple[str, str, str], spans: Sequence[tuple[int, int]],
+            outside: Sequence[str]) -> dict[int, str]:
+    """`blame_added` of the path in base..head; in a clone that lacks blobs, where git blame stops
+    on one (looking for where a new file came from), nothing: the lines are then the commits'
+    touching the file, as for a deletion."""
+    base, head, path = where
+    try:
+        return src.ancestry.blame_added(base, head, path, spans, outside)
+    except SourceError:
+        if not src.objects.unread:
+            raise
+        return {}
 
 
 def _with_taken_back(hunks: Sequence[Hunk], taken_back: Mapping[str, frozenset[str]]) -> list[Hunk]:

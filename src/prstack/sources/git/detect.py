@@ -64,6 +64,8 @@ def _visit(reader: Reader, number: int, requested: Sequence[int], found: _Found)
     c = reader.candidates(child, requested)
     ancestry, candidates = c.ancestry, c.candidates
     parents = _try(reader, child, c, found)
+    if parents and (collected := _collected(reader, child, c, found, parents)):
+        parents += collected
     if not parents and len(child.commits) > 1:
         # nothing found: look for a parent whose commits (not only its head) the child copies,
         # e.g. a parent rebased and extended since the child was built
@@ -111,6 +113,26 @@ def _try(reader: Reader, child: PRFacts, tried: Candidates, found: _Found) -> li
             found.edges[(parent_number, number)] = edge
             parents.append(parent_number)
     return parents
+
+
+def _collected(reader: Reader, child: PRFacts, tried: Candidates, found: _Found, parents: list[int]) -> list[int]:
+    """PRs whose commits the child copies last, right after its parents' parts (a merge queue's or
+    a combined PR that carries each PR in turn, and nothing of its own after the last): the edges
+    `relate` finds with that position, recorded."""
+    position = {c.sha: i for i, c in enumerate(child.commits)}
+    ends = [position[e.tip] for p in parents if (e := found.edges.get((p, child.number))) and e.tip in position]
+    if not ends:
+        return []
+    out = []
+    for number in sorted((tried.ancestry | tried.candidates) - set(parents)):
+        parent = reader.load(number)
+        if parent is None or parent.merged:
+            continue
+        edge = relate(parent, child, markers=tuple(m.text for m in tried.markers.get(number, [])), after=max(ends))
+        if edge is not None:
+            found.edges[(number, child.number)] = edge
+            out.append(number)
+    return out
 
 
 def _merged_below(reader: Reader, number: int, child: PRFacts, texts: tuple[str, ...]) -> StackEdge | None:

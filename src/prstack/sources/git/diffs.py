@@ -42,11 +42,14 @@ class PendingDiffs:
     `read` as (rev, path) -> bytes for the pairs' revs, and as (blob id, "") -> bytes.
     """
 
+    read_size = READ_BUFFER
+    """Bytes of git's output read at a time."""
+
     def __init__(self, repo: Path, pairs: Sequence[tuple[str, str]], env: Env = None,
                  big_file: int | None = None, read: dict[tuple[str, str], bytes] | None = None,
-                 read_size: int = READ_BUFFER) -> None:
+                 unread: Sequence[str] = ()) -> None:
+        """`unread`: paths left out of every diff (the clone lacks their blobs)."""
         self._repo, self._pairs, self._env, self._read = repo, list(pairs), env, read
-        self._read_size = read_size
         self._big: list[_BigChange] = []
         self._texts: list[_BlobsRead] = []
         self._headers: list[bytes] = []
@@ -58,8 +61,9 @@ class PendingDiffs:
         tree_of = dict(zip(revs, trees, strict=True))
         self._headers = [f"{tree_of[base]} {tree_of[head]}\n".encode() for base, head in pairs]
         stdin = b"".join(self._headers)
-        self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file)
-        excluded = sorted({change.path for change in self._big})
+        self._big = _big_changes(repo, stdin, len(pairs), env, BIG_FILE if big_file is None else big_file,
+                                 excluding(unread))
+        excluded = sorted({change.path for change in self._big} | set(unread))
         pathspec = ["--", *(f":(exclude,literal){path}" for path in excluded)] if excluded else []
         # huge blobs inflate on other cores while git diffs the rest
         self._texts = [_BlobsRead(repo, shas, env) for change in self._big for shas in change.reads]
@@ -86,7 +90,7 @@ class PendingDiffs:
         scan = 0  # where the next header may start (it was looked for before)
         seen = 0  # headers seen: the section being read is pair seen - 1's
         try:
-            while chunk := proc.stdout.read(self._read_size):
+            while chunk := proc.stdout.read(self.read_size):
                 cut = max(0, start - 1)  # (the newline ending the last header is kept)
                 scan = max(scan, len(buffer) - slack) - cut
                 buffer = buffer[cut:] + chunk
@@ -173,10 +177,17 @@ class _BigChange:
         return [(self.delta, self.new_blob if self.delta == self.old_blob else self.old_blob)]
 
 
-def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int) -> list[_BigChange]:
+def excluding(paths: Iterable[str]) -> list[str]:
+    """The pathspec that leaves `paths` out of a git diff ([] for none)."""
+    paths = sorted(set(paths))
+    return ["--", *(f":(exclude,literal){path}" for path in paths)] if paths else []
+
+
+def _big_changes(repo: Path, stdin: bytes, count: int, env: Env, big_file: int,
+                 pathspec: Sequence[str] = ()) -> list[_BigChange]:
     """Modifications of huge files, where every change the pairs make to that path is one
     (renamed, added, deleted, re-moded or oddly named huge files are left to git)."""
-    raw = run_git(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64"],
+    raw = run_git(repo, ["diff-tree", "--stdin", "--always", "-r", "-M", "--raw", "-z", "--abbrev=64", *pathspec],
                env, stdin)
     found: list[tuple[int, str, str, str, str]] = []  # pair, path, mode, old blob, new blob
     others: set[str] = set()

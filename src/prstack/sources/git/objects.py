@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 
 from prstack.sources.git.blobs import BlobReader
-from prstack.sources.git.diffs import PendingDiffs, diff_many
+from prstack.sources.git.diffs import PendingDiffs, excluding
 from prstack.sources.git.runner import run_git
 
 
@@ -20,6 +20,8 @@ class Objects:
 
     def __init__(self, path: Path, env: Callable[[], Mapping[str, str]]) -> None:
         self.path, self._env = path, env
+        self.unread: frozenset[str] = frozenset()
+        """Paths left out of every diff (the clone lacks their blobs; see GitClone.lacking_blobs)."""
 
     def _git(self, *args: str) -> bytes:
         return run_git(self.path, args, self._env())
@@ -29,12 +31,12 @@ class Objects:
 
     def diff(self, base: str, head: str) -> bytes:
         """The unified diff base..head (commits or trees) with rename detection and full blob ids."""
-        return diff_many(self.path, [(base, head)], self._env(), read=self._read)[0]
+        return self.diffs([(base, head)]).whole()[0]
 
     def diffs(self, pairs: Sequence[tuple[str, str]]) -> PendingDiffs:
         """`diff` of every (base, head) pair, in order, from one git process (huge files' diffs
         come after the rest: `main` now, `huge()` when their texts are read)."""
-        return PendingDiffs(self.path, pairs, self._env(), read=self._read)
+        return PendingDiffs(self.path, pairs, self._env(), read=self._read, unread=sorted(self.unread))
 
     @cached_property
     def _read(self) -> dict[tuple[str, str], bytes]:
@@ -77,6 +79,7 @@ class Objects:
             return []
         out = self._git_in(["-c", "core.quotePath=true", "log", "--stdin", "--no-walk=unsorted", "-p", "-U0",
                           "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-                          "--dst-prefix=b/", "--format=%x00%H"], ("\n".join(shas) + "\n").encode())
+                          "--dst-prefix=b/", "--format=%x00%H", *excluding(self.unread)],
+                          ("\n".join(shas) + "\n").encode())
         parts = out.split(b"\0")[1:]
         return [(part[:40].decode(), part[40:]) for part in parts]

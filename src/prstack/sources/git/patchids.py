@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from prstack.sources.git.diffs import excluding
+
 Pipe = Callable[[Sequence[str], bytes], bytes]
 """Runs git with the given arguments and standard input; returns its standard output."""
 
@@ -22,6 +24,8 @@ class Patches:
 
     def __init__(self, pipe: Pipe) -> None:
         self._pipe = pipe
+        self.unread: frozenset[str] = frozenset()
+        """Paths left out of the diffs patch-ids are taken of (the clone lacks their blobs)."""
         self._ids: dict[str, str | None] = {}
         self._pair_ids: dict[Pair, str | None] = {}
         self._paths: dict[str, frozenset[str] | None] = {}
@@ -89,7 +93,7 @@ class Patches:
 
     def _patch_ids(self, lines: Sequence[str]) -> list[str | None]:
         """`git patch-id --stable` of each stdin line's diff (None when it has none), one pipeline."""
-        sections = self._sections(["-p"], lines, b"\n")
+        sections = self._sections(["-p", *excluding(self.unread)], lines, b"\n")
         keyed = b"".join(b"%040x\n" % (index + 1) + b"".join(body) for index, body in enumerate(sections) if body)
         found: list[str | None] = [None] * len(lines)
         if keyed:

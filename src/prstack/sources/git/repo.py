@@ -9,6 +9,7 @@ from pathlib import Path
 
 from prstack.errors import InputError, SourceError
 from prstack.sources.git.ancestry import Ancestry
+from prstack.sources.git.missing import MissingBlobs, settle_missing
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
@@ -61,6 +62,18 @@ class GitClone:
         self.refs = PRRefs(self.path, self._run, self.pipe)
         self.objects = Objects(self.path, self.git.environment)
         self.ancestry = Ancestry(self.path, self._run, self.git.environment, self.pipe, self.resolve, self.refs)
+
+    def lacking_blobs(self, heads: Sequence[str]) -> MissingBlobs | None:
+        """The blobs of `heads`' history outside the default branch, and of their fork points'
+        trees, that the clone lacks after one batch fetch from its promisor remote (None: none).
+        Every later diff leaves the files that held them out (git would stop on them); the caller
+        judges those files as not read."""
+        default = self.default_ref
+        forks = [fork for head in heads if (fork := self.ancestry.merge_base(head, default))]
+        missing = settle_missing(self.path, self.env, heads, default, forks)
+        if missing is not None:
+            self.objects.unread = self.patches.unread = missing.paths
+        return missing
 
     def _run(self, *args: str) -> str:
         """git's stdout as text (its last newline off); a failure is a SourceError."""

@@ -1,0 +1,116 @@
+"""Clones that lack blobs (a `--filter=blob:none` partial clone, a mirror that dropped files): the
+missing blobs are fetched in one batch from a promisor remote that answers; otherwise the files
+whose blobs are missing are unverifiable and not read (exit 1), the rest is judged, and one line
+names the files and the command that fetches their blobs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import GitRepo
+from prstack.cli import main
+
+
+def text(name: str, edits: dict[int, str] | None = None) -> str:
+    rows = [f"{name} {i}" for i in range(1, 41)]
+    for at, new in (edits or {}).items():
+        rows[at - 1] = new
+    return "\n".join(rows) + "\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def blobless_clone(tmp_path: Path) -> tuple[GitRepo, Path, Path]:
+    """Upstream with #1 (pkg/b.py) and #2 on it (pkg/a.py, pkg/c.py); a bare `--filter=blob:none`
+    clone of it holding the PR refs and no blob yet; the tree of #2's head."""
+    up = GitRepo(tmp_path / "up")
+    up.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b"), "pkg/c.py": text("c")})
+    up.branch("feature")
+    up.commit("P1", {"pkg/b.py": text("b", {5: "b 5 parent"})})
+    up.pr_ref(1)
+    up.commit("C1", {"pkg/a.py": text("a", {20: "a 20 child"}), "pkg/c.py": text("c", {9: "c 9 child"})})
+    up.pr_ref(2)
+    up.branch("main", "main")
+    up.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", f"file://{up.path}", str(clone)], check=True)
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "+refs/pull/*/head:refs/pull/*/head")
+    return up, clone, up.archive("refs/pull/2/head", tmp_path / "tree")
+
+
+def missing_in(clone: Path) -> set[str]:
+    out = git(clone, "rev-list", "--objects", "--all", "--missing=print")
+    return {line[1:] for line in out.splitlines() if line.startswith("?")}
+
+
+def audit(capsys: pytest.CaptureFixture[str], clone: Path, tree: Path, fmt: str = "json") -> tuple[int, str]:
+    code = main(["audit", "2", "--git", str(clone), "--tree", str(tree), "--offline", "--format", fmt])
+    return code, capsys.readouterr().out
+
+
+def test_missing_blobs_come_from_the_promisor_remote_in_one_fetch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A partial clone whose remote answers: exit 0, every blob the audit reads fetched by a
+    single fetch (one new pack), not one lazy fetch per blob."""
+    _, clone, tree = blobless_clone(tmp_path)
+    packs = set((clone / "objects/pack").glob("*.pack"))
+    code, out = audit(capsys, clone, tree)
+    assert code == 0, out
+    assert len(set((clone / "objects/pack").glob("*.pack")) - packs) == 1
+
+
+def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The remote gone and pkg/b.py's blobs already at hand: #1's file is judged (applied), #2's
+    two files are unverifiable, not read (exit 1); the table's one line names them and a command
+    that, once the remote is back, fetches what the audit needs."""
+    up, clone, tree = blobless_clone(tmp_path)
+    git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
+    git(clone, "cat-file", "-p", "refs/pull/1/head~1:pkg/b.py")
+    away = up.path.rename(tmp_path / "away")
+    code, out = audit(capsys, clone, tree)
+    assert code == 1
+    report = json.loads(out)
+    verdicts = {(h["pr"], h["path"]): (h["status"], h["unverifiable"]) for h in report["hunks"]}
+    assert verdicts == {(1, "pkg/b.py"): ("applied", None), (2, "pkg/a.py"): ("unverifiable", "not-read"),
+                        (2, "pkg/c.py"): ("unverifiable", "not-read")}
+    code, table = audit(capsys, clone, tree, "table")
+    assert code == 1
+    flat = " ".join(table.split())
+    line = re.search(r"The clone lacks the blobs of 2 file\(s\) \(pkg/a\.py, pkg/c\.py\): not read, so not present\. "
+                     r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
+    assert line is not None, table
+    away.rename(up.path)
+    subprocess.run(line.group(1), shell=True, check=True, capture_output=True)
+    assert not missing_in(clone) & {git(clone, "rev-parse", "refs/pull/2/head:pkg/a.py").strip()}
+    up.path.rename(away)
+    assert audit(capsys, clone, tree)[0] == 0
+
+
+def test_a_clone_that_dropped_blobs_without_a_promisor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mirror lacking blobs, no promisor remote at all: no exit 2; the files are not read and
+    the fetch command names the clone's remote."""
+    _, clone, tree = blobless_clone(tmp_path)
+    git(clone, "config", "--unset", "remote.origin.promisor")
+    git(clone, "config", "--unset", "remote.origin.partialclonefilter")
+    for marker in (clone / "objects/pack").glob("*.promisor"):
+        marker.unlink()
+    code, out = audit(capsys, clone, tree)
+    assert code == 1
+    report = json.loads(out)
+    assert {h["status"] for h in report["hunks"]} == {"unverifiable"}
+    assert all(h["unverifiable"] == "not-read" for h in report["hunks"])
+    assert {p["status"] for p in report["prs"]} == {"missing"}
+    code, table = audit(capsys, clone, tree, "table")
+    assert f"git -C {clone} -c fetch.negotiationAlgorithm=noop fetch origin" in " ".join(table.split())
+    shutil.rmtree(clone)
