@@ -363,9 +363,12 @@ def run_parent(m: Path, g: Path, s: Stack, work: Path) -> Result:
         why.append(f"parent alone: exit {a1.rc}" + (f": {a1.stderr}" if a1.rc not in (0, 1) else ""))
         r.offending += a1.bad
     # the top's own: hunks of the top, or of a PR outside the parent's stack that the top carries
-    # (its commit not in the parent's history; a PR sharing the parent's head is the parent's)
+    # (its commit not in the parent's history, nor judged through a rewrite of the parent's stack;
+    # a PR sharing the parent's head is the parent's)
     theirs = {c: c is not None and is_ancestor(m, c, ph) for c in {h.get("commit") for h in a2.hunks}}
-    beyond = [h for h in a2.hunks if h.get("pr") == s.top or (h.get("pr") not in under and not theirs[h.get("commit")])]
+    beyond = [h for h in a2.hunks if h.get("pr") == s.top or (
+        h.get("pr") not in under and not theirs[h.get("commit")]
+        and (h.get("superseded_by") or {}).get("pr") not in under)]
     top_own = [h for h in beyond if h["status"] not in NEUTRAL]
     r.detail["top_own_hunks"] = len(top_own)
     if a2.rc != (1 if top_own else 0):  # a top with no shipped hunk of its own (e.g. it only merges main): exit 0
