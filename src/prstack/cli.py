@@ -369,7 +369,13 @@ def plan(
     if emit_script is not None:
         _write(emit_script, plan_script(result).encode(), inputs)
     if emit_patch is not None:
-        _write(emit_patch, combined_patch(source, result), inputs)
+        if (patch := combined_patch(source, result)) is not None:
+            _write(emit_patch, patch, inputs)
+        else:
+            from prstack.render.text import clean
+
+            print(f"{clean(str(emit_patch))} not written: the plan changes nothing on {clean(result.onto.name)}.",
+                  file=sys.stderr)
     show(render_plan(result, fmt))
     raise typer.Exit(0 if result.clean else 1)
 

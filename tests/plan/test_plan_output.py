@@ -234,3 +234,21 @@ def test_the_plan_table_gives_reasons_whole_and_cuts_long_diff_lines_at_80_colum
     assert f"#2: {reason}" in lines
     assert any("…" in line and "argument_3" in line for line in lines)
     assert not any("argument_19" in line for line in lines)
+
+
+def test_emit_patch_writes_no_file_when_the_plan_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                                 ) -> None:
+    """A PR already in the onto-point leaves nothing to apply: --emit-patch writes no file (never a
+    file of prose `git apply` refuses) and says so on stderr."""
+    r = GitRepo(tmp_path / "repo")
+    r.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": "x = 1\n"})
+    r.branch("fix")
+    r.commit("fix", {"pkg/mod.py": "x = 2\n"})
+    r.pr_ref(3)
+    r.git("checkout", "-q", "main")
+    r.git("-c", "commit.gpgsign=false", "merge", "-q", "--no-ff", "-m", "Merge pull request #3", "fix")
+    out = tmp_path / "missing.patch"
+    code = main(["plan", "3", "--git", str(r.path), "--onto", "main", "--emit-patch", str(out)])
+    assert code == 0
+    assert not out.exists()
+    assert "not written: the plan changes nothing" in capsys.readouterr().err

@@ -111,12 +111,16 @@ def _installed_onto(prs: ClonePRs, git: PlanGit, changes: StackChanges, order: S
     return Onto(OntoKind.INSTALLED, info.path, sha, tree, start, info, note), present, lacking
 
 
-def combined_patch(source: GitClone, plan: Plan) -> bytes:
+def combined_patch(source: GitClone, plan: Plan) -> bytes | None:
     """The combined diff of every clean pick, under a few lines saying what it holds (which
-    `git apply` skips): `git apply` takes it on the onto-point's tree."""
+    `git apply` skips): `git apply` takes it on the onto-point's tree. None when it changes
+    nothing there (a patch file holds a patch or is not written)."""
+    diff = PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)
+    if not diff.strip():
+        return None
     held = ", ".join(f"#{p.pr.number}" for p in plan.prs if p.picks) or "no PR"
     header = f"prstack plan: the changes of {held} onto {plan.onto.name} ({plan.onto.sha[:12]})\n"
     left = [f"#{p.pr.number} ({p.status.value})" for p in plan.prs if p.status in STUCK]
     if left:
         header += f"left out: {', '.join(left)}\n"
-    return header.encode() + b"\n" + PlanGit(source).diff_trees(plan.onto.tree, plan.result_tree)
+    return header.encode() + b"\n" + diff
