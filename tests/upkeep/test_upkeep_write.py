@@ -11,20 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from helpers.releases import BASE
+from helpers.releases import edited as _edit
+from helpers.releases import text_of as _text
 from prstack.cli import main
-
-BASE = [f"value_{i} = {i}\n" for i in range(1, 41)]
-
-
-def _text(lines: list[str]) -> str:
-    return "".join(lines)
-
-
-def _edit(lines: list[str], **changes: str) -> list[str]:
-    out = list(lines)
-    for name, new in changes.items():
-        out[int(name.removeprefix("l")) - 1] = new
-    return out
 
 
 def carried(r: GitRepo, folder: Path) -> dict[str, bytes]:
