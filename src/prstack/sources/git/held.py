@@ -40,11 +40,16 @@ class TargetBlobs:
         return location.installed_path if location.placement is Placement.SHIPPED else None
 
     def of(self, path: str) -> tuple[bool, str | None]:
-        """(compared, blob id): compared is False where the target does not ship the path's place."""
+        """(compared, blob id): compared is False where the target does not ship the path's place.
+        A file the path map finds for it in another folder (a folder moved since) is not the path's:
+        the target lacks the path itself."""
         if path not in self._known:
             location = self.pathmap.locate(path)
             if location.placement is Placement.FILE_MISSING:
                 self._known[path] = (True, None)
+            elif location.placement is Placement.SHIPPED and location.installed_path and \
+                    not _same_place(path, location.installed_path):
+                self._known[path] = (True, None)  # (the file of another folder, where this one is gone)
             elif location.placement is Placement.SHIPPED and location.installed_path:
                 try:
                     data = self.target.read(location.installed_path)
@@ -54,6 +59,12 @@ class TargetBlobs:
             else:
                 self._known[path] = (False, None)
         return self._known[path]
+
+
+def _same_place(path: str, installed: str) -> bool:
+    """Whether `installed` is the repository path `path` itself, less or plus a prefix (src/,
+    python/), not a file of another folder."""
+    return path == installed or path.endswith("/" + installed) or installed.endswith("/" + path)
 
 
 def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str],
