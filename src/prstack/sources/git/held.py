@@ -218,12 +218,13 @@ class Landings:
         return self.after.holding(self.landed[number], number, _shas(self.prs[number]), ref)
 
 
-def _with_releases(landed: Landed, held: Sequence[bool], releases: Sequence[tuple[str, str]]) -> Landed:
-    """`landed` with its first release and the later releases that lacked it (taken back)."""
+def _with_releases(landed: Landed, held: Sequence[bool | None], releases: Sequence[tuple[str, str]]) -> Landed:
+    """`landed` with its first release and the later releases that took it back (a revert; a
+    release of another line that never had it is not one)."""
     first = next((i for i, h in enumerate(held) if h), None)
     if first is None:
         return landed
-    gaps = tuple(releases[i][0] for i in range(first + 1, len(held)) if not held[i])
+    gaps = tuple(releases[i][0] for i in range(first + 1, len(held)) if held[i] is False)
     return replace(landed, first_release=releases[first][0], taken_back_in=gaps)
 
 

@@ -279,21 +279,23 @@ class AfterMerge:
         return found
 
     def in_releases(self, landed: Landed, number: int, pr_commits: Sequence[str],
-                    releases: Sequence[tuple[str, str]]) -> list[bool]:
-        """Per release of `releases` ((name, commit), oldest first): whether it holds the PR (see
-        `holding`): the releases containing the landing commit or a backport of it (one `git
-        for-each-ref --contains` each), each looked at on its own only where a revert names the PR."""
+                    releases: Sequence[tuple[str, str]]) -> list[bool | None]:
+        """Per release of `releases` ((name, commit), oldest first): True where it holds the PR (see
+        `holding`), False where it has the landing or a backport and took it back, None where it has
+        neither (a release before it, or of another line). The releases containing the landing or a
+        backport come from one `git for-each-ref --contains` each; a release is looked at on its own
+        only where a revert names the PR."""
         commits = [c for _, c in releases]
         holding = set(self.containing(landed.commit, commits))
         for pick in self._picks(landed, number, pr_commits):
             holding |= set(self.containing(pick, commits))
-        out = []
+        out: list[bool | None] = []
         for commit in commits:
             via = None
             if commit in holding:
                 via = landed.commit if self._is_ancestor(landed.commit, commit) else \
                     self._picked(landed, number, pr_commits, commit)
-            out.append(via is not None and self._reverted(via, [landed.commit], commit) is None)
+            out.append(None if via is None else self._reverted(via, [landed.commit], commit) is None)
         return out
 
     def _all_tags(self) -> set[str]:
