@@ -27,7 +27,7 @@ def held_upstream(result: HunkResult, since: Since) -> HunkResult:
     """`result` (the hunk judged by text) where the ref holds the PR's landing commit: present as
     judged, else present as the later commit left it (applied with `superseded_by` that commit, or
     relocated where the file was moved)."""
-    if not result.status.shipped and result.status is not HunkStatus.FILE_MISSING:
+    if not result.status.shipped:
         return result
     if result.status.present and since.moved_to is None:
         return result

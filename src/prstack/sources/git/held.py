@@ -4,13 +4,13 @@ them (SPEC "Lineage after merge"). A hunk is judged so only where the target's f
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
 from prstack.errors import InputError, SourceError
 from prstack.match.after_merge import Since, held_upstream, taken_back
 from prstack.match.file import match_file
+from prstack.match.text import blob_id
 from prstack.models import Hunk, HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.sources.git.changes import StackChanges
@@ -21,18 +21,12 @@ from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
 
 
-def blob_id(data: bytes, sha256: bool = False) -> str:
-    """git's object id of a blob holding `data`."""
-    header = b"blob %d\0" % len(data)
-    return (hashlib.sha256 if sha256 else hashlib.sha1)(header + data).hexdigest()
-
-
 class TargetBlobs:
     """The target's file of each repository path, as git blob ids (None: the target ships the path's
     place but lacks the file); paths the target does not ship are left out."""
 
-    def __init__(self, target: Target, pathmap: PathMap, sha256: bool) -> None:
-        self.target, self.pathmap, self.sha256 = target, pathmap, sha256
+    def __init__(self, target: Target, pathmap: PathMap, id_length: int) -> None:
+        self.target, self.pathmap, self.id_length = target, pathmap, id_length
         self._known: dict[str, tuple[bool, str | None]] = {}
 
     def installed(self, path: str) -> str | None:
@@ -55,7 +49,7 @@ class TargetBlobs:
                     data = self.target.read(location.installed_path)
                 except Unreadable:
                     data = None
-                self._known[path] = (data is not None, None if data is None else blob_id(data, self.sha256))
+                self._known[path] = (data is not None, None if data is None else blob_id(data, self.id_length))
             else:
                 self._known[path] = (False, None)
         return self._known[path]
@@ -149,7 +143,7 @@ def _after_merge(git: GitClone, changes: StackChanges, target: Target, pathmap: 
     landings = Landings.of(git, changes)
     if landings is None:
         return tuple(results), None
-    blobs = TargetBlobs(target, pathmap, landings.sha256)
+    blobs = TargetBlobs(target, pathmap, landings.id_length)
     paths = sorted({r.hunk.path for r in results if r.hunk.pr in landings.landed})
     default = (changes.default_ref.removeprefix("refs/remotes/").removeprefix("refs/heads/"),
                git.resolve(changes.default_ref))
@@ -201,7 +195,8 @@ class Landings:
         named = after.naming(list(prs))
         landed = {n: got for n in prs if n in facts and (got := after.landed(facts[n])) is not None}
         for _ in range(2):  # (a PR collected into the one above it: that one's landing first)
-            landed |= _landed_by_content(git, changes, [n for n in prs if n not in landed], landed, named)
+            landed |= _landed_by_content(git, changes, [n for n in prs if n not in landed], landed, named,
+                                         after.line_position)
         if not landed:
             return None
         merged = {n: prs[n] for n in landed}
@@ -211,8 +206,9 @@ class Landings:
         return cls(after, landed, merged, releases)
 
     @property
-    def sha256(self) -> bool:
-        return len(next(iter(self.landed.values())).commit) == 64
+    def id_length(self) -> int:
+        """40 for SHA-1 object ids, 64 for SHA-256."""
+        return len(next(iter(self.landed.values())).commit)
 
     def holding(self, number: int, ref: str) -> Holding:
         return self.after.holding(self.landed[number], number, _shas(self.prs[number]), ref)
@@ -228,8 +224,8 @@ def _with_releases(landed: Landed, held: Sequence[bool | None], releases: Sequen
     return replace(landed, first_release=releases[first][0], taken_back_in=gaps)
 
 
-def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[int],
-                       landed: Mapping[int, Landed], named: Mapping[int, list[str]]) -> dict[int, Landed]:
+def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[int], landed: Mapping[int, Landed],
+                       named: Mapping[int, list[str]], position: Mapping[str, int]) -> dict[int, Landed]:
     """PRs the clone does not show merged whose change landed in a default-branch commit naming it,
     or naming a PR above it in the stack, or where a PR above it landed (a PR collected into
     another's squash or merge): the oldest such commit whose files hold each hunk of the PR's own
@@ -246,19 +242,13 @@ def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[i
     for n in numbers:
         hunks = [h for h in changes.hunks if h.pr == n and h.lines]
         rewritten = set().union(*(paths.get(m, set()) for m in above[n][1:]))
-        candidates = sorted({c for m in above[n] for c in named.get(m, [])}, key=lambda c: _order(named, c))
+        candidates = sorted({c for m in above[n] for c in named.get(m, [])}, key=lambda c: position.get(c, 0))
         candidates += [got.commit for m in above[n][1:] if (got := landed.get(m)) is not None]
         for commit in dict.fromkeys(candidates):
             if hunks and _holds_hunks(git, commit, hunks, rewritten):
                 out[n] = Landed(commit, "content")
                 break
     return out
-
-
-def _order(named: Mapping[int, list[str]], commit: str) -> int:
-    """Where `commit` comes in the default branch's first-parent line (oldest first) of `named`."""
-    every = [c for cs in named.values() for c in cs]
-    return every.index(commit)
 
 
 def _holds_hunks(git: GitClone, commit: str, hunks: Sequence[Hunk], rewritten: Set[str]) -> bool:

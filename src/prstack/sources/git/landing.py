@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from prstack.errors import SourceError
 from prstack.lineage import diff_path
@@ -79,6 +80,12 @@ class AfterMerge:
         self._offside: dict[int, list[str]] = {}
         self._tags: set[str] | None = None
         self._contains: dict[str, set[str]] = {}
+        self.line_position: dict[str, int] = {}
+        """Commits `naming` found, by their place in the default branch's first-parent line (oldest 0)."""
+
+    @cached_property
+    def _default(self) -> str:
+        return self.git.resolve(self.default_ref)
 
     def _out(self, *args: str) -> str:
         return run_git(self.git.path, args, self.git.env).decode("utf-8", "surrogateescape")
@@ -91,8 +98,7 @@ class AfterMerge:
         if how is None or commit is None:
             return None
         if how == "ancestry":
-            default = self.git.resolve(self.default_ref)
-            merge = self.git.ancestry.merge_commit_bringing(facts.head, default)
+            merge = self.git.ancestry.merge_commit_bringing(facts.head, self._default)
             return Landed(merge, "merge") if merge is not None else Landed(facts.head, "rebase")
         commit = self._before_reverts(commit)
         if how == "rebase" and len(facts.own) == 1 and pr_of_subject(self._subject(commit)) == facts.number:
@@ -115,6 +121,7 @@ class AfterMerge:
             if (n := pr_of_subject(subject)) is not None and n in numbers:
                 found.setdefault(n, []).append(sha)
                 self._subjects[sha] = subject
+                self.line_position[sha] = len(self.line_position)
         out = self._out("log", "--reverse", "--format=%H%x00%s", "-E", *greps, "--tags", "--not", self.default_ref)
         for line in out.splitlines():
             sha, _, subject = line.partition("\0")
@@ -319,7 +326,7 @@ class AfterMerge:
 
 def _names(abbrev: str, full: Iterable[str]) -> bool:
     """Whether the (possibly abbreviated) commit id names one of `full`."""
-    return any(f.startswith(abbrev) or abbrev.startswith(f) for f in full if f)
+    return any(f.startswith(abbrev) for f in full if f)
 
 
 @dataclass(frozen=True)
