@@ -10,17 +10,15 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "prstack"
 
 FLOORS: dict[str, int] = {
     # values every part shares
-    "errors": 1, "models": 1, "progress": 1, "lineage": 1, "schemas": 1, "files": 1,
-    # pure knowledge: the PR graph, diff text, where a repository path lands, forges' names
-    "stack": 2, "hunks": 2, "placement": 2, "forge": 2,
-    # what is installed
+    "errors": 1, "models": 1, "progress": 1, "schemas": 1, "files": 1,
+    # pure knowledge: the PR graph, diff text, where a repository path lands and which repository it is
+    "stack": 2, "diff": 2, "placement": 2,
+    # what is installed, and what its build's metadata says
     "targets": 3,
-    # what a build's metadata says
-    "built_from": 4,
     # judging hunks against target text, and the report it makes
-    "match": 5, "report": 5,
-    # where PRs come from; what to run next
-    "sources": 6, "next_steps": 6, "judged_once": 6,
+    "match": 5,
+    # where PRs come from
+    "sources": 6,
     # the audit: a PR source against a target
     "audit": 7,
     # what is built on the audit
@@ -28,7 +26,7 @@ FLOORS: dict[str, int] = {
     # output formats
     "render": 9,
     # the command line
-    "cli_support": 10, "patch_cli": 10, "cli": 11, "__main__": 12, "__init__": 12,
+    "cli": 10, "__main__": 12, "__init__": 12,
 }
 """Each part of src/prstack (a module or a package) and its floor: a part imports only from its
 own floor or below."""
@@ -114,7 +112,7 @@ def test_no_function_takes_more_than_six_parameters() -> None:
             names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
             names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
             names = [n for n in names if n not in ("self", "cls")]
-            command = name == "prstack.cli" and any(
+            command = name.startswith("prstack.cli.") and any(
                 isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command"
                 for d in node.decorator_list)
             if len(names) > MAX_PARAMETERS and not command:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.cli import _command, main
+from prstack.cli.app import _command, main
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -65,7 +65,7 @@ def test_version_and_help_import_no_pygithub_nor_audit_libraries(args: list[str]
 def test_offline_clone_audit_imports_only_what_it_uses(demo_build: DemoBuild) -> None:
     times = _imports(*_audit_args(demo_build))
     tops = _tops(times)
-    assert "prstack.sources.git.repo" in times and "prstack.audit" in times
+    assert "prstack.sources.git.repo" in times and "prstack.audit.judging" in times
     assert not tops & set(UNUSED_BY_AN_OFFLINE_CLONE_AUDIT)
     outside_stdlib = [n for n in times if n.split(".")[0] not in sys.stdlib_module_names]
     assert len(outside_stdlib) <= MODULE_BUDGET, sorted(outside_stdlib)

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.match.compose import chains_above, compose_stack, stacked_above
 from prstack.models import PullRequest, Rewrite
 

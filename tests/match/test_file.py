@@ -312,7 +312,7 @@ def test_a_pure_addition_is_not_applied_by_a_copy_of_its_line_elsewhere() -> Non
     """A one-line addition whose region was rewritten: the same line stands in another method,
     30 lines away, with one line of the same context. Without a head to anchor it (a patch),
     that copy is not the hunk's change: not applied."""
-    from prstack.hunks import parse_diff
+    from prstack.diff.hunks import parse_diff
 
     filler = "".join(f"    # filler {i}\n" for i in range(30))
     method_a = "    def a(self):\n        x = compute_a()\n        self.prepare()\n        return self\n\n"

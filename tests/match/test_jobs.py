@@ -12,7 +12,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.audit import audit_stack
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import FileJob, run_jobs
 from prstack.models import Hunk, HunkResult

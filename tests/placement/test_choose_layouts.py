@@ -16,13 +16,13 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.built_from import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
 from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.placement.paths import PathMap
 from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.built_from import BuildReport
 
 UPSTREAM = ("Project-URL: Source, https://github.com/upstream/kvs",)
 FORK = ("Project-URL: Source, https://github.com/someone/kvs-fork",)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from prstack.errors import InputError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.placement.installed_from import InstallRecord, Strength, at_pr_head, find_project, strength, worth_asking
 
 VLLM = RepoId("vllm-project", "vllm")

@@ -15,7 +15,7 @@ from helpers.plan import CORE, UTIL, Upstream
 from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.models import PRStatus
 from prstack.plan import PlanStatus
 from prstack.plan.run import combined_patch, plan_stack

@@ -16,9 +16,9 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.built_from import Containment
 from prstack.cli import main
 from prstack.targets.base import TargetSpec
+from prstack.targets.built_from import Containment
 from prstack.targets.editable import _finder_mapping, find_editable
 
 FINDER = '''import sys

@@ -8,8 +8,8 @@ from pathlib import Path
 from prstack.audit import audit_stack
 from prstack.demo.fixture import DemoRepo, build_repo, export_tree
 from prstack.demo.wheel import build_wheel, install_wheel
+from prstack.match.report import AuditReport
 from prstack.models import TargetKind
-from prstack.report import AuditReport
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 

@@ -15,7 +15,7 @@ from enum import IntEnum
 from packaging.utils import canonicalize_name
 
 from prstack.errors import InputError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 
 
 @dataclass(frozen=True)

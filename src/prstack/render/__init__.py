@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, assert_never
 if TYPE_CHECKING:  # not imported at run time: `--help` and JSON/markdown output need no rich
     from rich.console import RenderableType
 
-    from prstack.next_steps import Summary
-    from prstack.report import AuditReport
+    from prstack.match.report import AuditReport
+    from prstack.render.summary import Summary
 
 
 class OutputFormat(StrEnum):

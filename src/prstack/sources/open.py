@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prstack.errors import InputError, PrstackError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.sources.github.access import DEFAULT_ACCESS, Access

@@ -10,9 +10,9 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from prstack.errors import InputError
-from prstack.forge import repo_slug
 from prstack.models import ImageInfo, TargetInfo, TargetKind
 from prstack.placement.choose import Asked, Choice, DistFiles, choose
+from prstack.placement.forge import repo_slug
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import GitRepo
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.sources.git.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
 from prstack.sources.git.changes import load_changes
 from prstack.sources.git.diffs import BIG_FILE, _big_changes, diff_many, diff_texts

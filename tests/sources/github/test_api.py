@@ -11,7 +11,7 @@ import pytest
 
 from helpers.ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github.access import Access, Backoff
 from prstack.sources.github.api import GitHub, find_token
 from prstack.sources.github.cache import Cache

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from helpers.ghserver import GitHubServer, serve_stack
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.access import Access, Backoff
 from prstack.sources.github.api import GitHub

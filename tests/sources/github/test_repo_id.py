@@ -9,7 +9,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.forge import RepoId, parse_repo, repo_from_url
+from prstack.placement.forge import RepoId, parse_repo, repo_from_url
 from prstack.sources.github.repo_id import infer_repo, repo_from_git
 from prstack.targets.repos import repos_from_metadata
 

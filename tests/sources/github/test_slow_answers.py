@@ -12,7 +12,7 @@ import pytest
 
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github.access import Access
 from prstack.sources.github.api import GitHub
 from prstack.sources.github.cache import Cache

@@ -185,7 +185,7 @@ def test_a_patched_folder_takes_the_longest_tail_the_target_holds() -> None:
 
 
 def test_a_binary_file_the_pr_deletes_is_applied_where_the_target_lacks_it() -> None:
-    from prstack.hunks import parse_diff
+    from prstack.diff.hunks import parse_diff
     from prstack.match.file import match_file
 
     diff = ("diff --git a/docs/flow.png b/docs/flow.png\ndeleted file mode 100644\n"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.models import FileChange, Hunk
 from prstack.sources.patch.compose import compose_steps
 

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from prstack.diff.hunks import parse_diff
 from prstack.errors import InputError
-from prstack.hunks import parse_diff
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
 from prstack.sources.base import PRMetadata

@@ -18,7 +18,7 @@ from urllib3.util.retry import Retry
 
 from prstack import progress
 from prstack.errors import InputError, PrstackError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.access import DEFAULT_ACCESS, Access
 from prstack.sources.github.cache import Cache

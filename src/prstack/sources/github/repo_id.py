@@ -1,4 +1,5 @@
-"""Which GitHub repository PRs live in: --repo, a remote, dist metadata, env or pyproject (URLs: prstack.forge)."""
+"""Which GitHub repository PRs live in: --repo, a remote, dist metadata, env or pyproject (URLs:
+prstack.placement.forge)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from prstack.errors import InputError
-from prstack.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
+from prstack.placement.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
 from prstack.sources.git.runner import run
 
 REPO_ENV = "PRSTACK_REPO"

@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from prstack.diff.hunks import parse_diff
 from prstack.errors import InputError
-from prstack.hunks import parse_diff
 from prstack.models import Changes, Commit, FileChange, Hunk, PullRequest
 from prstack.sources.base import Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps

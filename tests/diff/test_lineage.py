@@ -6,7 +6,7 @@ import random
 import subprocess
 
 from conftest import GitRepo
-from prstack.lineage import replay
+from prstack.diff.lineage import replay
 from prstack.sources.git.changes import load_changes
 from prstack.sources.git.repo import GitClone
 

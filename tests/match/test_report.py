@@ -16,6 +16,7 @@ from conftest import GitRepo
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
+from prstack.match.report import AuditReport, pr_status, pr_status_v1, report
 from prstack.models import (
     FileChange,
     Hunk,
@@ -28,7 +29,6 @@ from prstack.models import (
     TargetInfo,
 )
 from prstack.render import OutputFormat, render_audit
-from prstack.report import AuditReport, pr_status, pr_status_v1, report
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
@@ -231,7 +231,7 @@ def test_a_pr_report_renders_its_first_commits_title_once() -> None:
 
 
 def test_every_source_option_the_summary_repeats_is_one_plan_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    from prstack.cli_support import SourceOptions, source_options
+    from prstack.cli.support import SourceOptions, source_options
 
     given = source_options(SourceOptions(Path("clone"), "o/n", "https://ghe.example/api/v3", True, "v1.0"))
     assert main(["plan", "--help"]) == 0

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, assert_never
 
 import typer
 
-from prstack.cli_support import (
+from prstack.cli.support import (
     FoundSource,
     SourceOptions,
     TargetOptions,
@@ -38,8 +38,8 @@ from prstack.render import AuditFormat, AuditSchema, GraphFormat, HunksFormat, O
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from prstack.next_steps import AuditCall
-    from prstack.report import AuditReport
+    from prstack.cli.next_steps import AuditCall
+    from prstack.match.report import AuditReport
     from prstack.sources.open import OpenedClone
     from prstack.targets.base import TargetSpec
     from prstack.upkeep.series import Series
@@ -119,7 +119,7 @@ class _Shown:
 
 
 def _emit(out: Console | None, report: AuditReport, call: AuditCall | None, shown_as: _Shown) -> int:
-    from prstack.next_steps import summary
+    from prstack.cli.next_steps import summary
     from prstack.render import render_audit
 
     fmt, verbose, schema, output = shown_as.fmt, shown_as.verbose, shown_as.schema, shown_as.output
@@ -180,7 +180,7 @@ def audit(
     sources = SourceOptions(git, repo, api_url, offline, base)
     shown_as = _Shown(fmt, verbose, schema, output, _input_files(*(patch or ()), *(wheel or ()), *(image or ())))
     if patch:
-        from prstack.patch_cli import audit_patch_files
+        from prstack.cli.patch_source import audit_patch_files
 
         if len(specs) > 1:
             raise InputError("--patch audits one target at a time; give one target, or run once per target.")
@@ -304,8 +304,8 @@ def demo(
         "--keep", metavar="DIR", help="Build the example in DIR (new, empty or an earlier demo) and keep it.")] = None,
 ) -> None:
     """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
+    from prstack.cli.next_steps import AuditCall
     from prstack.demo.run import prepare_keep, rerun_commands, run_demo
-    from prstack.next_steps import AuditCall
 
     out = console()
     started = time.perf_counter()
