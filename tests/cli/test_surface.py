@@ -110,7 +110,8 @@ def test_an_internal_error_exits_2_with_one_line_and_traceback_on_request(tmp_pa
     (tmp_path / "sitecustomize.py").write_text(
         "import prstack.cli.support as s\n"
         "def boom(*a, **k):\n    raise ZeroDivisionError('planted')\n"
-        "s.target_spec = s.target_specs = boom\nimport prstack.cli.app as c\nc.target_spec = c.target_specs = boom\n")
+        "s.target_spec = s.target_specs = boom\n"
+        "import prstack.cli.audit_commands as c\nc.target_spec = c.target_specs = boom\n")
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     done = run("audit", "1", "--installed", env=env)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
@@ -191,7 +192,7 @@ def test_a_bad_ref_says_what_to_do(demo_build: DemoBuild, args: list[str]) -> No
 
 def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
     (tmp_path / "sitecustomize.py").write_text(
-        "import logging, warnings\nimport prstack.cli.app as c\nreal = c.parse_prs\n"
+        "import logging, warnings\nimport prstack.cli.audit_commands as c\nreal = c.parse_prs\n"
         "def noisy(*a, **k):\n    warnings.warn('library noise', DeprecationWarning)\n"
         "    logging.getLogger('github.Requester').warning('Following Github server redirection')\n"
         "    return real(*a, **k)\nc.parse_prs = noisy\n")

@@ -168,7 +168,7 @@ def test_pure_choice_of_the_project_and_of_copies() -> None:
     repo_files = ["src/clicky/__init__.py", "src/clicky/core.py", "src/clicky/types.py", "tests/test_core.py"]
     outside = DistFiles("vendors", "2", frozenset({"vendors/__init__.py", "vendors/clicky/__init__.py",
                                                     "vendors/clicky/core.py", "vendors/clicky/types.py"}))
-    with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*--dist"):
+    with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*`dist`"):
         choose([outside], ["src/clicky/core.py"], repo_files, "here")
     real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
     choice = choose([outside, real], ["tests/test_core.py"], repo_files, "here")

@@ -136,7 +136,7 @@ def _stop_on_another_project(hunks: Sequence[Hunk], repo_files: Sequence[str], t
              else f"a {info.kind} of {len(target.files())} file(s) without the project's packages")
     paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
     if (why := absent_project(paths, repo_files, target.files(), found)) is not None:
-        raise InputError(why)
+        raise InputError(*why)
 
 
 @contextlib.contextmanager

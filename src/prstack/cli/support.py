@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prstack.errors import InputError, PrstackError
+from prstack.errors import InputError, Option, PrstackError
 from prstack.models import TargetKind
 
 if TYPE_CHECKING:
@@ -326,6 +326,11 @@ def progress_shown() -> Iterator[None]:
                    console=Console(stderr=True), transient=True)
     with bar, progress.reporting_to(_RichSteps(bar)):
         yield
+
+
+def as_flag(option: Option) -> str:
+    """How the command line names an input in a message: its flag, `site_packages` as `--site-packages`."""
+    return "--" + option.name.replace("_", "-")
 
 
 def fail(message: str) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 from prstack.match.report import AuditReport, pr_status_v1
 from prstack.models import HunkResult, HunkStatus, ImageInfo, Landed, Placed, PRReport, PRStatus
-from prstack.render import AuditSchema
+from prstack.render.formats import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
 from prstack.targets.built_from import BuildReport

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from prstack.match.report import AuditReport
 from prstack.models import HunkResult
-from prstack.render import AuditSchema
+from prstack.render.formats import AuditSchema
 from prstack.render.text import clean
 
 if TYPE_CHECKING:

@@ -238,7 +238,7 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
     subprocess.run(["git", "clone", "--quiet", "--depth=1", url, str(cut)], check=True)
     subprocess.run(["git", "-C", str(cut), "fetch", "--quiet", "--depth=1", "origin",
                     "+refs/pull/2/head:refs/pull/2/head"], check=True)
-    with pytest.raises(InputError, match="--base"):
+    with pytest.raises(InputError, match="`base`"):
         read_graph(GitClone(cut), [2])
 
 

@@ -198,7 +198,7 @@ def test_no_network(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
     gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST))
-    with pytest.raises(SourceError, match=r"cannot reach GitHub .*--offline.*--git PATH"):
+    with pytest.raises(SourceError, match=r"cannot reach GitHub .*`offline`.*`git` PATH"):
         gh.pull(1)
 
 
@@ -208,7 +208,7 @@ def test_timeout(tmp_path: Path) -> None:
         s.listen()
         url = f"http://127.0.0.1:{s.getsockname()[1]}/api/v3"
         gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=url, backoff=FAST, timeout=1))
-        with pytest.raises(SourceError, match=r"did not answer within 1 s.*--offline"):
+        with pytest.raises(SourceError, match=r"did not answer within 1 s.*`offline`"):
             gh.pull(1)
 
 
@@ -234,5 +234,5 @@ def test_cache_entry_of_another_shape_is_refetched(server: GitHubServer, tmp_pat
 
 def test_answer_that_is_not_a_pull_request(server: GitHubServer, tmp_path: Path) -> None:
     server.fail("/pulls/1$", 200, body={"message": "hello"})
-    with pytest.raises(SourceError, match=r"is not a pull request: number is missing.*; check --api-url"):
+    with pytest.raises(SourceError, match=r"is not a pull request: number is missing.*; check `api_url`"):
         client(server, Cache(tmp_path / "c")).pull(1)

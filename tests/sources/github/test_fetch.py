@@ -84,7 +84,7 @@ def test_unknown_pr_ref(upstream: tuple[Path, dict[str, str]], tmp_path: Path) -
 
 def test_unreachable_remote(tmp_path: Path) -> None:
     store = CacheRepo(tmp_path / "cache.git", (tmp_path / "nowhere").as_uri())
-    with pytest.raises(SourceError, match=r"cannot fetch from .*--offline.*--git PATH"):
+    with pytest.raises(SourceError, match=r"cannot fetch from .*`offline`.*`git` PATH"):
         store.fetch([1], "main")
 
 

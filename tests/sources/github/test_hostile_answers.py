@@ -213,7 +213,7 @@ def test_a_pull_list_of_the_wrong_shape_is_one_line(srv: GitHubServer, tmp_path:
 def test_pages_on_to_another_host_or_without_end(srv: GitHubServer, tmp_path: Path) -> None:
     gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c1"), Access(api_url=srv.base_url, backoff=FAST))
     srv.fail(PULLS, 200, headers={"Link": '<https://evil.example/api/v3/x?page=2>; rel="next"'}, body=[])
-    with pytest.raises(SourceError, match=r"pages on to another host \('evil.example'\); check --api-url"):
+    with pytest.raises(SourceError, match=r"pages on to another host \('evil.example'\); check `api_url`"):
         gh.pull_of_branch("feature-a")
     srv.log.clear()
     again = f'<{srv.base_url}/repos/acme/widget/pulls?state=all&page=2>; rel="next"'

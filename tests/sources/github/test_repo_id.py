@@ -76,7 +76,7 @@ def test_inference_order(tmp_path: Path) -> None:
 
 def test_ambiguity_lists_the_candidates(tmp_path: Path) -> None:
     two = [("a", frozenset({RepoId("acme", "a")})), ("b", frozenset({RepoId("acme", "b")}))]
-    with pytest.raises(InputError, match=r"acme/a \(a\), acme/b \(b\).*--repo OWNER/NAME"):
+    with pytest.raises(InputError, match=r"acme/a \(a\), acme/b \(b\).*`repo` OWNER/NAME"):
         infer_repo(dists=two, env={}, cwd=tmp_path)
-    with pytest.raises(InputError, match=r"none found.*--repo OWNER/NAME"):
+    with pytest.raises(InputError, match=r"none found.*`repo` OWNER/NAME"):
         infer_repo(env={}, cwd=tmp_path)

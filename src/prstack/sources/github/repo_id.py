@@ -9,7 +9,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.placement.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
 from prstack.sources.git.runner import run
 
@@ -76,9 +76,9 @@ def infer_repo(
         more = f" and {len(named) - 8} more" if len(named) > 8 else ""
         raise InputError(
             f"which GitHub repository? the target's distributions name {shown}{more}; "
-            "say which with --repo OWNER/NAME (or narrow the target with --dist NAME)."
+            "say which with ", Option("repo"), " OWNER/NAME (or narrow the target with ", Option("dist"), " NAME)."
         )
     raise InputError(
-        "which GitHub repository? none found in --git's remote, the target's metadata, "
-        f"{REPO_ENV} or [tool.prstack] repo; give it with --repo OWNER/NAME."
+        "which GitHub repository? none found in ", Option("git"), "'s remote, the target's metadata, "
+        f"{REPO_ENV} or [tool.prstack] repo; give it with ", Option("repo"), " OWNER/NAME."
     )
