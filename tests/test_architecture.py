@@ -6,6 +6,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "prstack"
 
 FLOORS: dict[str, int] = {
@@ -68,12 +70,14 @@ def test_every_part_has_a_floor() -> None:
     assert {_part(name) for name in _modules()} <= set(FLOORS)
 
 
+@pytest.mark.slow
 def test_no_part_imports_from_a_floor_above_its_own() -> None:
     upward = sorted(f"{name} -> {imported}" for name, path in _modules().items() for imported in _imports(name, path)
                     if imported != "prstack" and FLOORS[_part(imported)] > FLOORS[_part(name)])
     assert upward == []
 
 
+@pytest.mark.slow
 def test_parts_import_each_other_without_a_cycle() -> None:
     edges: defaultdict[str, set[str]] = defaultdict(set)
     for name, path in _modules().items():
@@ -100,6 +104,7 @@ MAX_PARAMETERS = 6
 """Past this many, a function's parameters are asking to be a named value."""
 
 
+@pytest.mark.slow
 def test_no_function_takes_more_than_six_parameters() -> None:
     """Counted without self, cls and `*`; the CLI's command functions, whose parameters are its
     options, aside."""
@@ -118,6 +123,7 @@ def test_no_function_takes_more_than_six_parameters() -> None:
             if len(names) > MAX_PARAMETERS and not command:
                 many.append(f"{name}.{node.name}: {len(names)}")
     assert sorted(many) == []
+@pytest.mark.slow
 def test_no_class_name_is_defined_twice() -> None:
     where: defaultdict[str, list[str]] = defaultdict(list)
     for name, path in _modules().items():

@@ -43,6 +43,7 @@ def _library_modules() -> Iterator[Path]:
             yield path
 
 
+@pytest.mark.slow
 def test_no_message_outside_the_cli_names_a_flag() -> None:
     """A sentence (a string with a space that is not a git command line) naming one of prstack's
     flags is a message about the command line, and belongs to cli/."""
@@ -59,6 +60,7 @@ def test_no_message_outside_the_cli_names_a_flag() -> None:
     assert naming == []
 
 
+@pytest.mark.slow
 def test_every_input_a_message_names_is_a_flag_of_the_cli() -> None:
     flags = _flags()
     named = {node.args[0].value for path in _library_modules() for node in ast.walk(ast.parse(path.read_text()))

@@ -256,6 +256,7 @@ def test_package_index_loads_once() -> None:
     assert len(calls) == 1
 
 
+@pytest.mark.slow
 def test_fifty_megabyte_file() -> None:
     """Right verdicts on a 50 MB file, with and without the sides (speed is measured in bench/)."""
     body = "".join(f"value_{i} = compute({i}, 'k{i % 97}')\n" for i in range(1_400_000))

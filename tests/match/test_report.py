@@ -88,6 +88,7 @@ def test_nothing_present_is_missing_and_the_former_id_keeps_partial(
     assert main([*args, "--schema", "prstack.audit/9"]) == 2
 
 
+@pytest.mark.slow
 def test_the_summary_ends_the_table_and_its_commands_work(
         demo_build: DemoBuild, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,6 +159,7 @@ def test_json_keeps_bidi_controls() -> None:
     assert data["prs"][0]["title"] == f"admin{BIDI}gnp.exe" and data["hunks"][0]["path"] == f"pkg/a{BIDI}.py"
 
 
+@pytest.mark.slow
 def test_a_commit_subjects_bidi_controls_are_escaped_in_the_cli(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     git_repo.commit("base", {"pkg/__init__.py": "", "pkg/m.py": "x = 1\n"})

@@ -224,6 +224,7 @@ def test_a_vendored_copy_loses_to_the_real_package() -> None:
     assert (choice.dist.name, choice.candidates) == ("rich", ("pip",))
 
 
+@pytest.mark.slow
 def test_tree_that_is_a_site_directory_is_read_through_its_metadata(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     layer = tmp_path / "layer" / "usr" / "lib" / "python3" / "dist-packages"

@@ -157,6 +157,7 @@ def test_cli_junit_to_a_file_and_the_table_to_the_terminal(demo_build: DemoBuild
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "table"])
+@pytest.mark.slow
 def test_output_writes_any_format(demo_build: DemoBuild, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                   fmt: str) -> None:
     out_file = tmp_path / f"report.{fmt}"

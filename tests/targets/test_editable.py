@@ -59,6 +59,7 @@ def install_editable(project: Project, tmp_path: Path, mechanism: str) -> Path:
 
 
 @pytest.mark.parametrize("mechanism", ["pep660-finder", "pth", "editables"])
+@pytest.mark.slow
 def test_editable_install_reads_the_checkout_it_points_at(tmp_path: Path, mechanism: str) -> None:
     project = make_project(tmp_path)
     project.repo.git("checkout", "--quiet", "fix")  # `pip install -e .` in the clone, on the PR branch

@@ -216,6 +216,7 @@ def test_parent_merged_with_a_merge_commit(git_repo: GitRepo) -> None:
 
 
 @pytest.mark.parametrize("how", ["squash", "rebase"])
+@pytest.mark.slow
 def test_parent_squash_or_rebase_merged(git_repo: GitRepo, how: str) -> None:
     base_repo(git_repo)
     git_repo.branch("a")

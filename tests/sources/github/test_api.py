@@ -24,6 +24,7 @@ def client(server: GitHubServer, cache: Cache, **kw: object) -> GitHub:
     return GitHub(REPO, cache, Access(api_url=server.base_url, backoff=FAST, **kw))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_stack_metadata_cold_then_warm(server: GitHubServer, tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     metas = client(server, cache).stack([2])
@@ -202,6 +203,7 @@ def test_no_network(tmp_path: Path) -> None:
         gh.pull(1)
 
 
+@pytest.mark.slow
 def test_timeout(tmp_path: Path) -> None:
     with socket.socket() as s:  # accepts connections, never answers
         s.bind(("127.0.0.1", 0))

@@ -32,6 +32,7 @@ def missing_objects(path: Path) -> int:
     return sum(1 for line in out.splitlines() if line.startswith("?"))
 
 
+@pytest.mark.slow
 def test_fetch_blobless_then_audit_reads_lazily(
     upstream: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
