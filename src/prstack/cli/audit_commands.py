@@ -15,18 +15,19 @@ import typer
 from prstack.cli.support import (
     FoundSource,
     SourceOptions,
-    TargetOptions,
     as_text,
     audit_call,
+    check_interpreter,
     console,
     found_source,
     parse_prs,
     progress_shown,
     show,
     source_options,
-    target_specs,
 )
+from prstack.cli.targets import TargetOptions, help_of, target_specs
 from prstack.errors import InputError
+from prstack.models import TargetKind
 from prstack.render.formats import AuditFormat, AuditSchema, GraphFormat, HunksFormat, choices
 
 if TYPE_CHECKING:
@@ -95,16 +96,15 @@ def audit(
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False,
     python: Annotated[list[str] | None, typer.Option(
-        "--python", metavar="PY", help="Target: that interpreter's environment (repeatable).")] = None,
+        "--python", metavar="PY", help=help_of(TargetKind.PYTHON, repeatable=True))] = None,
     site_packages: Annotated[list[Path] | None, typer.Option(
-        "--site-packages", metavar="DIR", help="Target: a site-packages folder (repeatable).")] = None,
+        "--site-packages", metavar="DIR", help=help_of(TargetKind.SITE_PACKAGES, repeatable=True))] = None,
     wheel: Annotated[list[Path] | None, typer.Option(
-        "--wheel", metavar="FILE", help="Target: a wheel, not installed (repeatable).")] = None,
+        "--wheel", metavar="FILE", help=help_of(TargetKind.WHEEL, repeatable=True))] = None,
     tree: Annotated[list[Path] | None, typer.Option(
-        "--tree", metavar="DIR", help="Target: a plain source tree (repeatable).")] = None,
+        "--tree", metavar="DIR", help=help_of(TargetKind.TREE, repeatable=True))] = None,
     image: Annotated[list[Path] | None, typer.Option(
-        "--image", metavar="FILE_OR_DIR", help="Target: a container image, a `docker save` tar or an OCI image "
-        "layout (folder or tar), read without a daemon (repeatable).")] = None,
+        "--image", metavar="FILE_OR_DIR", help=help_of(TargetKind.IMAGE, repeatable=True))] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", metavar="OS/ARCH", help="Which platform of a multi-platform image (default: the host's).",
     )] = None,
@@ -128,7 +128,7 @@ def audit(
     from prstack.targets.repos import repo_candidates
 
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
-                                       image or (), dist, platform, python_path))
+                                       image or (), dist, platform, python_path), check_interpreter)
     sources = SourceOptions(git, repo, api_url, offline, base)
     shown_as = _Shown(fmt, verbose, schema, output, input_files_of(*(patch or ()), *(wheel or ()), *(image or ())))
     if patch:

@@ -11,12 +11,13 @@ import typer
 
 from prstack.cli.support import (
     SourceOptions,
+    check_interpreter,
     found_source,
     parse_prs,
     progress_shown,
     show,
-    target_spec,
 )
+from prstack.cli.targets import TargetOptions, target_spec
 from prstack.errors import InputError
 from prstack.render import OutputFormat
 
@@ -78,7 +79,7 @@ def plan(
             "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
             "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
         )
-    spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
+    spec = None if onto is not None else _one_target(installed, python, site_packages, wheel, tree, dist)
     git, repo = _found(SourceOptions(git, repo, api_url, offline, base), spec, numbers)
     with progress_shown():
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
@@ -158,7 +159,7 @@ def upkeep(
         git, releases = git or declared.git, releases or declared.releases
         dist = dist or declared.distribution
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
-    spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
+    spec = _one_target(installed, python, site_packages, wheel, tree, dist) if has_target else None
     if spec is not None and not patch:  # a clone the target was installed from; its repository for wheels
         found_git, found_repo = _found(SourceOptions(git, repo, api_url, offline), spec, numbers)
         git, repo = found_git, (found_repo if release_wheel else repo)
@@ -197,3 +198,12 @@ def _write_series(folder: Path, series: Series, inputs: Sequence[Path], in_place
                    ((f"#{i.number}" if i.patch is None else i.patch, why) for i, why in series.unwritten))
     sys.stderr.write(f"wrote {len(series.written)} patch(es) and a series file to {clean(str(folder))}; "
                      f"dropped {len(series.dropped)} retired\n{left}")
+
+
+def _one_target(installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
+                tree: Path | None, dist: str | None) -> TargetSpec:
+    """The one target of a plan or an upkeep, as its options give it."""
+    options = TargetOptions(installed, (python,) if python is not None else (),
+                            (site_packages,) if site_packages is not None else (),
+                            (wheel,) if wheel is not None else (), (tree,) if tree is not None else (), dist=dist)
+    return target_spec(options, check_interpreter)
