@@ -42,8 +42,8 @@ from packaging.version import InvalidVersion, Version
 
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
-from prstack.upkeep.model import Item
-from prstack.upkeep.run import Carried, Upkeep, upkeep
+from prstack.upkeep.carrying import Carried, Upkeep, upkeep
+from prstack.upkeep.values import Item
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> str:
@@ -149,7 +149,7 @@ def why(repo: Path, item: Item, merge: str, tag: str | None, tags: list[str]) ->
     or none, for each hunk that ancestry's release lacks: not whole at the merge commit, or whole
     there and rewritten before the release (by which commit), or neither (check by hand)."""
     from prstack.sources.git.prs import ClonePRs
-    from prstack.upkeep.across import TreeJudge, grouped
+    from prstack.upkeep.many_trees import TreeJudge, grouped
     from prstack.upkeep.trees import blob_ids, commits_touching
 
     src = GitClone(repo)

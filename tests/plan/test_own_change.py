@@ -18,7 +18,7 @@ from prstack.demo.fixture import export_tree
 from prstack.diff.hunks import parse_diff
 from prstack.models import PRStatus
 from prstack.plan import PlanStatus
-from prstack.plan.run import combined_patch, plan_stack
+from prstack.plan.planning import combined_patch, plan_stack
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec

@@ -27,7 +27,7 @@ from prstack.plan import (
     fits,
     plan_order,
 )
-from prstack.plan.run import plan_stack
+from prstack.plan.planning import plan_stack
 from prstack.render import OutputFormat
 from prstack.render.plan import plan_script, render_plan
 from prstack.sources.git.prs import ClonePRs

@@ -10,12 +10,12 @@ import pytest
 
 from conftest import GitRepo
 from helpers.plan import CORE, UTIL, Upstream, apply_patch, audit_tree, run_script
+from prstack.demo.example import DemoBuild
 from prstack.demo.fixture import export_tree
-from prstack.demo.run import DemoBuild
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import PRStatus
 from prstack.plan import Plan, PlanStatus
-from prstack.plan.run import combined_patch, plan_stack
+from prstack.plan.planning import combined_patch, plan_stack
 from prstack.render.plan import plan_script
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone

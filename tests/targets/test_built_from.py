@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from prstack.audit import audit_stack
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.match.report import AuditReport
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 from prstack.render import OutputFormat, render_audit

@@ -8,9 +8,9 @@ import pytest
 from conftest import GitRepo
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
 from prstack.sources.git.repo import GitClone
+from prstack.upkeep.carrying import Carried, upkeep
 from prstack.upkeep.judging import first_release, landing, verdict
-from prstack.upkeep.model import Verdict
-from prstack.upkeep.run import Carried, upkeep
+from prstack.upkeep.values import Verdict
 
 NAMES = ["v1", "v2", "v3", "v4"]
 HUNK = Hunk(1, "a.py", "a.py", FileChange.MODIFIED, 1, 1, 1, 1, (HunkLine("-", "x = 1"), HunkLine("+", "x = 2")))

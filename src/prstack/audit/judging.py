@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from prstack.audit.same_content import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.errors import InputError
-from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import KeptVerdicts
 from prstack.match.report import AuditReport, report
+from prstack.match.without_base import noted_without_base
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
 from prstack.sources.base import Loading, PRMetadata, PRSource

@@ -257,7 +257,7 @@ def demo(
 ) -> None:
     """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
     from prstack.cli.next_steps import AuditCall
-    from prstack.demo.run import prepare_keep, rerun_commands, run_demo
+    from prstack.demo.example import prepare_keep, rerun_commands, run_demo
 
     out = console()
     started = time.perf_counter()

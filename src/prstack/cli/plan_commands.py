@@ -63,7 +63,7 @@ def plan(
     fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
-    from prstack.plan.run import combined_patch, plan_stack
+    from prstack.plan.planning import combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
@@ -146,9 +146,9 @@ def upkeep(
     """For each carried PR or patch: retire, keep or rebase on the candidate, and the first release holding it."""
     from prstack.render.upkeep import render_upkeep
     from prstack.sources.git.repo import GitClone
+    from prstack.upkeep.carrying import Carried
+    from prstack.upkeep.carrying import upkeep as run_upkeep
     from prstack.upkeep.manifest import find_manifest, read_manifest
-    from prstack.upkeep.run import Carried
-    from prstack.upkeep.run import upkeep as run_upkeep
     from prstack.upkeep.series import refreshed_series
 
     numbers, repo = parse_prs(prs or [], repo)

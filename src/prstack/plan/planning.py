@@ -8,8 +8,8 @@ from prstack.audit import audit_opened
 from prstack.errors import InputError, Option
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
-from prstack.plan.model import Known, Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
+from prstack.plan.values import Known, Lack, Onto, OntoKind, Plan
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.held import Landings
 from prstack.sources.git.merges import PlanGit

@@ -19,10 +19,10 @@ from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.targets.spec import onto_or_target
-from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, taken_back_note, verdict
-from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
+from prstack.upkeep.many_trees import GroupKey, TreeJudge, grouped
 from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
+from prstack.upkeep.values import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
 from prstack.upkeep.wheels import wheel_releases
 
 __all__ = ["Carried", "Upkeep", "upkeep"]
