@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from prstack.audit.same_content import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.errors import InputError
@@ -24,7 +24,22 @@ from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
 from prstack.targets.built_from import flag_results, join_build
 
-__all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
+__all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What an audit is asked: a PR source's stack, against one target or several (a matrix)."""
+
+    source: PRSource
+    targets: tuple[TargetSpec, ...]
+
+
+def run_audit(request: AuditRequest) -> tuple[AuditReport, ...]:
+    """A report per target of `request`, in its order (several targets: see `audit_targets`)."""
+    if len(request.targets) == 1:
+        return (audit(request.source, request.targets[0]),)
+    return tuple(audit_targets(request.source, request.targets))
 
 
 def audit(source: PRSource, spec: TargetSpec) -> AuditReport:

@@ -122,7 +122,7 @@ def audit(
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
-    from prstack.audit import audit
+    from prstack.audit import AuditRequest, run_audit
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
@@ -158,13 +158,13 @@ def audit(
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
-        report = found.noted(audit(source.prs(numbers, base), spec))
+        report = found.noted(run_audit(AuditRequest(source.prs(numbers, base), (spec,)))[0])
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
 def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
-    from prstack.audit import audit_targets
+    from prstack.audit import AuditRequest, run_audit
     from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
@@ -177,7 +177,7 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSourc
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = [found.noted(r) for r in audit_targets(source.prs(numbers, given.base), specs)]
+        reports = [found.noted(r) for r in run_audit(AuditRequest(source.prs(numbers, given.base), tuple(specs)))]
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
 
     def rendered(fmt: AuditFormat) -> RenderableType:

@@ -63,7 +63,7 @@ def plan(
     fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
-    from prstack.plan.planning import combined_patch, plan_stack
+    from prstack.plan.planning import PlanRequest, combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
@@ -84,7 +84,7 @@ def plan(
     with progress_shown():
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
-        result = plan_stack(ClonePRs(source, numbers, base), onto=onto, target=spec)
+        result = plan_stack(PlanRequest(ClonePRs(source, numbers, base), onto=onto, target=spec))
     inputs = input_files_of(*((wheel,) if wheel is not None else ()))
     if emit_script is not None:
         write_output(emit_script, plan_script(result).encode(), inputs)
@@ -146,7 +146,7 @@ def upkeep(
     """For each carried PR or patch: retire, keep or rebase on the candidate, and the first release holding it."""
     from prstack.render.upkeep import render_upkeep
     from prstack.sources.git.repo import GitClone
-    from prstack.upkeep.carrying import Carried
+    from prstack.upkeep.carrying import Carried, UpkeepRequest
     from prstack.upkeep.carrying import upkeep as run_upkeep
     from prstack.upkeep.manifest import find_manifest, read_manifest
     from prstack.upkeep.series import refreshed_series
@@ -174,8 +174,9 @@ def upkeep(
 
             opened = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
             clone, meta = opened.git, dict(opened.meta)
-        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes, meta), clone, releases=releases,
-                          onto=onto, target=spec, release_wheels=tuple(release_wheel or ()))
+        carried = Carried(tuple(numbers), tuple(patch or ()), notes, meta)
+        done = run_upkeep(UpkeepRequest(carried, clone, releases=releases, onto=onto, target=spec,
+                                        release_wheels=tuple(release_wheel or ())))
     if write is not None:
         from prstack.files import read_if_file
 
