@@ -12,6 +12,7 @@ from prstack.audit.same_content import Judged, RecordingTarget, RememberingSourc
 from prstack.errors import InputError
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import KeptVerdicts
+from prstack.match.passes import noted_by_build
 from prstack.match.report import AuditReport, report
 from prstack.match.without_base import noted_without_base
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
@@ -22,7 +23,7 @@ from prstack.sources.git.held import after_merge, placed_sentence
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
-from prstack.targets.built_from import flag_results, join_build
+from prstack.targets.built_from import join_build
 
 __all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]
 
@@ -116,7 +117,7 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
     left = {h.old_path for h in changes.hunks
             if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
     index = TargetIndex.of(target, repo_files, left)
-    results = flag_results(judge_changes(changes, target, source, index, loading, kept), target.evidence,
+    results = noted_by_build(judge_changes(changes, target, source, index, loading, kept), target.evidence,
                            index.pathmap.binary_for)
     clone = source.source if isinstance(source, RememberingSource) else source
     if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):
