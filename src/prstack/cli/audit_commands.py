@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, assert_never
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -31,7 +31,7 @@ from prstack.models import TargetKind
 from prstack.render.formats import AuditFormat, AuditSchema, GraphFormat, HunksFormat, choices
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console
 
     from prstack.cli.next_steps import AuditCall
     from prstack.match.report import AuditReport
@@ -165,7 +165,7 @@ def audit(
 def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
     from prstack.audit import AuditRequest, run_audit
-    from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
+    from prstack.render import render_matrix
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
@@ -179,24 +179,10 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSourc
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
         reports = [found.noted(r) for r in run_audit(AuditRequest(source.prs(numbers, given.base), tuple(specs)))]
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
-
-    def rendered(fmt: AuditFormat) -> RenderableType:
-        if fmt is AuditFormat.TABLE:
-            return matrix_table(reports)
-        if fmt is AuditFormat.JSON:
-            return matrix_json(reports, schema)
-        if fmt is AuditFormat.MARKDOWN:
-            return matrix_markdown(reports)
-        if fmt is AuditFormat.JUNIT:
-            from prstack.render.junit import audit_junit
-
-            return audit_junit(reports)
-        assert_never(fmt)
-
     if output is not None:
-        write_output(output, as_text(rendered(fmt)).encode(), shown_as.inputs)
+        write_output(output, as_text(render_matrix(reports, fmt, schema)).encode(), shown_as.inputs)
         fmt = AuditFormat.TABLE
-    show(rendered(fmt))
+    show(render_matrix(reports, fmt, schema))
     return 0 if all(r.all_present for r in reports) else 1
 
 
