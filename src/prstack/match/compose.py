@@ -266,17 +266,12 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed
     its hunks over the hunk's lines are exactly what the stack did there (nothing, where none
     changes them: the stack undid the hunk). Else, its hunk whose old side holds the hunk's whole
     old side, a few lines off at most."""
-    for pr in reversed(above):
-        if not pr.head_sha and (h.pr, pr.number) not in stack.carried:
-            continue  # a patch that carries nothing of the hunk's PR: a sibling from the same base
-        theirs = [s for s in stack.by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
+    for pr, theirs in stack.telling(h, above):
         if not theirs:
-            if h.change is FileChange.MODIFIED and pr.head_sha and stack.same(h.pr, pr.number):
-                # a diff from the same tree that leaves the file as it was (for patches, only where
-                # the target holds that diff: see match.changes, since a target without the stack
-                # holds those lines too)
-                return _kept_old(h, pr)
-            continue
+            # a diff from the same tree that leaves the file as it was (for patches, only where
+            # the target holds that diff: see match.changes, since a target without the stack
+            # holds those lines too)
+            return _kept_old(h, pr)
         if any(s.change is FileChange.DELETED for s in theirs):
             return None  # the file is gone: nothing of its lines is left to compose
         from_base = _from_same_file(h, theirs, pr)
@@ -297,12 +292,31 @@ class _Stack:
         """The upper diff carries the lower one (see `carried_pairs`)."""
         self._same: dict[tuple[int, int], bool] = {}
         self._steps: dict[tuple[int, str], _Steps] = {}
+        self._telling: dict[tuple[int, str, bool], tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]] = {}
 
     def same(self, low: int, up: int) -> bool:
         """Whether their diffs start from the same tree (see `_same_start`); told once per pair."""
         if (low, up) not in self._same:
             self._same[(low, up)] = _same_start(self.by_pr.get(low, {}), self.by_pr.get(up, {}))
         return self._same[(low, up)]
+
+    def telling(self, h: Hunk, above: Sequence[PullRequest]) -> tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]:
+        """The PRs `above` `h`'s PR (its chain), top first, that may tell how the stack leaves `h`'s
+        lines (see `_same_base`), each with its hunks of `h`'s file: those changing the file, and
+        for a modified file those whose diff starts from the same tree and leaves the file as it
+        was (no hunks). Patches that carry nothing of `h`'s: siblings from the same base, left out."""
+        modified = h.change is FileChange.MODIFIED
+        key = (h.pr, h.path, modified)
+        if key not in self._telling:
+            out = []
+            for pr in reversed(above):
+                if not pr.head_sha and (h.pr, pr.number) not in self.carried:
+                    continue
+                theirs = tuple(s for s in self.by_pr.get(pr.number, {}).get(h.path, ()) if s.lines)
+                if theirs or (modified and pr.head_sha and self.same(h.pr, pr.number)):
+                    out.append((pr, theirs))
+            self._telling[key] = tuple(out)
+        return self._telling[key]
 
     def steps(self, number: int, path: str) -> _Steps:
         """PR `number`'s hunks of the file at `path` (its old path), as a hunk is carried through them."""
