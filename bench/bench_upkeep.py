@@ -12,6 +12,8 @@
 2. Patches against one candidate: the M newest PRs' diffs of src/ (fork point..head) as patch
    files, judged by prstack against the candidate tree (`git archive` of the newest tag), against
    the peer: `git apply --check` of each patch in that tree.
+   The same patches audited as a series, as users run it: `prstack audit --patch FOLDER --tree TREE
+   --format json` in a fresh process (and by --ab's prstack), against the same peer.
 
 Each timing is the median of --repeat runs, prstack's and the peer's alternating (the machine's
 load hits both); --ab SRC times another checkout's prstack (its src/) in the same alternation.
@@ -44,6 +46,8 @@ from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.upkeep.model import Item
 from prstack.upkeep.run import Carried, Upkeep, upkeep
+
+HERE = Path(__file__).resolve().parent
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> str:
@@ -221,10 +225,13 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
                                                capture_output=True).returncode == 0 for name in names))
             return time.perf_counter() - started
 
+        series = [series_audit(src, Path(tmp) / "patches", tree) for src in (str(HERE.parent / "src"), ab) if src]
         ours, peer, *other = timed(
             lambda: runs.append(upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))),
-            repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)])])
+            repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)]),
+                     *series])
         done, applies = runs[-1], applying[-1]
+        other, audited = other[:len(other) - len(series)], other[len(other) - len(series):]
     verdicts: dict[str, int] = {}
     for item in done.report.items:
         verdicts[item.verdict.value] = verdicts.get(item.verdict.value, 0) + 1
@@ -233,6 +240,22 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
     if other:
         print(f"  prstack upkeep of {ab}: {other[0]:.2f} s")
     print(f"  peer, git apply --check per patch: {peer:.2f} s; {applies} apply")
+    for label, seconds in zip(("this code", ab), audited, strict=False):
+        print(f"  prstack audit --patch (the series, a fresh process, json) of {label}: {seconds:.2f} s; "
+              f"{seconds / peer:.2f} x the peer")
+
+
+def series_audit(src: str, folder: Path, tree: Path) -> Callable[[], float]:
+    """A timing of `prstack audit --patch FOLDER --tree TREE --format json` in a fresh process, by
+    the prstack in `src`: the series audited as users run it."""
+
+    def run() -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "prstack", "audit", "--patch", str(folder), "--tree", str(tree),
+                        "--format", "json"], capture_output=True, env={**os.environ, "PYTHONPATH": src})
+        return time.perf_counter() - started
+
+    return run
 
 
 def main() -> int:
