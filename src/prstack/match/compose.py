@@ -293,6 +293,8 @@ class _Stack:
         self._same: dict[tuple[int, int], bool] = {}
         self._steps: dict[tuple[int, str], _Steps] = {}
         self._telling: dict[tuple[int, str, bool], tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]] = {}
+        self._may_tell: dict[int, tuple[PullRequest, ...]] = {}
+        """PR -> the PRs above it, top first, less the patches that carry nothing of it."""
 
     def same(self, low: int, up: int) -> bool:
         """Whether their diffs start from the same tree (see `_same_start`); told once per pair."""
@@ -308,10 +310,11 @@ class _Stack:
         modified = h.change is FileChange.MODIFIED
         key = (h.pr, h.path, modified)
         if key not in self._telling:
+            if h.pr not in self._may_tell:
+                self._may_tell[h.pr] = tuple(pr for pr in reversed(above)
+                                             if pr.head_sha or (h.pr, pr.number) in self.carried)
             out = []
-            for pr in reversed(above):
-                if not pr.head_sha and (h.pr, pr.number) not in self.carried:
-                    continue
+            for pr in self._may_tell[h.pr]:
                 theirs = tuple(s for s in self.by_pr.get(pr.number, {}).get(h.path, ()) if s.lines)
                 if theirs or (modified and pr.head_sha and self.same(h.pr, pr.number)):
                     out.append((pr, theirs))
@@ -326,7 +329,8 @@ class _Stack:
             for s in theirs:
                 if s.lines:
                     first = _first(s.old_start, s.old_lines)
-                    spans.append(_Span(s, first, max(_change_spots(s, first), default=None)))
+                    spots = _change_spots(s, first)
+                    spans.append(_Span(s, first, min(spots, default=None), max(spots, default=None)))
             self._steps[(number, path)] = _Steps(
                 tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
                 next((s.path for s in theirs if s.change is FileChange.RENAMED), None))
@@ -335,10 +339,11 @@ class _Stack:
 
 class _Span(NamedTuple):
     """A later hunk as `_through` meets it: the hunk, the first line its old side covers, the
-    old-side position of its last change (None: it changes nothing)."""
+    old-side positions of its first and last change (None: it changes nothing)."""
 
     hunk: Hunk
     first: int
+    first_change: int | None
     last_change: int | None
 
 
@@ -526,10 +531,10 @@ def _through(lines: list[Line], start: int, span: int,
     the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
     the hunk's new side) but its old lines do not agree with the hunk's new ones."""
     delta, touching = 0, []
-    for s, first, last_change in theirs:
+    for s, first, first_change, last_change in theirs:
         if last_change is not None and last_change < start:
             delta += s.new_lines - s.old_lines
-        elif _inside(s, first, start, span):
+        elif first_change is not None and first_change < start + span and _inside(s, first, start, span):
             touching.append((s, first))
     if not touching:
         return lines, start + delta, 0, None
