@@ -349,7 +349,7 @@ def _outward(occ: list[int], shift: int, expected: int) -> Iterator[int]:
             hi += 1
 
 
-KEPT_BYTES = 8_000_000
+KEPT_BYTES = 4_000_000
 """How many bytes of files the indices kept for reuse may cover in all (the least recently used go)."""
 
 
