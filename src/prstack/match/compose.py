@@ -330,14 +330,14 @@ class _Stack:
                 if s.lines:
                     first = _first(s.old_start, s.old_lines)
                     spots = _change_spots(s, first)
-                    spans.append(_Span(s, first, min(spots, default=None), max(spots, default=None)))
+                    spans.append(_LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
             self._steps[(number, path)] = _Steps(
                 tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
                 next((s.path for s in theirs if s.change is FileChange.RENAMED), None))
         return self._steps[(number, path)]
 
 
-class _Span(NamedTuple):
+class _LaterHunk(NamedTuple):
     """A later hunk as `_through` meets it: the hunk, the first line its old side covers, the
     old-side positions of its first and last change (None: it changes nothing)."""
 
@@ -350,7 +350,7 @@ class _Span(NamedTuple):
 class _Steps(NamedTuple):
     """A PR's hunks of one file, as a hunk is carried through them."""
 
-    spans: tuple[_Span, ...]
+    spans: tuple[_LaterHunk, ...]
     deleted: bool
     """The PR deletes the file."""
     renamed_to: str | None
@@ -525,7 +525,7 @@ Line = tuple[LineKind, str]
 
 
 def _through(lines: list[Line], start: int, span: int,
-             theirs: Sequence[_Span]) -> tuple[list[Line], int, int, Hunk | None] | None:
+             theirs: Sequence[_LaterHunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
     """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
     (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
     the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
