@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
@@ -500,19 +501,29 @@ def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     if len(a) * len(b) < BIG_ALIGN:
         return _aligned(a, b)
     key = (tuple(a), tuple(b))
-    got = _big_aligns.pop(key, None)
+    kept = _big_aligns.kept
+    got = kept.pop(key, None)
     if got is None:
         got = _aligned(a, b)
-        if len(_big_aligns) >= ALIGNS_KEPT:
-            del _big_aligns[next(iter(_big_aligns))]
-    _big_aligns[key] = got  # (last: the most recently used)
+        if len(kept) >= ALIGNS_KEPT:
+            del kept[next(iter(kept))]
+    kept[key] = got  # (last: the most recently used)
     return list(got)
 
 
 BIG_ALIGN = 40_000
 """Alignments of at least this many line pairs are kept for reuse (smaller ones cost less than a lookup)."""
 ALIGNS_KEPT = 32
-_big_aligns: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+
+
+class _BigAligns(threading.local):
+    """The big alignments made last in this thread, by their lines, the most recently used last."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+
+
+_big_aligns = _BigAligns()
 
 
 def _aligned(a: list[str], b: list[str]) -> list[tuple[int, int]]:
