@@ -12,7 +12,8 @@ import pytest
 from conftest import GitRepo
 from prstack.cli import main
 from prstack.diff.hunks import parse_diff
-from prstack.match.compose import chains_above, compose_stack, stacked_above
+from prstack.match.compose import compose_stack
+from prstack.match.stack_shape import chains_above, stacked_above
 from prstack.models import PullRequest, Rewrite
 
 CORE = "def a():\n    return 1\n\n\ndef b():\n    x = 2\n    return x\n\n\ndef c():\n    return 3\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from prstack.match.compose import chains_above, compose_stack, cumulative_pairs
+from prstack.match.compose import compose_stack
+from prstack.match.stack_shape import chains_above, cumulative_pairs
 from prstack.models import FileChange, Hunk, HunkLine, PullRequest
 
 

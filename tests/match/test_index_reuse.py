@@ -4,7 +4,7 @@ same answer, never another file's."""
 from __future__ import annotations
 
 from prstack.match.index import KEPT_BYTES, FileIndex
-from prstack.match.judge import BIG_ALIGN, _align, _aligned
+from prstack.match.region import BIG_ALIGN, _align, _aligned
 
 
 def test_the_same_bytes_get_the_index_made_for_them_and_other_bytes_their_own() -> None:

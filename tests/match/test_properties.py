@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from helpers.matcher import apply_some, hunk_spans, judge, make_hunks
-from prstack.match.judge import WEAK
+from prstack.match.region import WEAK
 from prstack.match.text import trivial
 from prstack.models import Hunk, HunkStatus
 

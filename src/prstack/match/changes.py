@@ -13,18 +13,13 @@ from typing import Protocol, TypeGuard
 
 from prstack import progress
 from prstack.match.base_package import PackageAtBase
-from prstack.match.compose import (
-    Composed,
-    carried_pairs,
-    compose_stack,
-    cumulative_pairs,
-    stacked_above,
-)
+from prstack.match.compose import Composed, compose_stack
 from prstack.match.explain import BaseText
 from prstack.match.file import Elsewhere, Explainer, PackageIndex
 from prstack.match.jobs import TEXT_SUFFIXES, FileJob, FileKey, KeptVerdicts, package_index, run_jobs
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.match.passes import AFTER_REWRITES, BEFORE_REWRITES, StackView, settled
+from prstack.match.stack_shape import carried_pairs, cumulative_pairs, stacked_above
 from prstack.models import (
     Changes,
     FileChange,

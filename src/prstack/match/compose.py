@@ -16,15 +16,14 @@ tree, a merge of the default branch: the hunk is looked for a few lines off, the
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple, TypeVar, cast
+from typing import NamedTuple
 
-from prstack.models import FileChange, Hunk, HunkLine, LineKind, PullRequest, Rewrite
-
-SLIP = 50
-"""How far off (in lines) a later PR's hunk may sit from where the positions put it."""
+from prstack.match.splice import SLIP, LaterHunk, Line, change_spots, first_line, inside, through
+from prstack.match.stack_shape import carried_pairs, chains_above
+from prstack.models import FileChange, Hunk, HunkLine, PullRequest, Rewrite
 
 
 @dataclass(frozen=True)
@@ -57,24 +56,6 @@ def compose_stack(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int
 
 _last: list[tuple[tuple[PullRequest | Hunk, ...], dict[int, Composed]]] = []
 """The last stack composed, its objects held (so compared by identity) with its answer."""
-
-
-_T = TypeVar("_T")
-
-
-def _asked_again(question: str, of: Sequence[object], answer: Callable[[], _T]) -> _T:
-    """`answer()`, or the answer given last to `question` when that was asked of the very same
-    objects (a run asks several of these of one stack; each is quadratic in a series' patches)."""
-    last = _answers.get(question)
-    if last is not None and len(last[0]) == len(of) and all(a is b for a, b in zip(last[0], of, strict=True)):
-        return cast(_T, last[1])
-    out = answer()
-    _answers[question] = (tuple(of), out)
-    return out
-
-
-_answers: dict[str, tuple[tuple[object, ...], object]] = {}
-"""Per question, the objects it was last asked of (held, so compared by identity) and its answer."""
 
 
 def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
@@ -125,101 +106,12 @@ def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> dict[str, dict[str, s
     return out
 
 
-def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
-    """PR -> the PRs built one on another from its head up: each one's change starts at the head
-    of the one before (the first such PR in stack order where the stack branches)."""
-    return dict(_asked_again("chains_above", prs, lambda: _chains_above(prs)))
-
-
-def _chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
-    on = _built_on_each(prs)
-    first_up = {pr.number: next((up for up in on[pr.number] if up.number != pr.number), None) for pr in prs}
-    out: dict[int, tuple[PullRequest, ...]] = {}
-    numbers: dict[int, tuple[int, ...]] = {}
-    for top in prs:
-        # the PRs from `top` up to one whose chain is known (or the end), then their chains downwards:
-        # a PR's chain is the one above it plus that one's chain, unless that chain comes back to it
-        path: list[PullRequest] = []
-        at: PullRequest | None = top
-        while at is not None and at.number not in out and all(at.number != pr.number for pr in path):
-            path.append(at)
-            at = first_up[at.number]
-        for own in reversed(path):
-            up = first_up[own.number]
-            if up is not None and up.number in numbers and own.number not in numbers[up.number]:
-                out[own.number] = (up, *out[up.number])
-            else:
-                out[own.number] = _walked_chain(own, on)
-            numbers[own.number] = tuple(pr.number for pr in out[own.number])
-    return out
-
-
-def _walked_chain(own: PullRequest, on: dict[int, list[PullRequest]]) -> tuple[PullRequest, ...]:
-    """`own`'s chain (see `chains_above`), PR by PR."""
-    chain, at, seen = [], own, {own.number}
-    while (up := next((pr for pr in on[at.number] if pr.number not in seen), None)) is not None:
-        chain.append(up)
-        seen.add(up.number)
-        at = up
-    return tuple(chain)
-
-
-def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
-    """PR -> every PR of the stack that builds on it, directly or not (by `depends_on`: on its head,
-    or on a copy of its commits; or by its change starting at the PR's head), the top first. Each
-    one's head holds the PR's change as the stack left it there, even where the stack's line
-    positions cannot carry a hunk up to it."""
-    return dict(_asked_again("stacked_above", prs, lambda: _stacked_above(prs)))
-
-
-def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
-    order = {pr.number: i for i, pr in enumerate(prs)}
-    on: dict[int, list[PullRequest]] = {}
-    for below, ups in _built_on_each(prs).items():
-        on[below] = [pr for pr in ups if pr.number != below]
-    for pr in prs:
-        for below in pr.depends_on:
-            if pr not in on.setdefault(below, []):
-                on[below].append(pr)
-    out = {}
-    for pr in prs:
-        seen: dict[int, PullRequest] = {}
-        todo = list(on.get(pr.number, ()))
-        while todo:
-            up = todo.pop()
-            if up.number not in seen and up.number != pr.number:
-                seen[up.number] = up
-                todo.extend(on.get(up.number, ()))
-        out[pr.number] = tuple(sorted(seen.values(), key=lambda p: -order[p.number]))
-    return out
-
-
-def _built_on_each(prs: Sequence[PullRequest]) -> dict[int, list[PullRequest]]:
-    """PR -> the PRs whose change starts at its head (`_built_on`), in stack order; found through
-    their bases and the PRs they name, not by trying every pair (a series of 300 patches)."""
-    by_base: defaultdict[str, list[PullRequest]] = defaultdict(list)
-    by_named: defaultdict[int, list[PullRequest]] = defaultdict(list)
-    for pr in prs:
-        by_base[pr.base_sha].append(pr)
-        for below in dict.fromkeys(pr.depends_on):
-            by_named[below].append(pr)
-    return {below.number: [pr for pr in (by_base.get(below.head_sha, []) if below.head_sha
-                                         else by_named.get(below.number, [])) if _built_on(pr, below)]
-            for below in prs}
-
-
-def _built_on(pr: PullRequest, below: PullRequest) -> bool:
-    """Whether `pr`'s change starts at `below`'s head (patches, which name no commits, by the
-    order they were given in)."""
-    return pr.base_sha == below.head_sha and (bool(below.head_sha) or below.number in pr.depends_on)
-
-
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
     lines: list[Line] = [(k, t) for k, t in h.lines]
-    start, path, at = _first(h.new_start, h.new_lines), h.path, own
-    old_first = _first(h.old_start, h.old_lines)
+    start, path, at = first_line(h.new_start, h.new_lines), h.path, own
+    old_first = first_line(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
     span = sum(1 for k, _ in lines if k != "-")
@@ -232,7 +124,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
         theirs = stack.steps(pr.number, path)
         if theirs.deleted:
             return None
-        moved = _through(lines, start, span, theirs.spans)
+        moved = through(lines, start, span, theirs.spans)
         if moved is None:
             return _same_base(h, above, stack) if at is own else None
         lines, start, before, by = moved
@@ -328,99 +220,23 @@ class _Stack:
             spans = []
             for s in theirs:
                 if s.lines:
-                    first = _first(s.old_start, s.old_lines)
-                    spots = _change_spots(s, first)
-                    spans.append(_LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
+                    first = first_line(s.old_start, s.old_lines)
+                    spots = change_spots(s, first)
+                    spans.append(LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
             self._steps[(number, path)] = _Steps(
                 tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
                 next((s.path for s in theirs if s.change is FileChange.RENAMED), None))
         return self._steps[(number, path)]
 
 
-class _LaterHunk(NamedTuple):
-    """A later hunk as `_through` meets it: the hunk, the first line its old side covers, the
-    old-side positions of its first and last change (None: it changes nothing)."""
-
-    hunk: Hunk
-    first: int
-    first_change: int | None
-    last_change: int | None
-
-
 class _Steps(NamedTuple):
     """A PR's hunks of one file, as a hunk is carried through them."""
 
-    spans: tuple[_LaterHunk, ...]
+    spans: tuple[LaterHunk, ...]
     deleted: bool
     """The PR deletes the file."""
     renamed_to: str | None
     """Where the PR moves the file, if it does."""
-
-
-def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
-    """(PR, PR given after it) of PRs that name no heads (patches) where the later diff carries
-    the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
-    stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
-    carry nothing of each other: the file one of them leaves says nothing of the other's change."""
-    rank, by_patch = _patches_added(prs, hunks)
-    added: defaultdict[str, dict[int, set[str]]] = defaultdict(dict)
-    for number, files in by_patch.items():
-        for path, lines in files.items():
-            added[path][number] = lines
-    out: set[tuple[int, int]] = set()
-    for by_pr in added.values():  # (per file: only the patches that change it meet)
-        for low, lines in by_pr.items():
-            out.update((low, up) for up, theirs in by_pr.items()
-                       if rank[up] > rank[low] and lines and 2 * len(lines & theirs) >= len(lines))
-    return frozenset(out)
-
-
-def cumulative_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
-    """(patch, patch given after it) where the later diff is cumulative over the earlier one as a
-    whole: it changes most of the earlier one's files, and of those where the earlier one adds
-    lines, in at least half it adds at least half of them, at least MIN_CARRIED lines in all. Where
-    a diff is that, a file of the earlier patch it does not name is as the later one's base had it
-    (two unrelated patches can share a file and a few lines, not most of one's files)."""
-    rank, added = _patches_added(prs, hunks)
-    changing: defaultdict[str, list[int]] = defaultdict(list)
-    for number, files in added.items():
-        for path in files:
-            changing[path].append(number)
-    out = set()
-    for low, files in added.items():
-        # the later patches sharing more than half of this one's files (only those that share one meet)
-        sharing = Counter(up for path in files for up in changing[path] if rank[up] > rank[low])
-        for up, count in sharing.items():
-            if 2 * count <= len(files):
-                continue
-            theirs = added[up]
-            shared = [(lines, lines & theirs[path]) for path, lines in files.items() if lines and path in theirs]
-            carried = sum(2 * len(both) >= len(lines) for lines, both in shared)
-            if shared and 2 * carried >= len(shared) and sum(len(both) for _, both in shared) >= MIN_CARRIED:
-                out.add((low, up))
-    return frozenset(out)
-
-
-def _patches_added(prs: Sequence[PullRequest],
-                   hunks: Sequence[Hunk]) -> tuple[dict[int, int], dict[int, dict[str, set[str]]]]:
-    """The patches' (PRs naming no head) places in the order given, and per patch and file the
-    lines it adds (stripped, not blank)."""
-    return _asked_again("_patches_added", (*prs, *hunks), lambda: _added_by_patch(prs, hunks))
-
-
-def _added_by_patch(prs: Sequence[PullRequest],
-                    hunks: Sequence[Hunk]) -> tuple[dict[int, int], dict[int, dict[str, set[str]]]]:
-    rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
-    added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for h in hunks:
-        if h.pr in rank:
-            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
-    return rank, {number: dict(files) for number, files in added.items()}
-
-
-MIN_CARRIED = 3
-"""Lines a later diff must carry of an earlier one to count as cumulative over it (a line or two
-in common is what two unrelated patches can share)."""
 
 
 def _holds_old_side(s: Hunk, h: Hunk) -> bool:
@@ -429,7 +245,7 @@ def _holds_old_side(s: Hunk, h: Hunk) -> bool:
     if h.old_path is None:
         return s.old_path is None and s.path == h.path
     old = [t for k, t in h.lines if k != "+"]
-    first, at = _first(h.old_start, h.old_lines), _first(s.old_start, s.old_lines)
+    first, at = first_line(h.old_start, h.old_lines), first_line(s.old_start, s.old_lines)
     if not old or not at - SLIP <= first <= at + s.old_lines + SLIP:
         return False
     mine = [t for k, t in s.lines if k != "+"]
@@ -450,7 +266,7 @@ def _from_same_file(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Compose
     base: dict[int, str] = {}  # line -> text, of the file both diffs start from
 
     def learn(s: Hunk) -> bool:
-        pos = _first(s.old_start, s.old_lines)
+        pos = first_line(s.old_start, s.old_lines)
         for kind, text in s.lines:
             if kind != "+":
                 if base.setdefault(pos, text) != text:
@@ -460,22 +276,23 @@ def _from_same_file(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Compose
 
     if not learn(h):
         return None
-    lo, hi = _first(h.old_start, h.old_lines), _first(h.old_start, h.old_lines) + h.old_lines
+    lo, hi = first_line(h.old_start, h.old_lines), first_line(h.old_start, h.old_lines) + h.old_lines
     touching: list[Hunk] = []
     rest = list(theirs)
-    while grown := [s for s in rest if _inside(s, _first(s.old_start, s.old_lines), lo, hi - lo)]:
+    while grown := [s for s in rest if inside(s, first_line(s.old_start, s.old_lines), lo, hi - lo)]:
         for s in grown:
             rest.remove(s)
             touching.append(s)
             if not learn(s):
                 return None
-            lo, hi = min(lo, _first(s.old_start, s.old_lines)), max(hi, _first(s.old_start, s.old_lines) + s.old_lines)
+            at = first_line(s.old_start, s.old_lines)
+            lo, hi = min(lo, at), max(hi, at + s.old_lines)
     if any(p not in base for p in range(lo, hi)):
         return None
     removed: set[int] = set()
     put: defaultdict[int, list[str]] = defaultdict(list)
     for s in touching:
-        pos = _first(s.old_start, s.old_lines)
+        pos = first_line(s.old_start, s.old_lines)
         for kind, text in s.lines:
             if kind == "+":
                 put[pos].append(text)
@@ -488,7 +305,7 @@ def _from_same_file(h: Hunk, theirs: Sequence[Hunk], pr: PullRequest) -> Compose
         lines += [("+", t) for t in put.get(pos, ())]
         if pos < hi:
             lines.append(("-" if pos in removed else " ", base[pos]))
-    before = [s for s in rest if max(_change_spots(s, _first(s.old_start, s.old_lines))) <= lo]
+    before = [s for s in rest if max(change_spots(s, first_line(s.old_start, s.old_lines))) <= lo]
     shift = sum(s.new_lines - s.old_lines for s in before)
     by = Rewrite(pr.number, touching[-1].commit if touching else None)
     return Composed(_hunk_of(h, h.path, lines, lo, lo + shift), pr.head_sha, by)
@@ -505,7 +322,7 @@ def _same_start(lower: dict[str, list[Hunk]], upper: dict[str, list[Hunk]]) -> b
 
 def _kept_old(h: Hunk, pr: PullRequest) -> Composed:
     """`h` undone by `pr`, whose diff starts from the same tree and leaves the file as it was."""
-    first = _first(h.old_start, h.old_lines)
+    first = first_line(h.old_start, h.old_lines)
     return Composed(_hunk_of(h, h.path, [(" ", t) for k, t in h.lines if k != "+"], first, first),
                     pr.head_sha, Rewrite(pr.number, None))
 
@@ -514,121 +331,3 @@ def _same_blob(a: str, b: str) -> bool:
     """Whether two (possibly abbreviated) blob ids name the same blob."""
     n = min(len(a), len(b))
     return n >= 7 and a[:n] == b[:n]
-
-
-def _first(start: int, count: int) -> int:
-    """The first line a side covers (a side with no lines names the line before it)."""
-    return start if count else start + 1
-
-
-Line = tuple[LineKind, str]
-
-
-def _through(lines: list[Line], start: int, span: int,
-             theirs: Sequence[_LaterHunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
-    """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
-    (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
-    the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
-    the hunk's new side) but its old lines do not agree with the hunk's new ones."""
-    delta, touching = 0, []
-    for s, first, first_change, last_change in theirs:
-        if last_change is not None and last_change < start:
-            delta += s.new_lines - s.old_lines
-        elif first_change is not None and first_change < start + span and _inside(s, first, start, span):
-            touching.append((s, first))
-    if not touching:
-        return lines, start + delta, 0, None
-    placed = []
-    for s, first in touching:
-        slip = _agreeing_slip(lines, start, s, first)
-        if slip is None:
-            return None
-        placed.append((s, first + slip))
-    composed, lo = _compose(lines, start, placed)
-    return composed, lo + delta, max(0, start - lo), placed[-1][0]
-
-
-def _change_spots(s: Hunk, first: int) -> list[int]:
-    """Old-side positions of a hunk's changes: each removed line's, and for each run of added
-    lines the position of the old line it goes before."""
-    spots, pos = [], first
-    for kind, _ in s.lines:
-        if kind == "+":
-            spots.append(pos)
-        else:
-            if kind == "-":
-                spots.append(pos)
-            pos += 1
-    return spots
-
-
-def _inside(s: Hunk, first: int, start: int, span: int) -> bool:
-    """Whether a change of `s` falls inside the span [start, start+span): a removed line in it,
-    or added lines between two of its lines (added just before or after the span are beside it)."""
-    pos = first
-    for kind, _ in s.lines:
-        if kind == "+":
-            if start < pos < start + span:
-                return True
-        else:
-            if kind == "-" and start <= pos < start + span:
-                return True
-            pos += 1
-    return False
-
-
-def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | None:
-    """How far `s` sits from `first` so that its old lines agree with the hunk's new lines where
-    they meet: 0 when the positions hold, else the smallest slip within SLIP at which every old
-    line of `s` meets one of the hunk's and agrees (a slip trusts content alone, so all of it);
-    None if none."""
-    mine = [t for k, t in lines if k != "-"]
-    old = [t for k, t in s.lines if k != "+"]
-    for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
-        at = first + slip - start
-        lo, hi = max(0, -at), min(len(old), len(mine) - at)  # (the old lines that meet one of the hunk's)
-        if lo >= hi or mine[at + lo:at + hi] != old[lo:hi]:
-            continue
-        if slip == 0 or hi - lo == len(old):
-            return slip
-    return None
-
-
-def _compose(lines: list[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
-    """The hunk's lines composed with the later hunks `placed` (each with the line its old side
-    starts at, in the lines the hunk's new side counts): (lines, the first line they cover there)."""
-    text: dict[int, str] = {}
-    mine: dict[int, LineKind] = {}  # intermediate position -> ' ' (in the base) or '+' (the hunk's own)
-    gone: defaultdict[int, list[str]] = defaultdict(list)  # the hunk's removed lines, before position
-    pos = start
-    for kind, t in lines:
-        if kind == "-":
-            gone[pos].append(t)
-        else:
-            text[pos], mine[pos] = t, kind
-            pos += 1
-    theirs: dict[int, LineKind] = {}
-    put: defaultdict[int, list[str]] = defaultdict(list)  # the later hunks' added lines, before position
-    for s, first in placed:
-        p = first
-        for kind, t in s.lines:
-            if kind == "+":
-                put[p].append(t)
-            else:
-                text.setdefault(p, t)
-                theirs[p] = kind
-                p += 1
-    positions = sorted(set(text) | set(gone) | set(put))
-    lo, hi = positions[0], positions[-1]
-    out: list[Line] = []
-    for p in range(lo, hi + 1):
-        out.extend(("-", t) for t in gone.get(p, ()))
-        out.extend(("+", t) for t in put.get(p, ()))
-        if p not in text:
-            continue
-        own, later = mine.get(p, " "), theirs.get(p, " ")
-        if own == " ":
-            out.append((" " if later == " " else "-", text[p]))
-        elif later == " ":
-            out.append(("+", text[p]))
-    return out, lo

@@ -24,8 +24,9 @@ from functools import partial
 from prstack.match.anchors import Anchors
 from prstack.match.explain import Explainer
 from prstack.match.index import FileIndex
-from prstack.match.judge import Finding, judge
+from prstack.match.judge import judge
 from prstack.match.package import PackageIndex, key, loose_keys
+from prstack.match.region import Finding
 from prstack.match.relocation import looked_up_elsewhere, relocated, relocation_blocks, settle
 from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, names_blob, same_text, trivial

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from prstack.match.compose import chains_above, stacked_above
+from prstack.match.stack_shape import chains_above, stacked_above
 from prstack.models import FileChange, HunkResult, HunkStatus, MatchEvidence, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.targets.evidence import BuildEvidence

@@ -1,0 +1,141 @@
+"""Lines of a file spliced: a later hunk's changes placed into the lines a hunk leaves (by position,
+or a few lines off where its old lines agree), and the lines composed. Pure."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from prstack.models import Hunk, LineKind
+
+SLIP = 50
+"""How far off (in lines) a later PR's hunk may sit from where the positions put it."""
+
+
+class LaterHunk(NamedTuple):
+    """A later hunk as `through` meets it: the hunk, the first line its old side covers, the
+    old-side positions of its first and last change (None: it changes nothing)."""
+
+    hunk: Hunk
+    first: int
+    first_change: int | None
+    last_change: int | None
+
+
+def first_line(start: int, count: int) -> int:
+    """The first line a side covers (a side with no lines names the line before it)."""
+    return start if count else start + 1
+
+
+Line = tuple[LineKind, str]
+
+
+def through(lines: list[Line], start: int, span: int,
+             theirs: Sequence[LaterHunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
+    """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
+    (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
+    the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
+    the hunk's new side) but its old lines do not agree with the hunk's new ones."""
+    delta, touching = 0, []
+    for s, first, first_change, last_change in theirs:
+        if last_change is not None and last_change < start:
+            delta += s.new_lines - s.old_lines
+        elif first_change is not None and first_change < start + span and inside(s, first, start, span):
+            touching.append((s, first))
+    if not touching:
+        return lines, start + delta, 0, None
+    placed = []
+    for s, first in touching:
+        slip = _agreeing_slip(lines, start, s, first)
+        if slip is None:
+            return None
+        placed.append((s, first + slip))
+    composed, lo = _compose(lines, start, placed)
+    return composed, lo + delta, max(0, start - lo), placed[-1][0]
+
+
+def change_spots(s: Hunk, first: int) -> list[int]:
+    """Old-side positions of a hunk's changes: each removed line's, and for each run of added
+    lines the position of the old line it goes before."""
+    spots, pos = [], first
+    for kind, _ in s.lines:
+        if kind == "+":
+            spots.append(pos)
+        else:
+            if kind == "-":
+                spots.append(pos)
+            pos += 1
+    return spots
+
+
+def inside(s: Hunk, first: int, start: int, span: int) -> bool:
+    """Whether a change of `s` falls inside the span [start, start+span): a removed line in it,
+    or added lines between two of its lines (added just before or after the span are beside it)."""
+    pos = first
+    for kind, _ in s.lines:
+        if kind == "+":
+            if start < pos < start + span:
+                return True
+        else:
+            if kind == "-" and start <= pos < start + span:
+                return True
+            pos += 1
+    return False
+
+
+def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | None:
+    """How far `s` sits from `first` so that its old lines agree with the hunk's new lines where
+    they meet: 0 when the positions hold, else the smallest slip within SLIP at which every old
+    line of `s` meets one of the hunk's and agrees (a slip trusts content alone, so all of it);
+    None if none."""
+    mine = [t for k, t in lines if k != "-"]
+    old = [t for k, t in s.lines if k != "+"]
+    for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
+        at = first + slip - start
+        lo, hi = max(0, -at), min(len(old), len(mine) - at)  # (the old lines that meet one of the hunk's)
+        if lo >= hi or mine[at + lo:at + hi] != old[lo:hi]:
+            continue
+        if slip == 0 or hi - lo == len(old):
+            return slip
+    return None
+
+
+def _compose(lines: list[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
+    """The hunk's lines composed with the later hunks `placed` (each with the line its old side
+    starts at, in the lines the hunk's new side counts): (lines, the first line they cover there)."""
+    text: dict[int, str] = {}
+    mine: dict[int, LineKind] = {}  # intermediate position -> ' ' (in the base) or '+' (the hunk's own)
+    gone: defaultdict[int, list[str]] = defaultdict(list)  # the hunk's removed lines, before position
+    pos = start
+    for kind, t in lines:
+        if kind == "-":
+            gone[pos].append(t)
+        else:
+            text[pos], mine[pos] = t, kind
+            pos += 1
+    theirs: dict[int, LineKind] = {}
+    put: defaultdict[int, list[str]] = defaultdict(list)  # the later hunks' added lines, before position
+    for s, first in placed:
+        p = first
+        for kind, t in s.lines:
+            if kind == "+":
+                put[p].append(t)
+            else:
+                text.setdefault(p, t)
+                theirs[p] = kind
+                p += 1
+    positions = sorted(set(text) | set(gone) | set(put))
+    lo, hi = positions[0], positions[-1]
+    out: list[Line] = []
+    for p in range(lo, hi + 1):
+        out.extend(("-", t) for t in gone.get(p, ()))
+        out.extend(("+", t) for t in put.get(p, ()))
+        if p not in text:
+            continue
+        own, later = mine.get(p, " "), theirs.get(p, " ")
+        if own == " ":
+            out.append((" " if later == " " else "-", text[p]))
+        elif later == " ":
+            out.append(("+", text[p]))
+    return out, lo
