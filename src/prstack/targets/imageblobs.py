@@ -104,6 +104,16 @@ class Window(_Positioned):
         self._pos = max(0, base + offset)
         return self._pos
 
+    def read(self, size: int | None = -1) -> bytes:
+        """Up to `size` bytes (all that is left when -1), in one pread."""
+        want = self.length - self._pos if size is None or size < 0 else min(size, self.length - self._pos)
+        if want <= 0:
+            return b""
+        data = os.pread(self.fd, want, self.start + self._pos)
+        self._pos += len(data)
+        self._counter[0] += len(data)
+        return data
+
     def readinto(self, buffer: Any) -> int:
         want = min(len(buffer), self.length - self._pos)
         if want <= 0:

@@ -85,6 +85,9 @@ class _Changes:
 
 
 def _clean_name(name: str, shown: str, layer: Layer) -> str:
+    if not name.startswith((".", "/")) and "/." not in name and "//" not in name and not name.endswith("/") \
+            and "\0" not in name:
+        return name  # (no empty, "." or ".." part: as it is)
     raw = name
     if name.startswith("/"):
         raise image_error(shown, f"the layer {layer.digest} holds the absolute path {raw[:200]!r}; refused as hostile.")
@@ -191,7 +194,7 @@ def _read_changes(blobs: Blobs, merged: Merged, number: int, opened: LayerStream
                 continue
             if member.kind == "file":
                 written[name] = Entry(number, "file", member.offset, member.size)
-                if member.size <= METADATA_CAP and _DIST_INFO_FILE.search(name) \
+                if member.size <= METADATA_CAP and ".dist-info/" in name and _DIST_INFO_FILE.search(name) \
                         and spent.held + member.size <= blobs.budget.metadata:
                     stream.seek(member.offset)
                     merged.held[(number, member.offset)] = stream.read(member.size)
