@@ -62,7 +62,7 @@ def test_a_blob_is_checked_in_a_process_or_a_thread(tmp_path: Path, apart: str,
     with pytest.raises(ImageError, match=f"the layer sha256:{'a' * 64} does not match its digest"):
         bad.check()
     bad.stop()
-    assert set(children()) == before
+    assert not set(children()) - before
     raw.close()
     raw2.close()
 
@@ -120,4 +120,4 @@ def test_an_audit_that_fails_on_its_prs_leaves_no_hasher_behind(demo_build: Demo
     code = main(["audit", "99999", "--git", str(demo_build.repo.path), "--image", str(tmp_path / "img.tar")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "PR #99999 is not in the clone" in err
-    assert set(children()) == before
+    assert not set(children()) - before
