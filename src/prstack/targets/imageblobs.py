@@ -1,6 +1,6 @@
 """Where an image's blobs are (a layout folder, or a tar of one, or a `docker save` tarball), read as
-seekable windows; its JSON read with a size and nesting limit; its blobs hashed on a worker thread
-while the layers' headers are read; and the budgets an image is read within.
+seekable windows; its JSON read with a size and nesting limit; its blobs hashed in a process of their
+own (targets.blobhash) while the layers' headers are read; and the budgets an image is read within.
 
 Everything is confined to the image: a blob is looked up by digest inside the archive or the layout
 folder (a link there is refused); the outer tar's headers are read as strictly as a layer's
