@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.models import FileChange, Hunk, HunkStatus
 
 GIT_ENV = {

@@ -48,6 +48,7 @@ def test_the_action_is_composite_with_an_install_and_an_audit_step() -> None:
         assert f"${{{{ inputs.{name} }}}}" in text
 
 
+@pytest.mark.slow
 def test_a_missing_hunk_fails_the_step_with_the_report_in_the_summary(demo_build: DemoBuild, tmp_path: Path) -> None:
     done, summary, output = run_step(steps()["Audit"], tmp_path, prs="40898", git=str(demo_build.repo.path),
                                      target=f"--wheel {demo_build.wheel}", format="junit",
@@ -62,6 +63,7 @@ def test_a_missing_hunk_fails_the_step_with_the_report_in_the_summary(demo_build
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.slow
 def test_everything_present_passes(demo_build: DemoBuild, tmp_path: Path, fmt: str) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -77,6 +79,7 @@ def test_everything_present_passes(demo_build: DemoBuild, tmp_path: Path, fmt: s
     assert written.startswith("{") if fmt == "json" else written.startswith("### prstack audit")
 
 
+@pytest.mark.slow
 def test_bad_input_fails_with_exit_2_and_no_summary(demo_build: DemoBuild, tmp_path: Path) -> None:
     done, summary, output = run_step(steps()["Audit"], tmp_path, prs="40898", git=str(demo_build.repo.path),
                                      target=f"--image {tmp_path / 'nope.tar'}", format="markdown",

@@ -6,21 +6,21 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "prstack"
 
 FLOORS: dict[str, int] = {
     # values every part shares
-    "errors": 1, "models": 1, "progress": 1, "lineage": 1, "schemas": 1, "files": 1,
-    # pure knowledge: the PR graph, diff text, where a repository path lands, forges' names
-    "stack": 2, "hunks": 2, "placement": 2, "forge": 2,
-    # what is installed
+    "errors": 1, "models": 1, "progress": 1, "schemas": 1, "files": 1,
+    # pure knowledge: the PR graph, diff text, where a repository path lands and which repository it is
+    "stack": 2, "diff": 2, "placement": 2,
+    # what is installed, and what its build's metadata says
     "targets": 3,
-    # what a build's metadata says
-    "built_from": 4,
     # judging hunks against target text, and the report it makes
-    "match": 5, "report": 5,
-    # where PRs come from; what to run next
-    "sources": 6, "next_steps": 6, "judged_once": 6,
+    "match": 5,
+    # where PRs come from
+    "sources": 6,
     # the audit: a PR source against a target
     "audit": 7,
     # what is built on the audit
@@ -28,7 +28,7 @@ FLOORS: dict[str, int] = {
     # output formats
     "render": 9,
     # the command line
-    "cli_support": 10, "patch_cli": 10, "cli": 11, "__main__": 12, "__init__": 12,
+    "cli": 10, "__main__": 12, "__init__": 12,
 }
 """Each part of src/prstack (a module or a package) and its floor: a part imports only from its
 own floor or below."""
@@ -70,12 +70,14 @@ def test_every_part_has_a_floor() -> None:
     assert {_part(name) for name in _modules()} <= set(FLOORS)
 
 
+@pytest.mark.slow
 def test_no_part_imports_from_a_floor_above_its_own() -> None:
     upward = sorted(f"{name} -> {imported}" for name, path in _modules().items() for imported in _imports(name, path)
                     if imported != "prstack" and FLOORS[_part(imported)] > FLOORS[_part(name)])
     assert upward == []
 
 
+@pytest.mark.slow
 def test_parts_import_each_other_without_a_cycle() -> None:
     edges: defaultdict[str, set[str]] = defaultdict(set)
     for name, path in _modules().items():
@@ -102,6 +104,7 @@ MAX_PARAMETERS = 6
 """Past this many, a function's parameters are asking to be a named value."""
 
 
+@pytest.mark.slow
 def test_no_function_takes_more_than_six_parameters() -> None:
     """Counted without self, cls and `*`; the CLI's command functions, whose parameters are its
     options, aside."""
@@ -114,12 +117,13 @@ def test_no_function_takes_more_than_six_parameters() -> None:
             names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
             names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
             names = [n for n in names if n not in ("self", "cls")]
-            command = name == "prstack.cli" and any(
+            command = name.startswith("prstack.cli.") and any(
                 isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute) and d.func.attr == "command"
                 for d in node.decorator_list)
             if len(names) > MAX_PARAMETERS and not command:
                 many.append(f"{name}.{node.name}: {len(names)}")
     assert sorted(many) == []
+@pytest.mark.slow
 def test_no_class_name_is_defined_twice() -> None:
     where: defaultdict[str, list[str]] = defaultdict(list)
     for name, path in _modules().items():

@@ -158,6 +158,7 @@ def hunk_statuses(stdout: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.slow
 def test_case(name: str, scenarios: Callable[[str], tuple[Path, dict[str, str]]],
               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     case = load(name)

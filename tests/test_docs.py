@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.cli import _command, main
+from prstack.cli.app import _command, main
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -89,6 +89,7 @@ def test_the_pages_show_the_main_commands() -> None:
 
 
 @pytest.mark.parametrize(("page", "words"), every_command(), ids=lambda v: v if isinstance(v, str) else " ".join(v))
+@pytest.mark.slow
 def test_each_command_shown_parses(page: str, words: list[str]) -> None:
     """Its command and subcommand exist; its options exist and take the values shown (formats, paths)."""
     if words and words[0].startswith("-"):
@@ -107,6 +108,7 @@ OFFLINE = [["--version"], ["demo"], ["cache", "info"], ["cache", "clear"]]
 """The commands shown that run with no network, no clone and no environment of the user's."""
 
 
+@pytest.mark.slow
 def test_the_commands_that_run_offline_are_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PRSTACK_CACHE_DIR", str(tmp_path / "cache"))

@@ -98,6 +98,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_sigkill_at_any_moment_leaves_the_old_or_the_whole_new_file(tmp_path: Path) -> None:
     """A process rewriting an 8 MB file over and over, killed at 20 moments: each time the file is one
     of the complete contents, never a part."""

@@ -8,9 +8,12 @@ import sys
 import tarfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_sdists_tests_find_their_files(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(tmp_path)], cwd=ROOT,
                    check=True, capture_output=True)
@@ -28,6 +31,7 @@ def test_the_sdists_tests_find_their_files(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_the_schemas_and_fixtures(tmp_path: Path) -> None:
     import zipfile
 

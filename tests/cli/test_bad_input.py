@@ -38,12 +38,14 @@ def not_a_wheel(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"text": text, "zip": zip_only, "site": empty_site, "dir": d}
 
 
+@pytest.mark.slow
 def test_pr_not_in_clone_names_the_fetch_command(demo_build: DemoBuild) -> None:
     done = run("audit", "123", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages))
     fetch = "fetch https://github.com/OWNER/NAME.git '+refs/pull/123/head:refs/pull/123/head'"  # the repo has no remote
     assert_one_line_error(done, "PR #123", "git -C", fetch)
 
 
+@pytest.mark.slow
 def test_git_path_that_is_not_a_repository(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
     done = run("audit", "40898", "--git", str(not_a_wheel["dir"]), "--site-packages", str(demo_build.site_packages))
     assert_one_line_error(done, "is not a git repository")
@@ -51,6 +53,7 @@ def test_git_path_that_is_not_a_repository(demo_build: DemoBuild, not_a_wheel: d
     assert_one_line_error(done, "no such directory")
 
 
+@pytest.mark.slow
 def test_wheel_that_is_not_a_zip_or_not_a_wheel(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path), "--wheel", str(not_a_wheel["text"]))
     assert_one_line_error(done, "not a zip file")
@@ -58,12 +61,14 @@ def test_wheel_that_is_not_a_zip_or_not_a_wheel(demo_build: DemoBuild, not_a_whe
     assert_one_line_error(done, "not a wheel")
 
 
+@pytest.mark.slow
 def test_dist_not_installed(demo_build: DemoBuild) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path),
                "--site-packages", str(demo_build.site_packages), "--dist", "vllm")
     assert_one_line_error(done, "--dist vllm", "not installed")
 
 
+@pytest.mark.slow
 def test_no_target_and_two_targets(demo_build: DemoBuild) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path))
     assert_one_line_error(done, "no target")
@@ -72,11 +77,13 @@ def test_no_target_and_two_targets(demo_build: DemoBuild) -> None:
     assert_one_line_error(done, "--platform", "--image")
 
 
+@pytest.mark.slow
 def test_site_packages_shipping_none_of_the_files(demo_build: DemoBuild, not_a_wheel: dict[str, Path]) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path), "--site-packages", str(not_a_wheel["site"]))
     assert_one_line_error(done, "no distribution", "--dist")
 
 
+@pytest.mark.slow
 def test_usage_errors_exit_two_without_traceback() -> None:
     done = run("audit", "not-a-number", "--installed")
     assert_one_line_error(done, "'not-a-number' is not a PR")
@@ -84,6 +91,7 @@ def test_usage_errors_exit_two_without_traceback() -> None:
     assert_one_line_error(done, "No such option: --no-such-option")
 
 
+@pytest.mark.slow
 def test_bare_clone_and_remote_pr_refs(demo_build: DemoBuild, tmp_path: Path) -> None:
     """A bare mirror holding the PRs as refs/remotes/fork/pr/N works like refs/pull/N/head."""
     bare = tmp_path / "bare.git"
@@ -99,12 +107,14 @@ def test_bare_clone_and_remote_pr_refs(demo_build: DemoBuild, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("repo", ["owner/..", "owner/.", "-owner/name", "own er/name"])
+@pytest.mark.slow
 def test_a_repository_name_github_cannot_have_is_refused_even_offline(demo_build: DemoBuild, repo: str) -> None:
     done = run("audit", "40898", "--git", str(demo_build.repo.path), "--offline", "--repo", repo,
                "--site-packages", str(demo_build.site_packages))
     assert_one_line_error(done, "--repo", "OWNER/NAME")
 
 
+@pytest.mark.slow
 def test_a_pr_url_of_another_repository_than_the_clone_s_is_refused(demo_build: DemoBuild, tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", "--mirror", str(demo_build.repo.path), str(clone)], check=True)

@@ -40,6 +40,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "prstack", *args], capture_output=True, text=True, env=env)
 
 
+@pytest.mark.slow
 def test_markdown_stays_within_githubs_comment_limit(big: tuple[Path, Path]) -> None:
     repo, tree = big
     done = run("audit", "7", "--git", str(repo), "--tree", str(tree), "--format", "markdown")
@@ -52,6 +53,7 @@ def test_markdown_stays_within_githubs_comment_limit(big: tuple[Path, Path]) -> 
     assert text.index("| PR |") < text.index("**missing**")  # the summary first
 
 
+@pytest.mark.slow
 def test_table_gives_a_line_per_hunk_past_a_few_dozen(big: tuple[Path, Path]) -> None:
     repo, tree = big
     done = run("audit", "7", "--git", str(repo), "--tree", str(tree))
@@ -63,6 +65,7 @@ def test_table_gives_a_line_per_hunk_past_a_few_dozen(big: tuple[Path, Path]) ->
     assert verbose.returncode == 1 and verbose.stdout.count("compute_v2(") >= HUNKS
 
 
+@pytest.mark.slow
 def test_plan_and_audit_show_the_same_title(big: tuple[Path, Path]) -> None:
     repo, tree = big
     plan = run("plan", "7", "--git", str(repo), "--onto", "main")
@@ -71,6 +74,7 @@ def test_plan_and_audit_show_the_same_title(big: tuple[Path, Path]) -> None:
     assert "Use compute_v2 everywhere\\*" in audit.stdout and FALLBACK_FOOTNOTE in plan.stdout.replace("\n", " ")
 
 
+@pytest.mark.slow
 def test_a_whole_file_rewrite_is_a_short_panel(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     old = "".join(f"line_{i} = {i}\n" for i in range(1200))
@@ -89,6 +93,7 @@ def test_a_whole_file_rewrite_is_a_short_panel(tmp_path: Path) -> None:
     assert len(verbose.stdout.splitlines()) > 2400
 
 
+@pytest.mark.slow
 def test_json_title_from_a_clone_is_the_first_commits_subject_and_says_so(big: tuple[Path, Path]) -> None:
     repo, tree = big
     done = run("audit", "7", "--git", str(repo), "--tree", str(tree), "--format", "json")

@@ -20,6 +20,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_graph_on_demo_draws_the_two_pr_stack(demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]) -> None:
     repo = str(demo_build.repo.path)
     code, out, _ = run(capsys, "graph", "40898", "--git", repo)
@@ -37,6 +38,7 @@ def test_graph_on_demo_draws_the_two_pr_stack(demo_build: DemoBuild, capsys: pyt
         assert code == 0 and out.startswith(start)
 
 
+@pytest.mark.slow
 def test_hunks_on_demo(demo_build: DemoBuild, capsys: pytest.CaptureFixture[str]) -> None:
     repo = str(demo_build.repo.path)
     code, out, _ = run(capsys, "hunks", "40898", "--git", repo, "--format", "json")
@@ -108,6 +110,7 @@ def test_audit_on_demo_reports_the_same(demo_build: DemoBuild) -> None:
     assert missing == [(40727, "src/kvserve/runner.py")]
 
 
+@pytest.mark.slow
 def test_graph_with_github_metadata(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

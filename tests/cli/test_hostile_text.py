@@ -18,7 +18,7 @@ from rich.console import Console
 from conftest import GitRepo
 from helpers.ghserver import GitHubServer, build_stack, export_tree
 from prstack.cli import main
-from prstack.hunks import parse_diff, unquote_git
+from prstack.diff.hunks import parse_diff, unquote_git
 from prstack.placement.paths import PathMap
 from prstack.render.text import clean, safe
 
@@ -91,6 +91,7 @@ def hostile_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 @pytest.mark.parametrize("command", ["fetch", "audit-table", "audit-markdown"])
+@pytest.mark.slow
 def test_hostile_titles_reach_no_renderer_raw(hostile_server: tuple[GitHubServer, GitRepo], tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str], command: str) -> None:
     server, repo = hostile_server
@@ -110,6 +111,7 @@ def test_hostile_titles_reach_no_renderer_raw(hostile_server: tuple[GitHubServer
         assert "[blink]wipe[/blink]" in out.out  # markup shown as typed, never interpreted
 
 
+@pytest.mark.slow
 def test_hostile_titles_are_kept_raw_in_json(hostile_server: tuple[GitHubServer, GitRepo], tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     server, repo = hostile_server
@@ -126,6 +128,7 @@ NAMES = ["we\tird.py", 'quo"te.py', "back\\slash.py", "new\nline.py", "esc\x1b[3
          "sp ace.py", "del\x7f.py"]
 
 
+@pytest.mark.slow
 def test_quoted_file_names_are_audited_and_shown_escaped(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.commit("base", {"pkg/__init__.py": "", **{f"pkg/{n}": "x = 1\n" for n in NAMES}})
@@ -179,6 +182,7 @@ _PATH = st.lists(_SEG, max_size=4).map("/".join)
 
 @given(st.lists(_PATH, max_size=6), st.lists(_PATH, max_size=6), _PATH)
 @settings(max_examples=400)
+@pytest.mark.slow
 def test_any_layout_maps_without_raising(installed: list[str], repo: list[str], query: str) -> None:
     paths = PathMap(installed, repo)
     location = paths.locate(query)

@@ -56,16 +56,18 @@ def _tops(times: dict[str, int]) -> set[str]:
 
 
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["audit", "--help"]])
+@pytest.mark.slow
 def test_version_and_help_import_no_pygithub_nor_audit_libraries(args: list[str]) -> None:
     tops = _tops(_imports(*args))
     assert "prstack" in tops
     assert not tops & {*UNUSED_BY_AN_OFFLINE_CLONE_AUDIT, "unidiff"}
 
 
+@pytest.mark.slow
 def test_offline_clone_audit_imports_only_what_it_uses(demo_build: DemoBuild) -> None:
     times = _imports(*_audit_args(demo_build))
     tops = _tops(times)
-    assert "prstack.sources.git.repo" in times and "prstack.audit" in times
+    assert "prstack.sources.git.repo" in times and "prstack.audit.judging" in times
     assert not tops & set(UNUSED_BY_AN_OFFLINE_CLONE_AUDIT)
     outside_stdlib = [n for n in times if n.split(".")[0] not in sys.stdlib_module_names]
     assert len(outside_stdlib) <= MODULE_BUDGET, sorted(outside_stdlib)
@@ -77,6 +79,7 @@ def _import_cpu(modules: list[str], env: dict[str, str]) -> float:
     return float(done.stdout)
 
 
+@pytest.mark.slow
 def test_offline_clone_audit_import_time_within_budget(demo_build: DemoBuild, tmp_path: Path) -> None:
     """What the audit imports (its top-level imports, in order: each brings those below it),
     imported again in a fresh process, bytecode compiled beforehand as an installation has it; the

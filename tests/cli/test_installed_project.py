@@ -50,6 +50,7 @@ def header(report: dict[str, object]) -> str:
     return str(target["build"]["header"])
 
 
+@pytest.mark.slow
 def test_a_project_pip_installed_from_the_pr_ref_is_audited_from_github(
         gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     """direct_url.json naming refs/pull/2/head of a GitHub repository is enough: no --repo, no --git."""
@@ -68,6 +69,7 @@ def test_a_project_pip_installed_from_the_pr_ref_is_audited_from_github(
     assert any("/pulls/2" in s.path for s in server.api_requests())
 
 
+@pytest.mark.slow
 def test_a_dropped_hunk_in_the_pr_install_is_found(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     server, repo = gh
     venv = fresh_venv(tmp_path / "venv")
@@ -85,6 +87,7 @@ def test_a_dropped_hunk_in_the_pr_install_is_found(gh: tuple[GitHubServer, GitRe
             and h["status"] != "not-shipped"] == ["partial"]  # the hunk of f4..f8 lacks f5's line
 
 
+@pytest.mark.slow
 def test_offline_without_a_cache_names_the_fetch_command(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     server, repo = gh
     venv = fresh_venv(tmp_path / "venv")
@@ -97,6 +100,7 @@ def test_offline_without_a_cache_names_the_fetch_command(gh: tuple[GitHubServer,
     assert server.log == []
 
 
+@pytest.mark.slow
 def test_an_editable_install_of_a_clone_holding_the_prs_is_read_as_git_offline(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The clone `pip install -e` was given holds refs/pull/N/head: it is the PR source, no network."""
@@ -130,6 +134,7 @@ def test_an_editable_install_of_a_clone_holding_the_prs_is_read_as_git_offline(
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.git"))
 
 
+@pytest.mark.slow
 def test_two_projects_installed_from_repositories_are_asked_about_by_name(
         gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     """Neither names the PR, nor was built from its head: prstack asks, naming those two and none
@@ -155,6 +160,7 @@ def test_two_projects_installed_from_repositories_are_asked_about_by_name(
     assert statuses(report) == {1: "applied", 2: "applied"}
 
 
+@pytest.mark.slow
 def test_a_build_from_the_prs_head_commit_is_told_apart_by_asking_github(
         gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     """Two projects installed from repositories; GitHub says PR #2's head is the commit one of them
@@ -173,6 +179,7 @@ def test_a_build_from_the_prs_head_commit_is_told_apart_by_asking_github(
     assert f"widget was built from #2's head {head[:9]} of github.com/acme/widget" in header(report)
 
 
+@pytest.mark.slow
 def test_plan_and_upkeep_onto_the_installed_target_find_the_clone_too(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from helpers.ghserver import build_stack

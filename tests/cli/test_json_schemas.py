@@ -29,6 +29,7 @@ def test_each_schema_is_a_valid_json_schema(schema_id: str) -> None:
     assert data["title"] == schema_id and data["properties"]["schema"] == {"const": schema_id}
 
 
+@pytest.mark.slow
 def test_real_outputs_validate(demo_build: DemoBuild) -> None:
     git, site, wheel = str(demo_build.repo.path), str(demo_build.site_packages), str(demo_build.wheel)
     cases = [

@@ -35,6 +35,7 @@ def big_audit(tmp_path: Path) -> tuple[Path, Path]:
     return tree, patch
 
 
+@pytest.mark.slow
 def test_output_naming_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree, patch = big_audit(tmp_path)
     before = patch.read_bytes()
@@ -44,6 +45,7 @@ def test_output_naming_an_input_is_refused(tmp_path: Path, capsys: pytest.Captur
     assert patch.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_output_to_a_link_replaces_the_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tree, patch = big_audit(tmp_path)
     victim = tmp_path / "bashrc"
@@ -56,6 +58,7 @@ def test_output_to_a_link_replaces_the_link(tmp_path: Path, capsys: pytest.Captu
     assert not out.is_symlink() and json.loads(out.read_text())["hunks"]
 
 
+@pytest.mark.slow
 def test_a_report_killed_as_it_is_written_is_old_or_whole(tmp_path: Path) -> None:
     """`prstack audit -o report.json` killed the moment report.json first changes (and at random moments
     after): the file is still the old one, or the complete report, never a part of it."""

@@ -125,6 +125,7 @@ def _binary_repo(tmp_path: Path) -> tuple[GitRepo, bytes, bytes]:
 
 @pytest.mark.parametrize("how", [("diff", "HEAD~1", "HEAD"), ("diff", "--binary", "HEAD~1", "HEAD"),
                                  ("format-patch", "--stdout", "-1")], ids=["no-data", "git-binary", "mail"])
+@pytest.mark.slow
 def test_binary_patches_judged_by_blob_id(how: tuple[str, ...], tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     repo, old, new = _binary_repo(tmp_path)

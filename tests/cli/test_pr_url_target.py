@@ -27,6 +27,7 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_a_pr_url_of_another_repository_than_the_wheel_s_is_refused(tmp_path: Path) -> None:
     """A tests-only PR would be `not-shipped` against any wheel: the URL is what tells it is another project's."""
     repo, _ = make_tests_only(tmp_path)  # no remote: the clone says nothing of the repository
@@ -37,6 +38,7 @@ def test_a_pr_url_of_another_repository_than_the_wheel_s_is_refused(tmp_path: Pa
     assert "else/other is not the repository of the target kvs" in line and "acme/kvs" in line
 
 
+@pytest.mark.slow
 def test_repo_option_of_another_repository_than_the_site_s_one_distribution_is_refused(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     site = tmp_path / "site"
@@ -47,6 +49,7 @@ def test_repo_option_of_another_repository_than_the_site_s_one_distribution_is_r
 
 
 @pytest.mark.parametrize("url", ["https://github.com/acme/kvs/pull/7", "https://github.com/someone/KVS/pull/7"])
+@pytest.mark.slow
 def test_the_target_s_repository_or_a_fork_of_it_is_audited(tmp_path: Path, url: str) -> None:
     """The same project by name (upstream, or a fork of it) passes; the audit runs."""
     repo, _ = make_tests_only(tmp_path)
@@ -57,6 +60,7 @@ def test_the_target_s_repository_or_a_fork_of_it_is_audited(tmp_path: Path, url:
     assert (pr["number"], pr["status"]) == (7, "not-shipped")
 
 
+@pytest.mark.slow
 def test_a_target_naming_no_repository_leaves_the_url_alone(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     wheel = wheel_of(tmp_path, "kvs", package())  # no Project-URL

@@ -106,6 +106,7 @@ def golden(name: str, screen: str) -> None:
 
 
 @pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.slow
 def test_audit_in_a_terminal(demo_dir: Path, columns: int) -> None:
     data = json.loads(subprocess.run([sys.executable, "-m", "prstack", *AUDIT, "--format", "json"], cwd=demo_dir,
                                      capture_output=True, text=True).stdout)
@@ -118,6 +119,7 @@ def test_audit_in_a_terminal(demo_dir: Path, columns: int) -> None:
     golden(f"audit-demo-{columns}.txt", screen)
 
 
+@pytest.mark.slow
 def test_piped_with_columns_is_the_terminals_screen(demo_dir: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"} | {"COLUMNS": "80"}
     piped = subprocess.run([sys.executable, "-m", "prstack", *AUDIT], cwd=demo_dir, capture_output=True, text=True,
@@ -126,6 +128,7 @@ def test_piped_with_columns_is_the_terminals_screen(demo_dir: Path) -> None:
     assert piped.stdout == (GOLDEN / "audit-demo-80.txt").read_text()
 
 
+@pytest.mark.slow
 def test_the_demos_table_fits_80_columns() -> None:
     code, screen = in_terminal(("demo",), 80)
     assert code == 1

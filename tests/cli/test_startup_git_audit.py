@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import GitRepo
 
 
+@pytest.mark.slow
 def test_an_audit_of_a_clone_imports_neither_pygithub_nor_requests(git_repo: GitRepo, tmp_path: Path) -> None:
     base = git_repo.commit("base", {"pkg/mod.py": "x = 1\n"})
     head = git_repo.commit("change", {"pkg/mod.py": "x = 2\n"})

@@ -12,6 +12,7 @@ from conftest import GitRepo
 from prstack.targets.record import parse_record, recorded_paths
 
 
+@pytest.mark.slow
 def test_a_json_audit_imports_no_rich_and_a_table_does(git_repo: GitRepo, tmp_path: Path) -> None:
     base = git_repo.commit("base", {"pkg/mod.py": "x = 1\n"})
     head = git_repo.commit("change", {"pkg/mod.py": "x = 2\n"})

@@ -38,6 +38,7 @@ def test_help_and_version_import_no_github_git_or_graph_library() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_version_and_short_help() -> None:
     done = run("--version")
     assert done.returncode == 0 and done.stdout.startswith("prstack 0.")
@@ -45,6 +46,7 @@ def test_version_and_short_help() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.slow
 def test_every_help_shows_examples_clean_metavars(command: str) -> None:
     done = run(*command.split(), "--help")
     assert done.returncode == 0, done.stderr
@@ -54,6 +56,7 @@ def test_every_help_shows_examples_clean_metavars(command: str) -> None:
         assert "Exit codes: 0" in done.stdout
 
 
+@pytest.mark.slow
 def test_completion_is_offered() -> None:
     assert "--install-completion" in run("--help").stdout
     done = run("--show-completion", env={"SHELL": "/bin/bash"}, from_bash=True)
@@ -61,6 +64,7 @@ def test_completion_is_offered() -> None:
 
 
 @pytest.mark.parametrize("args", [[], ["cache"]])
+@pytest.mark.slow
 def test_bare_command_prints_help_and_succeeds(args: list[str]) -> None:
     done = run(*args)
     assert done.returncode == 0 and done.stdout.startswith("Usage: prstack") and done.stderr == ""
@@ -71,6 +75,7 @@ def test_bare_command_prints_help_and_succeeds(args: list[str]) -> None:
     ["audit", "1", "--python", "/etc/passwd"], ["audit", "1", "--python", ""], ["audit", "1", "--python", "/bin/true"],
     ["audit", "1", "--python", "/"], ["nosuch"],
 ])
+@pytest.mark.slow
 def test_bad_usage_is_one_line_and_exit_2(args: list[str]) -> None:
     done = run(*args)
     assert done.returncode == 2
@@ -78,6 +83,7 @@ def test_bad_usage_is_one_line_and_exit_2(args: list[str]) -> None:
     assert done.stderr.startswith("prstack: error: ")
 
 
+@pytest.mark.slow
 def test_pr_as_hash_and_url(demo_build: DemoBuild) -> None:
     git = str(demo_build.repo.path)
     plain = run("hunks", "40898", "--git", git, "--format", "json")
@@ -88,6 +94,7 @@ def test_pr_as_hash_and_url(demo_build: DemoBuild) -> None:
     assert clash.returncode == 2 and "not of c/d" in clash.stderr
 
 
+@pytest.mark.slow
 def test_a_pr_url_also_names_the_repository(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "upstream")
     build_stack(repo)
@@ -105,12 +112,14 @@ def test_a_pr_url_also_names_the_repository(tmp_path: Path) -> None:
     assert json.loads(by_url.stdout) == json.loads(by_repo.stdout)
 
 
+@pytest.mark.slow
 def test_an_internal_error_exits_2_with_one_line_and_traceback_on_request(tmp_path: Path) -> None:
     # a planted fault stands for a bug: it must not exit 1, the code of a finding
     (tmp_path / "sitecustomize.py").write_text(
-        "import prstack.cli_support as s\n"
+        "import prstack.cli.support as s\n"
         "def boom(*a, **k):\n    raise ZeroDivisionError('planted')\n"
-        "s.target_spec = s.target_specs = boom\nimport prstack.cli as c\nc.target_spec = c.target_specs = boom\n")
+        "s.target_spec = s.target_specs = boom\n"
+        "import prstack.cli.audit_commands as c\nc.target_spec = c.target_specs = boom\n")
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     done = run("audit", "1", "--installed", env=env)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
@@ -119,6 +128,7 @@ def test_an_internal_error_exits_2_with_one_line_and_traceback_on_request(tmp_pa
     assert debug.returncode == 2 and "Traceback" in debug.stderr and "ZeroDivisionError" in debug.stderr
 
 
+@pytest.mark.slow
 def test_demo_keep_reuses_its_folder_refuses_others_and_prints_commands(tmp_path: Path) -> None:
     keep = tmp_path / "kept"
     first = run("demo", "--keep", str(keep))
@@ -139,6 +149,7 @@ def test_demo_keep_reuses_its_folder_refuses_others_and_prints_commands(tmp_path
     assert (other / "mine.txt").read_text() == "x"
 
 
+@pytest.mark.slow
 def test_output_never_fails_to_encode(demo_build: DemoBuild, tmp_path: Path) -> None:
     ascii_only = run("demo", env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C"})
     assert ascii_only.returncode == 1 and "Traceback" not in ascii_only.stderr
@@ -150,6 +161,7 @@ def test_output_never_fails_to_encode(demo_build: DemoBuild, tmp_path: Path) -> 
     assert "tree-\\xff" in done.stdout  # the undecodable byte of the path, shown escaped
 
 
+@pytest.mark.slow
 def test_progress_on_a_terminal_only(demo_build: DemoBuild) -> None:
     args = ["audit", "40898", "--git", str(demo_build.repo.path), "--site-packages", str(demo_build.site_packages)]
     piped = run(*args)
@@ -175,6 +187,7 @@ def test_progress_on_a_terminal_only(demo_build: DemoBuild) -> None:
 
 
 @pytest.mark.parametrize("toml", ['[tool]\nprstack = "x"\n', "tool = 3\n", "[tool.prstack]\nrepo = 5\n", "[x\n"])
+@pytest.mark.slow
 def test_a_malformed_tool_prstack_section_is_no_crash(tmp_path: Path, toml: str) -> None:
     (tmp_path / "pyproject.toml").write_text(toml)
     done = run("hunks", "1", cwd=tmp_path, env={"PRSTACK_REPO": "", "GITHUB_TOKEN": "", "GH_TOKEN": ""})
@@ -183,15 +196,17 @@ def test_a_malformed_tool_prstack_section_is_no_crash(tmp_path: Path, toml: str)
 
 
 @pytest.mark.parametrize("args", [["hunks", "40898", "--base", "nosuchref"], ["plan", "40898", "--onto", "nosuch"]])
+@pytest.mark.slow
 def test_a_bad_ref_says_what_to_do(demo_build: DemoBuild, args: list[str]) -> None:
     done = run(*args, "--git", str(demo_build.repo.path))
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1
     assert "is not a commit or ref" in done.stderr and "fetch it" in done.stderr
 
 
+@pytest.mark.slow
 def test_library_warnings_and_log_lines_stay_off_stderr(tmp_path: Path) -> None:
     (tmp_path / "sitecustomize.py").write_text(
-        "import logging, warnings\nimport prstack.cli as c\nreal = c.parse_prs\n"
+        "import logging, warnings\nimport prstack.cli.audit_commands as c\nreal = c.parse_prs\n"
         "def noisy(*a, **k):\n    warnings.warn('library noise', DeprecationWarning)\n"
         "    logging.getLogger('github.Requester').warning('Following Github server redirection')\n"
         "    return real(*a, **k)\nc.parse_prs = noisy\n")
@@ -209,12 +224,14 @@ def test_completion_installs_with_typers_option(tmp_path: Path) -> None:
     assert "_PRSTACK_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()
 
 
+@pytest.mark.slow
 def test_usage_says_several_prs_are_taken() -> None:
     for command in ("audit", "graph", "hunks", "plan", "fetch"):
         done = run(command, "--help")
         assert "PR..." in done.stdout.splitlines()[0] + done.stdout.splitlines()[1], done.stdout[:200]
 
 
+@pytest.mark.slow
 def test_piped_output_honours_columns(demo_build: DemoBuild) -> None:
     """Piped, the report is as wide as COLUMNS says, else 80 columns (a CI log): its panels' borders
     span that width, whatever terminal the test runs from."""

@@ -1,4 +1,4 @@
-"""Helpers for the matcher's tests: real unified diffs (difflib) parsed by prstack.hunks."""
+"""Helpers for the matcher's tests: real unified diffs (difflib) parsed by prstack.diff.hunks."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conftest import GitRepo
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.match.file import Elsewhere, PackageIndex, match_file
 from prstack.models import Hunk, HunkResult, HunkStatus
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import GitRepo
 from prstack.audit import audit_stack
 from prstack.demo.fixture import GIT_ENV
-from prstack.report import AuditReport
+from prstack.match.report import AuditReport
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 

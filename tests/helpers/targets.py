@@ -20,11 +20,11 @@ from installer.sources import WheelFile
 
 from conftest import GitRepo
 from prstack.audit import audit_opened
-from prstack.built_from import join_build
-from prstack.report import AuditReport
+from prstack.match.report import AuditReport
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
+from prstack.targets.built_from import join_build
 from prstack.targets.record import record_digest
 
 MODEL = '''"""The model."""

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.match.compose import chains_above, compose_stack, stacked_above
 from prstack.models import PullRequest, Rewrite
 
@@ -79,6 +79,7 @@ def test_the_parent_alone_is_present_as_it_wrote_it_and_the_child_missing(
     assert {h["status"] for h in hunks if h["pr"] == 2} == {"missing"}
 
 
+@pytest.mark.slow
 def test_the_table_says_applied_rewritten_later(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
@@ -171,6 +172,7 @@ def test_compose_skips_a_pr_not_built_on_the_hunks_head() -> None:
     assert compose_stack([_pr(1, "h1", "b"), _pr(2, "h2", "elsewhere")], hunks) == {}
 
 
+@pytest.mark.slow
 def test_a_file_the_parent_added_and_the_child_deleted_is_not_missing_from_the_top(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     git_repo.commit("base", {"pkg/__init__.py": "", "pkg/core.py": CORE})
@@ -233,6 +235,7 @@ def test_cumulative_patches_of_a_stack_are_judged_as_one_composed_change(
     assert all(h["status"] != "applied" for h in hunks if h["path"] == "pkg/new.py")
 
 
+@pytest.mark.slow
 def test_a_target_built_from_part_of_the_stack_holds_the_lower_prs_as_the_part_left_them(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """#1 <- #2 <- #3 each rewrite the same line; installed from #2's head, #1 and #2 are present
@@ -305,6 +308,7 @@ def test_cumulative_patches_where_the_child_undid_a_parents_change_are_present_o
     assert [h["status"] for h in hunks if h["pr"] == 2 and h["path"] == "pkg/core.py"] == ["missing"]
 
 
+@pytest.mark.slow
 def test_a_change_of_the_final_newline_alone_is_applied_where_its_lines_are(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A parent drops the file's final newline and the child puts it back: the hunk's two images
@@ -409,6 +413,7 @@ def test_cumulative_patches_whose_child_keeps_part_of_a_parents_hunk(
     assert all(h["status"] != "applied" for h in hunks)
 
 
+@pytest.mark.slow
 def test_cumulative_patches_whose_child_takes_back_a_whole_file(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The child puts a file the parent changed back as it was: its diff from the fork point no
@@ -455,6 +460,7 @@ def test_a_symbolic_link_is_unverifiable_by_design_not_compared_by_what_it_point
     assert by_path["pkg/__init__.py"]["status"] == "applied"
 
 
+@pytest.mark.slow
 def test_a_parent_the_child_holds_as_a_copy_that_main_rewrote_is_present_on_the_top(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The parent was merged upstream by rebase, and main rewrote its line later. The child, not
@@ -612,6 +618,7 @@ def test_a_sibling_patch_sharing_one_file_and_its_lines_does_not_vouch_for_the_o
     assert [(h["pr"], h["status"]) for h in api] == [(1, "missing")]
 
 
+@pytest.mark.slow
 def test_a_file_one_pr_deletes_and_the_pr_on_it_adds_back_is_as_the_later_one_leaves_it(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """PR 1 deletes a.py and b.py; PR 2, on it, brings a.py back as it was and b.py edited. The top's

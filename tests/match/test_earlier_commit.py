@@ -36,6 +36,7 @@ def audit(capsys: pytest.CaptureFixture[str], repo: GitRepo, tree: Path) -> tupl
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_a_file_at_an_earlier_commit_of_the_pr_names_it(
     fixed_up: tuple[GitRepo, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -53,6 +54,7 @@ def test_a_file_at_an_earlier_commit_of_the_pr_names_it(
     assert f"as at the PR's commit {first[:12]}" in hunks[0]["note"]
 
 
+@pytest.mark.slow
 def test_a_file_edited_otherwise_is_judged_by_its_hunks(
     fixed_up: tuple[GitRepo, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,7 @@ package at the PR's base, another audited hunk, or a rewritten place."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 @example({"a": ["", "    stmt_0(x)", "    stmt_0(x)", "    stmt_0(x)"], "b": ["    stmt_0(x)"] * 4,
           "block": [f"    block_0_{i}(x, {i})" for i in range(5)], "at": 1, "at_b": 0, "place": "rewritten",
           "copy": "target only", "replace": False})
+@pytest.mark.slow
 def test_a_copied_block_never_makes_a_dropped_or_rewritten_hunk_present(case: dict[str, object]) -> None:
     a, b, block = list(case["a"]), list(case["b"]), list(case["block"])  # type: ignore[call-overload]
     at, at_b = int(case["at"]), int(case["at_b"])  # type: ignore[call-overload]

@@ -36,6 +36,7 @@ def _audit(tmp_path: Path, *, other_at_base: str, other_in_target: str,
     return hunk  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_a_block_there_at_the_base_is_no_move(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     copy = OTHER[:30] + BLOCK + OTHER[30:]
     hunk = _audit(tmp_path, other_at_base=copy, other_in_target=copy, capsys=capsys)

@@ -78,6 +78,7 @@ FILE = st.lists(st.sampled_from(POOL), max_size=12).map(lambda ls: "".join(x + "
                        max_size=5),
        st.lists(st.sampled_from(POOL), min_size=1, max_size=4),
        st.sampled_from([None, "a.py", "b.py", "c.py"]))
+@pytest.mark.slow
 def test_package_index_finds_what_a_slow_scan_finds(
         files: dict[str, str], block: list[str], exclude: str | None) -> None:
     data = {p: t.encode() for p, t in files.items()}
@@ -151,6 +152,7 @@ def test_package_index_of_a_target_leaves_out_files_over_its_limit(
 @given(st.lists(st.sampled_from([b"\n", b"\r", b"\r\n", b"a", b"bc", b"\xe2", b"\x82\xac",
                                  b"\xc3\xa9"]), max_size=25).map(b"".join),
        st.integers(0, 30), st.integers(0, 30))
+@pytest.mark.slow
 def test_lazy_lines_are_the_decoded_lines(data: bytes, a: int, b: int) -> None:
     class Small(LazyLines):
         CHUNK = 4  # many chunks, lines across them
@@ -166,6 +168,7 @@ def big_module(lines: int) -> str:
     return "".join(f"entry_{i} = table_value({i}, 'k{i % 31}')\n" for i in range(lines))
 
 
+@pytest.mark.slow
 def test_big_file_decoded_only_where_looked_at_gives_the_same_verdicts(
         monkeypatch: pytest.MonkeyPatch) -> None:
     body = big_module(120_000)
@@ -189,6 +192,7 @@ def test_big_file_decoded_only_where_looked_at_gives_the_same_verdicts(
             assert [r.status for r in lazy] == want, (target[:20], sides)
 
 
+@pytest.mark.slow
 def test_big_file_conflict_far_from_its_markers_start() -> None:
     """A conflict block opened far above the hunk still covers it: a direct look at the hunk's
     lines alone must not say applied."""
@@ -211,6 +215,7 @@ LINES = st.lists(st.sampled_from(["a = 1", "a  = 1", "a = 1 ", "b = 'x'", 'b = "
 @given(LINES, st.lists(st.sampled_from(["a = 1", 'b = "x"', "c()", "", "a  = 1"]),
                        min_size=1, max_size=3),
        st.integers(-2, 16), st.integers(0, 10), st.sampled_from([None, 0, 1, 3, 70]))
+@pytest.mark.slow
 def test_search_among_loose_finds_is_the_search(lines: list[str], image: list[str], expected: int,
                                                  min_start: int, radius: int | None) -> None:
     idx = FileIndex(list(lines))
@@ -264,6 +269,7 @@ REF = st.lists(st.sampled_from([f"line_{i}()" for i in range(80)] + ["", "pass",
 
 @SETTINGS
 @given(REF, st.data(), st.integers(-3, 65), st.integers(0, 8))
+@pytest.mark.slow
 def test_anchor_window_is_the_median_of_the_nearest_votes(
         ref: list[str], data: st.DataObject, line0: int, size: int) -> None:
     class Small(Anchors):
@@ -300,6 +306,7 @@ PIECE = st.lists(st.sampled_from(["", ",", ")", "]", "}", "a", "'", " ", ",)", "
 
 @SETTINGS
 @given(st.lists(PIECE, max_size=12), st.integers(0, 14), st.integers(-3, 14))
+@pytest.mark.slow
 def test_wrap_window_is_wrap_pieces_of_the_window(lines: list[str], lo: int, hi: int) -> None:
     lo = min(lo, len(lines))
     text, starts = FileIndex(list(lines)).wrap_window(lo, hi)

@@ -256,6 +256,7 @@ def test_package_index_loads_once() -> None:
     assert len(calls) == 1
 
 
+@pytest.mark.slow
 def test_fifty_megabyte_file() -> None:
     """Right verdicts on a 50 MB file, with and without the sides (speed is measured in bench/)."""
     body = "".join(f"value_{i} = compute({i}, 'k{i % 97}')\n" for i in range(1_400_000))
@@ -312,7 +313,7 @@ def test_a_pure_addition_is_not_applied_by_a_copy_of_its_line_elsewhere() -> Non
     """A one-line addition whose region was rewritten: the same line stands in another method,
     30 lines away, with one line of the same context. Without a head to anchor it (a patch),
     that copy is not the hunk's change: not applied."""
-    from prstack.hunks import parse_diff
+    from prstack.diff.hunks import parse_diff
 
     filler = "".join(f"    # filler {i}\n" for i in range(30))
     method_a = "    def a(self):\n        x = compute_a()\n        self.prepare()\n        return self\n\n"

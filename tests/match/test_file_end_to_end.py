@@ -24,6 +24,7 @@ def _audit(tmp_path: Path, base: str, head: str, target: str | None, other: str,
 
 @pytest.mark.parametrize(("name", "base", "head", "target", "want", "other"), TABLE,
                          ids=[c[0] for c in TABLE])
+@pytest.mark.slow
 def test_case_table_through_the_cli(
     name: str, base: str, head: str, target: str | None, want: list[HunkStatus], other: str,
     tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.audit import audit_stack
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import FileJob, run_jobs
 from prstack.models import Hunk, HunkResult
@@ -38,6 +38,7 @@ def verdicts(results: tuple[HunkResult, ...]) -> list[tuple[object, ...]]:
              r.found_line, r.offset, r.fuzz, r.evidence) for r in results]
 
 
+@pytest.mark.slow
 def test_a_huge_file_diffed_while_the_rest_is_matched_is_judged_as_alone(tmp_path: Path) -> None:
     """A stack with a huge file: the audit matches the other files while the huge one is read
     and diffed, then judges it; verdicts and order as matching the finished stack."""

@@ -40,6 +40,7 @@ def trees(demo_build: DemoBuild, tmp_path: Path) -> list[Path]:
     return [head, older, again]
 
 
+@pytest.mark.slow
 def test_each_target_of_a_run_gets_the_report_it_gets_alone(demo_build: DemoBuild, trees: list[Path]) -> None:
     specs = [TargetSpec("tree", str(t)) for t in trees]
     together = audit_targets(ClonePRs(GitClone(demo_build.repo.path), [40898]), specs)

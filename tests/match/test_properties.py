@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(edited())
+@pytest.mark.slow
 def test_patched_file_is_all_applied(case: tuple[str, str]) -> None:
     old, new = case  # the audit always knows the file before and after the PR (git gives both)
     assert {r.status for r in judge(old, new, new, with_sides=True)} == {HunkStatus.APPLIED}
@@ -55,6 +57,7 @@ def test_patched_file_is_all_applied(case: tuple[str, str]) -> None:
 
 @SETTINGS
 @given(edited())
+@pytest.mark.slow
 def test_unpatched_file_is_all_missing(case: tuple[str, str]) -> None:
     old, new = case
     assert {r.status for r in judge(old, new, old, with_sides=True)} == {HunkStatus.MISSING}
@@ -100,6 +103,7 @@ def test_an_addition_after_repeated_lines_reads_the_same_however_far_unrelated_l
 
 @SETTINGS
 @given(edited(), st.data())
+@pytest.mark.slow
 def test_random_subset_is_exactly_that_subset(case: tuple[str, str], data: st.DataObject) -> None:
     old, new = case
     n = len(make_hunks(old, new))
@@ -117,6 +121,7 @@ def test_random_subset_is_exactly_that_subset(case: tuple[str, str], data: st.Da
 
 @SETTINGS
 @given(edited(), st.data())
+@pytest.mark.slow
 def test_unrelated_lines_only_shift_offsets(case: tuple[str, str], data: st.DataObject) -> None:
     old, new = case
     # Lines like blank, `pass`, `)` are no evidence of where a hunk is: a hunk made only of them

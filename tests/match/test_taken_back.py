@@ -10,7 +10,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
-from prstack.lineage import replay
+from prstack.diff.lineage import replay
 from prstack.sources.git.repo import GitClone
 
 BODY = "\n\ndef ask(q):\n    return OpenAI().ask(q)\n"

@@ -16,13 +16,13 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.built_from import BuildReport
 from prstack.demo.run import DemoBuild
 from prstack.errors import InputError
 from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.placement.paths import PathMap
 from prstack.render.table import build_notes
 from prstack.targets.base import TargetSpec, open_target
+from prstack.targets.built_from import BuildReport
 
 UPSTREAM = ("Project-URL: Source, https://github.com/upstream/kvs",)
 FORK = ("Project-URL: Source, https://github.com/someone/kvs-fork",)
@@ -77,7 +77,7 @@ def _notes(build: BuildReport) -> list[tuple[str, str]]:
 
 def test_indistinguishable_distributions_are_reported_with_the_candidates(tmp_path: Path) -> None:
     site, project = two_dists(tmp_path, same_content=True)
-    with pytest.raises(InputError, match=r"several distributions .* \(kvs, kvs-fork\); pick one with --dist"):
+    with pytest.raises(InputError, match=r"several distributions .* \(kvs, kvs-fork\); pick one with `dist`"):
         audit_with_build(project, TargetSpec("site-packages", str(site)))
 
 
@@ -183,7 +183,7 @@ def test_choose_is_pure_and_prefers_files_then_fit() -> None:
     assert (choice.dist.name, choice.candidates) == ("a", ("b",))
     with pytest.raises(InputError, match="no distribution in here ships any file"):
         choose([c], ["src/pkg/x.py"], ["src/pkg/x.py"], "here")
-    with pytest.raises(InputError, match="--dist nope: not installed in here"):
+    with pytest.raises(InputError, match="`dist` nope: not installed in here"):
         choose([a], ["src/pkg/x.py"], ["src/pkg/x.py"], "here", Asked("nope"))
 
 
@@ -224,6 +224,7 @@ def test_a_vendored_copy_loses_to_the_real_package() -> None:
     assert (choice.dist.name, choice.candidates) == ("rich", ("pip",))
 
 
+@pytest.mark.slow
 def test_tree_that_is_a_site_directory_is_read_through_its_metadata(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     layer = tmp_path / "layer" / "usr" / "lib" / "python3" / "dist-packages"
@@ -239,7 +240,7 @@ def test_tree_that_is_a_site_directory_is_read_through_its_metadata(tmp_path: Pa
     (unrelated / "src" / "kvs" / "model.py").write_bytes(project.files_at(project.head)["kvs/model.py"])
     plain, _ = audit_with_build(project, TargetSpec("tree", str(unrelated)))
     assert plain.target.distribution is None and statuses(plain) == {"src/kvs/model.py": ["applied"]}
-    with pytest.raises(InputError, match="--dist nope: not installed"):
+    with pytest.raises(InputError, match="`dist` nope: not installed"):
         audit_with_build(project, TargetSpec("tree", str(layer), dist="nope"))
 
 

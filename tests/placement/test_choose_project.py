@@ -56,6 +56,7 @@ def assert_not_shipped(code: int, report: dict[str, object], distribution: str) 
     assert {(h["status"], h["installed_path"]) for h in hunks} == {("not-shipped", None)}
 
 
+@pytest.mark.slow
 def test_tests_only_pr_against_the_projects_wheel_is_not_shipped(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     wheel = wheel_of(tmp_path, "kvs", package())
@@ -75,6 +76,7 @@ def test_repo_files_never_map_into_dist_info(tmp_path: Path) -> None:
     assert pmap.locate("src/kvs/new.py").installed_path == "kvs/new.py"  # file-missing still told
 
 
+@pytest.mark.slow
 def test_tests_only_pr_against_site_packages_finds_the_project_by_layout(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     site = tmp_path / "site"
@@ -86,6 +88,7 @@ def test_tests_only_pr_against_site_packages_finds_the_project_by_layout(tmp_pat
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_tests_only_pr_finds_the_project_by_its_url(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     repo.git("remote", "add", "origin", "https://github.com/acme/kvs.git")
@@ -98,6 +101,7 @@ def test_tests_only_pr_finds_the_project_by_its_url(tmp_path: Path) -> None:
     assert_not_shipped(*audit_json(repo, "--site-packages", str(site), "--offline"), "kvstore-core")
 
 
+@pytest.mark.slow
 def test_tests_only_pr_finds_the_project_named_like_the_clone(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path, folder="kvs.git")
     site = tmp_path / "site"
@@ -106,6 +110,7 @@ def test_tests_only_pr_finds_the_project_named_like_the_clone(tmp_path: Path) ->
     assert_not_shipped(*audit_json(repo, "--site-packages", str(site)), "kvs")
 
 
+@pytest.mark.slow
 def test_nothing_says_which_is_the_project_stays_an_error(tmp_path: Path) -> None:
     repo, _ = make_tests_only(tmp_path)
     site = tmp_path / "site"
@@ -135,6 +140,7 @@ def vendoring_site(tmp_path: Path) -> tuple[GitRepo, Path]:
     return repo, site
 
 
+@pytest.mark.slow
 def test_a_vendored_copy_is_never_audited_without_saying_so(tmp_path: Path) -> None:
     repo, site = vendoring_site(tmp_path)
     done = run("audit", "7", "--git", str(repo.path), "--site-packages", str(site))
@@ -144,6 +150,7 @@ def test_a_vendored_copy_is_never_audited_without_saying_so(tmp_path: Path) -> N
     assert "typerish/_clicky/" in line and "--dist typerish" in line
 
 
+@pytest.mark.slow
 def test_with_dist_the_vendored_copy_is_audited(tmp_path: Path) -> None:
     repo, site = vendoring_site(tmp_path)
     code, report = audit_json(repo, "--site-packages", str(site), "--dist", "typerish")
@@ -153,6 +160,7 @@ def test_with_dist_the_vendored_copy_is_audited(tmp_path: Path) -> None:
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_vendored_copy_beside_the_installed_project_is_named_not_chosen(tmp_path: Path) -> None:
     repo, site = vendoring_site(tmp_path)
     real = {f"clicky/{n}": b"" for n in ("__init__.py", "types.py", "utils.py")}
@@ -168,7 +176,7 @@ def test_pure_choice_of_the_project_and_of_copies() -> None:
     repo_files = ["src/clicky/__init__.py", "src/clicky/core.py", "src/clicky/types.py", "tests/test_core.py"]
     outside = DistFiles("vendors", "2", frozenset({"vendors/__init__.py", "vendors/clicky/__init__.py",
                                                     "vendors/clicky/core.py", "vendors/clicky/types.py"}))
-    with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*--dist"):
+    with pytest.raises(InputError, match=r"only a vendored copy of it was found, vendors/ in vendors 2; .*`dist`"):
         choose([outside], ["src/clicky/core.py"], repo_files, "here")
     real = DistFiles("clicky-dist", "1", frozenset({"clicky/__init__.py", "clicky/core.py"}))
     choice = choose([outside, real], ["tests/test_core.py"], repo_files, "here")
@@ -195,6 +203,7 @@ def test_packages_sharing_only_common_file_names_are_no_renamed_copy() -> None:
     assert PathMap(renamed, repo).locate("src/acme/core/base.py").installed_path == "kvs/core/base.py"
 
 
+@pytest.mark.slow
 def test_tests_named_like_a_small_subpackage_stay_outside_it(tmp_path: Path) -> None:
     """fastapi: tests/{__init__,utils,models}.py are named like fastapi/dependencies/*, a folder the
     repository's tests/ would fill whole; tests never land inside a package of another name."""
@@ -218,6 +227,7 @@ def test_tests_named_like_a_small_subpackage_stay_outside_it(tmp_path: Path) -> 
     assert code == 0
 
 
+@pytest.mark.slow
 def test_tests_mirroring_the_package_s_folders_stay_outside_it(tmp_path: Path) -> None:
     """torchtune: tests/torchtune/ mirrors torchtune/ folder for folder (their __init__.py files say so),
     so tests/ maps onto the site's root; a test file is still not shipped, not a file the wheel lacks."""
@@ -241,6 +251,7 @@ def test_tests_mirroring_the_package_s_folders_stay_outside_it(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("remote", ["none", "a path", "a fork with upstream"])
+@pytest.mark.slow
 def test_the_project_is_known_by_its_packages_whatever_the_clone_s_remotes(tmp_path: Path, remote: str) -> None:
     """A tests-only PR against the project's wheel: not-shipped, exit 0, with origin a local path,
     no remote at all, or a fork's origin beside an upstream (the wheel's name is not the clone's)."""
@@ -277,6 +288,7 @@ def one_line(done: subprocess.CompletedProcess[str], *needles: str) -> None:
         assert needle in line, line
 
 
+@pytest.mark.slow
 def test_another_project_s_wheel_is_an_error_not_a_green_light(tmp_path: Path) -> None:
     repo, wheel = another_project(tmp_path)
     done = run("audit", "7", "--git", str(repo.path), "--wheel", str(wheel))
@@ -285,6 +297,7 @@ def test_another_project_s_wheel_is_an_error_not_a_green_light(tmp_path: Path) -
     assert forced.returncode == 1, forced.stderr  # forced: audited, and the change is not in it
 
 
+@pytest.mark.slow
 def test_an_unrelated_folder_as_tree_is_an_error(tmp_path: Path) -> None:
     repo, _ = another_project(tmp_path)
     folder = tmp_path / "elsewhere" / "lib"
@@ -294,6 +307,7 @@ def test_an_unrelated_folder_as_tree_is_an_error(tmp_path: Path) -> None:
              "holds nothing of the PRs' project", "tree")
 
 
+@pytest.mark.slow
 def test_an_environment_without_the_project_is_an_error(tmp_path: Path) -> None:
     repo, wheel = another_project(tmp_path)
     site = tmp_path / "site"
@@ -302,6 +316,7 @@ def test_an_environment_without_the_project_is_an_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_dist_naming_another_than_the_wheel_is_refused(tmp_path: Path) -> None:
     repo, _ = another_project(tmp_path)
     wheel = wheel_of(tmp_path, "kvs", package())
@@ -338,6 +353,7 @@ def monorepo(root: Path) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 def test_a_monorepo_s_tests_only_pr_falls_to_the_project_whose_folder_holds_it(tmp_path: Path) -> None:
     """Both distributions install one of the repository's packages; the PR's files say which project it is."""
     repo = monorepo(tmp_path)

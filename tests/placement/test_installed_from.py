@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from prstack.errors import InputError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.placement.installed_from import InstallRecord, Strength, at_pr_head, find_project, strength, worth_asking
 
 VLLM = RepoId("vllm-project", "vllm")
@@ -36,7 +36,7 @@ def test_equal_evidence_for_two_projects_asks_naming_only_those() -> None:
     message = str(raised.value)
     assert "2 installed distributions" in message
     assert "gadget was installed from github.com/other/gadget" in message and "widget was installed" in message
-    assert "--dist NAME" in message
+    assert "`dist` NAME" in message
     found = find_project(records, [2], dist="Widget")
     assert found is not None and found.repo == RepoId("acme", "widget")
 

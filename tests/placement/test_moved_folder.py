@@ -50,6 +50,7 @@ def test_a_file_at_the_repository_path_is_that_file_and_no_moved_file_lands_on_i
     assert aware.locate("pkg/a.py") == Location(Placement.FILE_MISSING, "pkg/a.py")
 
 
+@pytest.mark.slow
 def test_the_move_judged_against_the_tree_before_it_is_not_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)
@@ -62,6 +63,7 @@ def test_the_move_judged_against_the_tree_before_it_is_not_present(
     assert all(h["status"] == "applied" for h in hunks if h["pr"] == 1)
 
 
+@pytest.mark.slow
 def test_the_move_judged_against_its_own_tree_is_present(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shas = _stack(git_repo)

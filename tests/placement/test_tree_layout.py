@@ -47,6 +47,7 @@ def test_site_packages_and_foreign_trees_ship_what_they_hold() -> None:
 
 
 @pytest.mark.parametrize("path", ["tool.py", "pkg/new_module.py"])
+@pytest.mark.slow
 def test_a_new_file_deleted_from_a_checkout_is_file_missing(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str
 ) -> None:

@@ -15,7 +15,7 @@ from helpers.plan import CORE, UTIL, Upstream
 from prstack.audit import audit_stack
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.models import PRStatus
 from prstack.plan import PlanStatus
 from prstack.plan.run import combined_patch, plan_stack
@@ -44,6 +44,7 @@ def _child_that_merged_main(up: Upstream) -> None:
     up.repo.git("checkout", "--quiet", "main")
 
 
+@pytest.mark.slow
 def test_a_child_that_merged_main_plans_only_its_own_change(upstream: Upstream) -> None:
     _child_that_merged_main(upstream)
     src = GitClone(upstream.path)
@@ -54,6 +55,7 @@ def test_a_child_that_merged_main_plans_only_its_own_change(upstream: Upstream) 
     assert "VALUE_22 = 220" in patch and "VALUE_05 = 50" in patch
 
 
+@pytest.mark.slow
 def test_the_hunks_range_reproduces_the_hunks_with_git_diff(
         upstream: Upstream, capsys: pytest.CaptureFixture[str]) -> None:
     _child_that_merged_main(upstream)
@@ -70,6 +72,7 @@ def test_the_hunks_range_reproduces_the_hunks_with_git_diff(
     assert child["change_base"] != child["base_sha"]
 
 
+@pytest.mark.slow
 def test_a_squash_merged_stack_whose_child_merged_main_is_present(upstream: Upstream) -> None:
     up = upstream
     _child_that_merged_main(up)
@@ -81,6 +84,7 @@ def test_a_squash_merged_stack_whose_child_merged_main_is_present(upstream: Upst
     assert plan.clean and not plan.picks
 
 
+@pytest.mark.slow
 def test_plan_onto_a_target_judges_the_prs_as_the_audit_does(upstream: Upstream, tmp_path: Path) -> None:
     """The child rewrote its parent's line: the audit calls the parent present (as rewritten), and
     so does the plan onto the same tree."""

@@ -46,6 +46,7 @@ def test_order_is_stack_order_then_the_order_given() -> None:
 
 
 @given(st.data())
+@pytest.mark.slow
 def test_order_puts_parents_first_and_keeps_the_given_order(data: st.DataObject) -> None:
     n = data.draw(st.integers(1, 8))
     numbers = list(range(100, 100 + n))
@@ -148,6 +149,7 @@ def test_script_quotes_nothing_from_untrusted_text_into_commands() -> None:
 # -- the command line -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_exit_codes_and_emitted_files(git_repo: GitRepo, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     up = Upstream(git_repo)
@@ -197,6 +199,7 @@ def demo_with_conflict(dest: Path) -> DemoRepo:
     return repo
 
 
+@pytest.mark.slow
 def test_demo_plan_shows_the_conflict_with_40727(tmp_path: Path) -> None:
     repo = demo_with_conflict(tmp_path / "upstream")
     plan = plan_stack(ClonePRs(GitClone(repo.path), [40898, 41703]), onto="main")
@@ -236,6 +239,7 @@ def test_the_plan_table_gives_reasons_whole_and_cuts_long_diff_lines_at_80_colum
     assert not any("argument_19" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_emit_patch_writes_no_file_when_the_plan_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                                  ) -> None:
     """A PR already in the onto-point leaves nothing to apply: --emit-patch writes no file (never a

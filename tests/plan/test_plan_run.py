@@ -47,6 +47,7 @@ def stack_1_2(up: Upstream) -> None:
     up.pr(2, [(UTIL, "2 * x", "x + x"), (CORE, "VALUE_20 = 20\n", "VALUE_20 = 200\n")], start="pr1")
 
 
+@pytest.mark.slow
 def test_clean_stack_onto_a_release_tag(upstream: Upstream, tmp_path: Path) -> None:
     stack_1_2(upstream)
     plan = plan_stack(ClonePRs(GitClone(upstream.path), [2]), onto="v1.1")
@@ -58,6 +59,7 @@ def test_clean_stack_onto_a_release_tag(upstream: Upstream, tmp_path: Path) -> N
     check_emitted(upstream, plan, [2], tmp_path)
 
 
+@pytest.mark.slow
 def test_pr_already_merged_upstream_by_squash(upstream: Upstream, tmp_path: Path) -> None:
     up = upstream
     up.pr(3, [(CORE, "VALUE_07 = 7\n", "VALUE_07 = 70\n"), (UTIL, "2 * x", "2 * int(x)")])
@@ -73,6 +75,7 @@ def test_pr_already_merged_upstream_by_squash(upstream: Upstream, tmp_path: Path
     check_emitted(up, plan, [4], tmp_path)
 
 
+@pytest.mark.slow
 def test_stack_squashed_as_one_commit_is_present(upstream: Upstream) -> None:
     up = upstream
     up.pr(14, [(CORE, "VALUE_17 = 17\n", "VALUE_17 = 170\n")])
@@ -87,6 +90,7 @@ def test_stack_squashed_as_one_commit_is_present(upstream: Upstream) -> None:
     assert plan.clean and not plan.picks
 
 
+@pytest.mark.slow
 def test_rebased_pr_is_present_by_patch_ids(upstream: Upstream) -> None:
     up = upstream
     up.pr(5, [(CORE, "VALUE_03 = 3\n", "VALUE_03 = 30\n"), (CORE, "VALUE_04 = 4\n", "VALUE_04 = 40\n")])
@@ -97,6 +101,7 @@ def test_rebased_pr_is_present_by_patch_ids(upstream: Upstream) -> None:
     assert "patch-id" in plan.prs[0].reason
 
 
+@pytest.mark.slow
 def test_two_independent_prs_conflict_with_each_other(upstream: Upstream, tmp_path: Path) -> None:
     up = upstream
     up.pr(6, [(CORE, "VALUE_12 = 12\n", "VALUE_12 = 120\n")])
@@ -121,6 +126,7 @@ def test_two_independent_prs_conflict_with_each_other(upstream: Upstream, tmp_pa
     check_emitted(up, plan, [6], tmp_path)
 
 
+@pytest.mark.slow
 def test_pr_conflicting_with_the_base(upstream: Upstream) -> None:
     up = upstream
     up.pr(8, [(CORE, "VALUE_15 = 15\n", "VALUE_15 = 150\n")])
@@ -135,6 +141,7 @@ def test_pr_conflicting_with_the_base(upstream: Upstream) -> None:
     assert not plan.picks
 
 
+@pytest.mark.slow
 def test_stale_parent_conflicts_with_the_new_parent(upstream: Upstream) -> None:
     up = upstream
     up.pr(10, [(CORE, "VALUE_09 = 9\n", "VALUE_09 = 90\n")])
@@ -160,6 +167,7 @@ def test_stale_parent_conflicts_with_the_new_parent(upstream: Upstream) -> None:
     assert b"VALUE_09 = 90\n" not in (src.objects.file_at(plan.result_tree, CORE) or b"")
 
 
+@pytest.mark.slow
 def test_pick_already_there_is_left_out(upstream: Upstream, tmp_path: Path) -> None:
     up = upstream
     up.pr(12, [(CORE, "VALUE_02 = 2\n", "VALUE_02 = 20\n"), (UTIL, "2 * x", "x << 1")])
@@ -184,6 +192,7 @@ def _install(up: Upstream, rev: str, version: str, where: Path) -> Path:
     ("site-packages", True), ("site-packages", False), ("wheel", True), ("wheel", False),
     ("tree", False),
 ])
+@pytest.mark.slow
 def test_installed_target_holding_part_of_the_stack(
     upstream: Upstream, tmp_path: Path, kind: str, with_commit: bool
 ) -> None:
@@ -208,6 +217,7 @@ def test_installed_target_holding_part_of_the_stack(
     check_emitted(up, plan, [2], tmp_path / "emitted")
 
 
+@pytest.mark.slow
 def test_installed_files_edited_after_the_build_are_what_is_planned_onto(
     upstream: Upstream, tmp_path: Path
 ) -> None:
@@ -222,6 +232,7 @@ def test_installed_files_edited_after_the_build_are_what_is_planned_onto(
     assert conflict.path == CORE and conflict.with_onto
 
 
+@pytest.mark.slow
 def test_pr_holding_a_merge_commit_is_picked_as_one_diff(upstream: Upstream, tmp_path: Path) -> None:
     up = upstream
     up.repo.branch("pr13", "v1.0")
@@ -237,6 +248,7 @@ def test_pr_holding_a_merge_commit_is_picked_as_one_diff(upstream: Upstream, tmp
     check_emitted(up, plan, [13], tmp_path)
 
 
+@pytest.mark.slow
 def test_installed_build_that_dropped_a_hunk_gets_it_picked_again(
     demo_build: DemoBuild, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ def _plan(capsys: pytest.CaptureFixture[str], repo: GitRepo, *prs: str) -> tuple
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_conflicts_do_not_depend_on_the_order_given(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     _two_adders(git_repo)
     seen = {}
@@ -45,6 +46,7 @@ def test_conflicts_do_not_depend_on_the_order_given(git_repo: GitRepo, capsys: p
     assert seen[("911", "928")] == seen[("928", "911")] == {frozenset((911, 928))}
 
 
+@pytest.mark.slow
 def test_unrelated_prs_stay_clean_in_either_order(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     git_repo.commit("base", {"pkg/__init__.py": "", "pkg/o.py": "o = 1\n", "pkg/p.py": "p = 1\n"})
     git_repo.branch("a")

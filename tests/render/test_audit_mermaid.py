@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from prstack.match.report import AuditReport
 from prstack.models import PRReport, PRStatus, PullRequest, TargetInfo
 from prstack.render.graph import audit_mermaid
 from prstack.render.markdown import audit_markdown
-from prstack.report import AuditReport
 
 NODE = re.compile(r'  pr(\d+)\["([^"\[\]<>`;{}|]|#\d+;)*"\]')
 EDGE = re.compile(r'  pr(\d+) -->\|"on"\| pr(\d+)')

@@ -7,6 +7,7 @@ import json
 import pytest
 from rich.console import Console
 
+from prstack.match.report import AuditReport
 from prstack.models import (
     FileChange,
     Hunk,
@@ -19,7 +20,6 @@ from prstack.models import (
     TargetInfo,
 )
 from prstack.render import OutputFormat, render_audit
-from prstack.report import AuditReport
 
 EVIL_TITLE = "[bold red]pwned[/] \x1b[2J\x1b]8;;http://evil\x07link\x1b]8;;\x07 | <script>"
 EVIL_PATH = "src/pkg/[link=http://evil]x[/link].py"

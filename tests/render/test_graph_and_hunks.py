@@ -59,6 +59,7 @@ def stack(messy: Path) -> Stack:
     return read_graph(GitClone(messy), [3], meta)
 
 
+@pytest.mark.slow
 def test_graph_facts(stack: Stack) -> None:
     assert stack.order == (1, 2, 3)
     assert [s.value for s in stack.states.values()] == ["merged", "open", "stale"]
@@ -86,6 +87,7 @@ def test_tree(stack: Stack) -> None:
     assert "unconfirmed: #3 names #4" in text
 
 
+@pytest.mark.slow
 def test_json(stack: Stack) -> None:
     data = json.loads(str(render_graph(stack, GraphFormat.JSON)))
     assert data["schema"] == "prstack.graph/1"

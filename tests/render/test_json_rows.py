@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ _values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
 @settings(max_examples=200, deadline=None)
 @given(fields=st.dictionaries(st.text(max_size=8).filter(lambda k: k != "rows"), _values, max_size=4),
        rows=st.lists(st.dictionaries(st.text(max_size=5), _values, max_size=4), max_size=5))
+@pytest.mark.slow
 def test_the_document_reads_back_equal_and_each_row_is_one_line(fields: dict[str, Any],
                                                                  rows: list[dict[str, Any]]) -> None:
     data = {**fields, "rows": rows}

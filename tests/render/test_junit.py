@@ -15,6 +15,7 @@ import pytest
 
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
+from prstack.match.report import AuditReport
 from prstack.models import (
     Commit,
     FileChange,
@@ -29,7 +30,6 @@ from prstack.models import (
 )
 from prstack.render import AuditFormat, render_audit
 from prstack.render.junit import audit_junit
-from prstack.report import AuditReport
 
 # Jenkins' junit-10.xsd, as element -> (required attributes, allowed attributes, allowed children)
 SCHEMA: dict[str, tuple[set[str], set[str], set[str]]] = {
@@ -157,6 +157,7 @@ def test_cli_junit_to_a_file_and_the_table_to_the_terminal(demo_build: DemoBuild
 
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "table"])
+@pytest.mark.slow
 def test_output_writes_any_format(demo_build: DemoBuild, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                   fmt: str) -> None:
     out_file = tmp_path / f"report.{fmt}"

@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 
 from helpers.imagebuild import files_of, layer, oci_layout
+from prstack.audit.same_content import RecordingTarget, judged, same_content
 from prstack.cli import main
 from prstack.demo.run import DemoBuild
-from prstack.judged_once import RecordingTarget, judged, same_content
 from prstack.schemas import schema
 from prstack.targets.base import TargetSpec, open_target
 
@@ -46,6 +46,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, out
 
 
+@pytest.mark.slow
 def test_json_matrix_holds_each_targets_own_report(demo_build: DemoBuild, head_tree: Path, image: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     git = ("40898", "--git", str(demo_build.repo.path))
@@ -128,6 +129,7 @@ def test_a_target_is_the_same_content_only_when_every_file_read_holds_the_same_b
     assert not same_content(before, open_target(TargetSpec("tree", str(same)), (), ()))
 
 
+@pytest.mark.slow
 def test_targets_of_the_same_bytes_and_of_other_bytes_each_get_their_own_verdicts(
         demo_build: DemoBuild, head_tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     git = ("40898", "--git", str(demo_build.repo.path))

@@ -4,7 +4,7 @@ partly there says so, and PRs that ship nothing are not told 'every shipped hunk
 from __future__ import annotations
 
 from prstack.models import PRStatus
-from prstack.next_steps import Lacking, Summary
+from prstack.render.summary import Lacking, Summary
 
 
 def test_a_partial_pr_with_no_hunk_fully_present_says_some_lines_are_there() -> None:

@@ -48,6 +48,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("how", ["merge", "cherry-pick"])
 @pytest.mark.parametrize("own", [False, True])
+@pytest.mark.slow
 def test_each_hunk_is_counted_once_under_the_pr_that_introduced_it(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str, own: bool
 ) -> None:
@@ -73,6 +74,7 @@ def test_each_hunk_is_counted_once_under_the_pr_that_introduced_it(
 
 
 @pytest.mark.parametrize("how", ["merge", "cherry-pick"])
+@pytest.mark.slow
 def test_a_drop_of_one_collected_pr_is_found_under_that_pr(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
@@ -88,6 +90,7 @@ def test_a_drop_of_one_collected_pr_is_found_under_that_pr(
 
 
 @pytest.mark.parametrize("how", ["merge", "cherry-pick"])
+@pytest.mark.slow
 def test_every_commit_is_under_a_pr_or_carried_from_one(
     git_repo: GitRepo, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:

@@ -16,9 +16,9 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.built_from import Containment
 from prstack.cli import main
 from prstack.targets.base import TargetSpec
+from prstack.targets.built_from import Containment
 from prstack.targets.editable import _finder_mapping, find_editable
 
 FINDER = '''import sys
@@ -59,6 +59,7 @@ def install_editable(project: Project, tmp_path: Path, mechanism: str) -> Path:
 
 
 @pytest.mark.parametrize("mechanism", ["pep660-finder", "pth", "editables"])
+@pytest.mark.slow
 def test_editable_install_reads_the_checkout_it_points_at(tmp_path: Path, mechanism: str) -> None:
     project = make_project(tmp_path)
     project.repo.git("checkout", "--quiet", "fix")  # `pip install -e .` in the clone, on the PR branch

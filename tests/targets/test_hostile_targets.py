@@ -131,6 +131,7 @@ def _audit_json(repo: GitRepo, tree: Path, code: int | None = None) -> dict[str,
 
 
 @pytest.mark.parametrize("kind", ["symlink-out", "fifo", "huge"])
+@pytest.mark.slow
 def test_tree_file_out_fifo_or_huge_is_a_per_hunk_verdict(stack_tree: tuple[GitRepo, Path], tmp_path: Path,
                                                      kind: str) -> None:
     repo, tree = stack_tree
@@ -384,6 +385,7 @@ def test_wheel_member_normalised(tmp_path: Path) -> None:
     assert WheelTarget(path).read("pkg/extra.py") == b"E = 1\n"
 
 
+@pytest.mark.slow
 def test_damaged_member_through_the_cli_is_a_per_hunk_verdict(stack_tree: tuple[GitRepo, Path],
                                                               tmp_path: Path) -> None:
     repo, tree = stack_tree
@@ -410,6 +412,7 @@ def test_zlib_really_fails_on_the_damaged_member(tmp_path: Path) -> None:
         zf.read("pkg/core.py")
 
 
+@pytest.mark.slow
 def test_site_packages_with_fifos_and_links_out_through_the_cli(stack_tree: tuple[GitRepo, Path], tmp_path: Path,
                                                                 outside: Path) -> None:
     """A whole audit over a hostile site-packages: it ends (a hang would hit run's time-out), one
@@ -442,6 +445,7 @@ def test_site_packages_with_fifos_and_links_out_through_the_cli(stack_tree: tupl
     assert [name for name, _ in installed_repos([str(site)])] == ["widget"]
 
 
+@pytest.mark.slow
 def test_plan_tree_does_not_take_a_file_through_a_symlink_out(stack_tree: tuple[GitRepo, Path],
                                                               tmp_path: Path, outside: Path) -> None:
     """`plan --tree` overlays the tree's files on a commit: a file linked out of the tree is not taken."""

@@ -66,6 +66,7 @@ def site_verdicts(demo_build: DemoBuild, tmp_path_factory: pytest.TempPathFactor
 
 
 @pytest.mark.parametrize("form", ["oci-dir", "oci-tar", "docker-save"])
+@pytest.mark.slow
 def test_an_image_gives_the_verdicts_of_its_site_packages(
         demo_build: DemoBuild, tmp_path: Path, form: str, site_verdicts: list,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,6 +121,7 @@ def test_whiteouts_and_opaque_folders_hide_lower_layers(tmp_path: Path) -> None:
     assert merged.entries["e/old.py"].layer == 1 and merged.entries["a/keep.py"].layer == 0
 
 
+@pytest.mark.slow
 def test_a_compressed_layer_reads_back_in_any_order(tmp_path: Path) -> None:
     """Files of a gzip layer several MB long, read last first: each comes back whole (the reader
     restarts from a saved inflate state rather than from the start each time)."""
@@ -136,6 +138,7 @@ def test_a_compressed_layer_reads_back_in_any_order(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("compress", ["gzip", "zstd"])
+@pytest.mark.slow
 def test_a_compressed_layer_is_streamed_once(demo_build: DemoBuild, tmp_path: Path, compress: str) -> None:
     """A compressed layer is streamed once to index it, its distributions' metadata kept on the way
     (the environment is found and chosen without reading the layer again); a file of a gzip layer read

@@ -110,6 +110,7 @@ def test_a_truncated_layer(demo_build: DemoBuild, tmp_path: Path, capsys: pytest
 
 
 @pytest.mark.parametrize("compress", [True, False, "zstd"])
+@pytest.mark.slow
 def test_a_truncated_layer_in_a_docker_save_tarball(demo_build: DemoBuild, tmp_path: Path, compress: bool | str,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """No size is declared there: the cut shows in the gzip stream or inside the tar (zstd stops short)."""

@@ -114,6 +114,7 @@ def with_header_field(at: int, value: bytes) -> bytes:
 @pytest.mark.parametrize("form", ["docker-save", "oci-gzip", "oci-zstd"])
 @pytest.mark.parametrize("hostile", ["pax-negative", "octal-negative", "base256-negative", "base256-overflow",
                                      "pax-not-a-number"])
+@pytest.mark.slow
 def test_a_layer_header_with_a_hostile_size(demo_build: DemoBuild, tmp_path: Path, form: str, hostile: str) -> None:
     bad = {"pax-negative": negative_pax_size,
            "octal-negative": lambda: with_header_field(124, b"-0001000\0\0\0\0"),  # (-512: its own header)
@@ -159,6 +160,7 @@ def deep(levels: int) -> bytes:
 
 
 @pytest.mark.parametrize("where", ["index.json", "manifest.json"])
+@pytest.mark.slow
 def test_image_json_nested_past_any_real_file(demo_build: DemoBuild, tmp_path: Path, where: str) -> None:
     if where == "index.json":
         oci_layout(tmp_path / "img", {"linux/amd64": [env_layer(demo_build)]})
@@ -177,6 +179,7 @@ def _info(name: str, size: int) -> tarfile.TarInfo:
     return info
 
 
+@pytest.mark.slow
 def test_a_direct_url_nested_past_any_real_file_says_nothing(demo_build: DemoBuild, tmp_path: Path) -> None:
     """A direct_url.json nested 100,000 deep is no provenance: the audit goes on (a verdict, no crash)."""
     entries = files_of(demo_build.site_packages, ENV)
@@ -188,12 +191,14 @@ def test_a_direct_url_nested_past_any_real_file_says_nothing(demo_build: DemoBui
     assert "internal error" not in run.err and json.loads(run.out)["target"]["kind"] == "image"
 
 
+@pytest.mark.slow
 def test_too_many_layers(demo_build: DemoBuild, tmp_path: Path) -> None:
     tiny = [layer([E("file", f"opt/f{i}", b"x")], True) for i in range(5000)]
     oci_layout(tmp_path / "img", {"linux/amd64": [env_layer(demo_build), *tiny]})
     refused(run_audit(demo_build, tmp_path / "img", tmp_path), "5001 layers")
 
 
+@pytest.mark.slow
 def test_more_layers_than_file_handles(demo_build: DemoBuild, tmp_path: Path) -> None:
     """Under `ulimit -n 64`, an image of 300 distinct layers: one line, not "Too many open files"."""
     tiny = [layer([E("file", f"opt/f{i}", b"x")], True) for i in range(300)]
@@ -214,6 +219,7 @@ def zeros_layer(files: Sequence[tuple[str, int]]) -> bytes:
     return b"".join(out)
 
 
+@pytest.mark.slow
 def test_dist_info_files_past_the_metadata_budget(demo_build: DemoBuild, tmp_path: Path) -> None:
     """40 distributions whose RECORD is 16 MB of zeros each (640 MB inflated, 600 KB on disk): refused
     past the metadata budget, never held whole."""
@@ -225,6 +231,7 @@ def test_dist_info_files_past_the_metadata_budget(demo_build: DemoBuild, tmp_pat
     refused(run_audit(demo_build, tmp_path / "img", tmp_path), "metadata")
 
 
+@pytest.mark.slow
 def test_a_big_blob_listed_forty_times(demo_build: DemoBuild, tmp_path: Path) -> None:
     """A 1 GB (inflated) layer listed 40 times: read once, the audit ends with its verdict."""
     big = zeros_layer([("var/big.bin", 1 << 30)])
@@ -234,6 +241,7 @@ def test_a_big_blob_listed_forty_times(demo_build: DemoBuild, tmp_path: Path) ->
     assert run.peak_rss < LIMIT_RSS
 
 
+@pytest.mark.slow
 def test_entries_past_the_budget(tmp_path: Path) -> None:
     """Past the budget of entries (headers) or of inflated bytes, an image is refused as it streams."""
     many = layer([E("file", f"opt/{i}") for i in range(3000)], True)

@@ -85,6 +85,7 @@ def test_the_linked_package_alone_is_read_through_its_link(demo_build: DemoBuild
 
 
 @pytest.mark.parametrize("upper", ["file", "whiteout", "opaque"])
+@pytest.mark.slow
 def test_a_later_layer_hides_a_symlinked_folder(demo_build: DemoBuild, tmp_path: Path, upper: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A later layer that writes kvserve/runner.py, whites it out or makes kvserve opaque, where a lower
@@ -150,6 +151,7 @@ def test_a_swapped_layer_blob_is_refused(demo_build: DemoBuild, tmp_path: Path,
 
 
 @pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.slow
 def test_a_docker_save_layer_that_is_not_its_diff_id_is_refused(demo_build: DemoBuild, tmp_path: Path,
                                                                 compress: bool,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:

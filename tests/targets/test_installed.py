@@ -17,9 +17,9 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.built_from import Containment
 from prstack.render import OutputFormat, render_audit
 from prstack.targets.base import TargetSpec
+from prstack.targets.built_from import Containment
 
 
 def site_spec(site: Path, **kw: str) -> TargetSpec:

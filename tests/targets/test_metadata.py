@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.forge import repo_slug
+from prstack.placement.forge import repo_slug
 from prstack.targets.confined import ConfinedDistribution
 from prstack.targets.metadata import (
     VersionInfo,

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from conftest import GitRepo
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.targets.base import TargetSpec
 from prstack.targets.repos import repo_candidates, repo_of_checkout
 

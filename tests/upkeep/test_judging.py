@@ -3,6 +3,8 @@ note, the verdict from the candidate's statuses; and one judgement per distinct 
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import GitRepo
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
 from prstack.sources.git.repo import GitClone
@@ -71,6 +73,7 @@ def test_verdict_from_the_candidate_statuses() -> None:
     assert verdict(_results(HunkStatus.NOT_SHIPPED)) is Verdict.KEEP
 
 
+@pytest.mark.slow
 def test_a_blob_shared_by_many_tags_is_judged_once(git_repo: GitRepo) -> None:
     """Ten tags, the PR's file changed in none after the first: the candidate's verdict is one
     judgement, and the releases share it (none needs the matcher again)."""

@@ -16,6 +16,7 @@ from prstack.cli import main
 from prstack.schemas import schema
 
 
+@pytest.mark.slow
 def test_prs_from_github_across_wheel_releases(
         gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """PR #1 read from GitHub (its title from the API), judged in two released wheels: not in 0.1,

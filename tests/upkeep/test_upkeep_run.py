@@ -32,6 +32,7 @@ def _start(repo: GitRepo) -> None:
     repo.git("tag", "v1.0")
 
 
+@pytest.mark.slow
 def test_a_squash_merged_multi_commit_pr_lands_in_the_release_after_its_squash(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """Two commits squashed into one on main: first_release is the tag after the squash commit,
@@ -69,6 +70,7 @@ def test_a_squash_merged_multi_commit_pr_lands_in_the_release_after_its_squash(
     assert f"brought by: {squash[:12]} (2 hunks)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """A fix merged into main for v1.1 and cherry-picked onto the 1.0 branch for v1.0.1: the
@@ -98,6 +100,7 @@ def test_a_backport_on_a_release_branch_is_the_first_release_before_main_s(
     assert item["hunks"][0]["commit"] == picked != fix  # the cherry-pick on the release branch brought it
 
 
+@pytest.mark.slow
 def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """Merged for v1.1, reverted for v1.2, back for v1.3: its first release is v1.1, the note says
     v1.2 took it back and it was back in v1.3; the hunk landed for good in v1.3, brought by the re-land."""
@@ -130,6 +133,7 @@ def test_merged_reverted_and_relanded_says_so(git_repo: GitRepo, capsys: pytest.
     assert code == 0 and data["items"][0]["verdict"] == "keep"
 
 
+@pytest.mark.slow
 def test_a_merged_pr_rewritten_later_keeps_its_first_release(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """Both hunks merged for v1.1, one of them rewritten by a later commit for v1.2: v1.2 holds the
@@ -157,6 +161,7 @@ def _patch_between(r: GitRepo, a: str, b: str, dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.slow
 def test_a_partly_upstream_patch_is_reduced_by_write_and_applies(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A carried patch of two hunks, one of which upstream took while adding lines above both:
@@ -201,6 +206,7 @@ def test_a_partly_upstream_patch_is_reduced_by_write_and_applies(
         assert (work / "pkg/other.py").read_text() == "x = 1\n"
 
 
+@pytest.mark.slow
 def test_a_diverged_region_needs_a_rebase_and_is_not_written(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Upstream rewrote the lines the PR changes: rebase (exit 1), listed and not written; `series` says
@@ -223,6 +229,7 @@ def test_a_diverged_region_needs_a_rebase_and_is_not_written(
     assert data["items"][0]["state"] == "open"
 
 
+@pytest.mark.slow
 def test_the_manifest_in_pyproject_names_the_carried_set(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """With no PR given, `[tool.prstack]` of ./pyproject.toml gives the clone, the PRs, the patches
@@ -261,6 +268,7 @@ def test_the_manifest_in_pyproject_names_the_carried_set(
     (["--manifest", "{repo}/.git/HEAD"], "TOML"),
     (["--manifest", "{repo}/pkg/mod.py"], "unknown key"),
 ])
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(git_repo: GitRepo, capsys: pytest.CaptureFixture[str],
                                           args: list[str], words: str) -> None:
     """Each mistake gets one line on stderr naming what to do, and exit 2."""
@@ -271,6 +279,7 @@ def test_bad_input_is_one_line_and_exit_2(git_repo: GitRepo, capsys: pytest.Capt
     assert code == 2 and err.count("\n") == 1 and words in err, err
 
 
+@pytest.mark.slow
 def test_releases_given_as_wheels(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Wheels as the releases, in the order of their versions whatever the order given: a PR of
     the clone first in 1.1's wheel, retired on the newest wheel (the default candidate); a patch

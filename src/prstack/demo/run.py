@@ -8,8 +8,8 @@ from pathlib import Path
 from prstack.audit import audit_stack
 from prstack.demo.fixture import DemoRepo, build_repo, export_tree
 from prstack.demo.wheel import build_wheel, install_wheel
+from prstack.match.report import AuditReport
 from prstack.models import TargetKind
-from prstack.report import AuditReport
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
 
@@ -76,13 +76,14 @@ def prepare_keep(where: Path) -> Path:
     """The folder for `demo --keep`: new or empty (built there), or an earlier demo's (rebuilt); else refused."""
     import shutil
 
-    from prstack.errors import InputError
+    from prstack.errors import InputError, Option
 
     if where.exists() and not where.is_dir():
-        raise InputError(f"--keep {where}: it is a file; give a new folder, an empty one or an earlier demo's.")
+        raise InputError(Option("keep"),
+                         f" {where}: it is a file; give a new folder, an empty one or an earlier demo's.")
     if where.is_dir() and any(where.iterdir()):
         if not (where / MARK).is_file():
-            raise InputError(f"--keep {where}: the folder holds other files; give a new folder, an empty one "
+            raise InputError(Option("keep"), f" {where}: the folder holds other files; give a new folder, an empty one "
                              "or an earlier demo's.")
         for child in where.iterdir():
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
@@ -90,7 +91,7 @@ def prepare_keep(where: Path) -> Path:
         where.mkdir(parents=True, exist_ok=True)
         (where / MARK).write_text("built by prstack demo --keep; rebuilt by the next one\n")
     except OSError as exc:
-        raise InputError(f"--keep {where}: {exc.strerror}; give a writable folder.") from None
+        raise InputError(Option("keep"), f" {where}: {exc.strerror}; give a writable folder.") from None
     return where
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import EditableSource
 from prstack.placement.paths import PathMap, nearest_packages, path_parts, repo_packages, shared_tail, top_level_of
 
@@ -195,7 +195,7 @@ def choose(
         for cand in candidates:
             if canonicalize_name(cand.name) == key:
                 return Choice(cand, f"--dist {wanted}", _rest(scored_all(), cand))
-        raise InputError(f"--dist {wanted}: not installed in {where}; check the name with pip list.")
+        raise InputError(Option("dist"), f" {wanted}: not installed in {where}; check the name with pip list.")
     every = scored_all()
     scored = [sc for sc in every if not sc.vendored]
     if not scored:
@@ -223,7 +223,8 @@ def choose(
             reason = "its RECORD matches the files on disk (installed last)"
             return Choice(winners[0], reason, _rest(every, winners[0]))
     shown = ", ".join(sorted(sc.dist.name for sc in tied))
-    raise InputError(f"several distributions in {where} ship the PRs' files ({shown}); pick one with --dist.")
+    raise InputError(f"several distributions in {where} ship the PRs' files ({shown}); pick one with ",
+                     Option("dist"), ".")
 
 
 @dataclass(frozen=True)
@@ -266,20 +267,18 @@ def _the_project(candidates: Sequence[DistFiles], every: Sequence[_Scored], hint
     if why:
         shown = ", ".join(sorted(c.name for c in pool))
         raise InputError(f"several distributions in {where} may be the PRs' project ({shown}), none ships their "
-                         "files; pick one with --dist.")
+                         "files; pick one with ", Option("dist"), ".")
     copies = [sc for sc in every if sc.vendored]
     if copies:
         sc = max(copies, key=lambda s: (len(s.shipped), canonicalize_name(s.dist.name)))
         iparts, rparts = sc.shipped[0]
         folder = "/".join(iparts[: len(iparts) - shared_tail(iparts, rparts)])
-        raise InputError(
-            f"the PRs' project is not installed in {where}; only a vendored copy of it was found, {folder}/ in "
-            f"{sc.dist.name} {sc.dist.version or ''}".rstrip()
-            + f"; to audit that copy, give --dist {sc.dist.name}."
-        )
+        found_in = f"{sc.dist.name} {sc.dist.version or ''}".rstrip()
+        raise InputError(f"the PRs' project is not installed in {where}; only a vendored copy of it was found, "
+                         f"{folder}/ in {found_in}; to audit that copy, give ", Option("dist"), f" {sc.dist.name}.")
     raise InputError(
         f"no distribution in {where} ships any file the PRs change, and none is their project by its "
-        "URL, name or packages; name it with --dist NAME or check the target."
+        "URL, name or packages; name it with ", Option("dist"), " NAME or check the target."
     )
 
 

@@ -14,8 +14,8 @@ from enum import IntEnum
 
 from packaging.utils import canonicalize_name
 
-from prstack.errors import InputError
-from prstack.forge import RepoId
+from prstack.errors import InputError, Option
+from prstack.placement.forge import RepoId
 
 
 @dataclass(frozen=True)
@@ -153,8 +153,8 @@ def find_project(records: Sequence[InstallRecord], numbers: Sequence[int], dist:
     if len({r.source for _, r in top}) > 1:
         shown = "; ".join(f"{r.dist} {why}" for why, r in top)
         raise InputError(
-            f"which project are the PRs of? {len(top)} installed distributions may be: {shown}; say which with "
-            "--dist NAME (or give --repo OWNER/NAME or --git PATH).")
+            f"which project are the PRs of? {len(top)} installed distributions may be: {shown}; say which with ",
+            Option("dist"), " NAME (or give ", Option("repo"), " OWNER/NAME or ", Option("git"), " PATH).")
     why, chosen = top[0]
     clone = chosen.clone if best >= Strength.CLONE_HOLDS_PRS else None
     return Found(chosen.dist, chosen.repo, clone, f"{chosen.dist} {why}")

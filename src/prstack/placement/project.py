@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from prstack.errors import Option, Part
 from prstack.placement.paths import repo_packages
 
 
@@ -41,7 +42,7 @@ def holds_project(target_files: Iterable[str], repo_files: Iterable[str]) -> boo
 
 
 def absent_project(pr_paths: Sequence[str], repo_files: Sequence[str], target_files: Iterable[str],
-                   found: str) -> str | None:
+                   found: str) -> tuple[Part, ...] | None:
     """The one line to stop on when the PRs change the project's package source and the target
     holds none of the project's packages (None when it holds them, or the PRs change only tests,
     docs or CI). `found`: what the target is, for the message."""
@@ -51,4 +52,4 @@ def absent_project(pr_paths: Sequence[str], repo_files: Sequence[str], target_fi
     names = ", ".join(sorted(repo_packages(repo_files)))
     return (f"the target holds nothing of the PRs' project (its package{'s' if ',' in names else ''} {names}; "
             f"the PRs change {source[0]}{' and more' if len(source) > 1 else ''}): found {found}. "
-            "Give the project's own target, or --dist NAME to audit a distribution anyway.")
+            "Give the project's own target, or ", Option("dist"), " NAME to audit a distribution anyway.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prstack.audit import audit_opened
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
 from prstack.plan.model import Known, Lack, Onto, OntoKind, Plan
@@ -17,6 +17,7 @@ from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
 from prstack.targets.confined import Unreadable
+from prstack.targets.spec import onto_or_target
 
 
 def held_merged(source: GitClone, changes: StackChanges, ref: str, name: str) -> dict[int, str]:
@@ -37,6 +38,7 @@ def held_merged(source: GitClone, changes: StackChanges, ref: str, name: str) ->
 def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | None = None) -> Plan:
     """Load the stack of the clone's PR source `prs` and plan it onto a ref or onto an installed
     target (judged by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
+    onto_or_target(onto, target is not None, "an onto-point")
     source = prs.git
     changes = prs.load().finish()
     order = plan_order(prs.numbers, changes.stack.parents)
@@ -49,8 +51,9 @@ def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | N
         start, present, lacking = _installed_onto(prs, git, changes, order, target)
         known = Known(present, lacking)
     else:
-        raise InputError("no onto-point: give --onto REF, or a target (--installed, "
-                         "--site-packages, --wheel, --tree) to plan onto what is installed.")
+        raise InputError("no onto-point: give ", Option("onto"), " REF, or a target (", Option("installed"), ", ",
+                         Option("site_packages"), ", ", Option("wheel"), ", ", Option("tree"),
+                         ") to plan onto what is installed.")
     return make_plan(git, start, changes, order, known)
 
 

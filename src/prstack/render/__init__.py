@@ -2,54 +2,17 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING, assert_never
+
+from prstack.render.formats import AuditFormat, AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
 if TYPE_CHECKING:  # not imported at run time: `--help` and JSON/markdown output need no rich
     from rich.console import RenderableType
 
-    from prstack.next_steps import Summary
-    from prstack.report import AuditReport
+    from prstack.match.report import AuditReport
+    from prstack.render.summary import Summary
 
-
-class OutputFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-
-
-class AuditFormat(StrEnum):
-    """`audit --format`: the output formats, and JUnit XML for CI test reports."""
-
-    TABLE = "table"
-    JSON = "json"
-    MARKDOWN = "markdown"
-    JUNIT = "junit"
-
-
-class AuditSchema(StrEnum):
-    """`audit --schema`: the JSON schema id an audit is written in. prstack.audit/2 rolls a PR up
-    as `missing` when none of its shipped change is present; prstack.audit/1 (kept for one release)
-    called that `partial` unless every shipped hunk was missing."""
-
-    V2 = "prstack.audit/2"
-    V1 = "prstack.audit/1"
-
-
-class GraphFormat(StrEnum):
-    """`graph --format` (here, not in render.graph, so the CLI's help needs no graph library)."""
-
-    TABLE = "table"
-    JSON = "json"
-    DOT = "dot"
-    MERMAID = "mermaid"
-
-
-class HunksFormat(StrEnum):
-    """`hunks --format`."""
-
-    TABLE = "table"
-    JSON = "json"
+__all__ = ["AuditFormat", "AuditSchema", "GraphFormat", "HunksFormat", "OutputFormat", "render_audit"]
 
 
 def render_audit(report: AuditReport, fmt: AuditFormat | OutputFormat, *, verbose: bool = False,

@@ -13,7 +13,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from prstack.models import PRReport, PRState, PRStatus
-from prstack.render import GraphFormat
+from prstack.render.formats import GraphFormat
 from prstack.render.text import clean, safe
 from prstack.render.titles import table_title
 from prstack.stack.facts import Evidence, MatchKind, StackEdge

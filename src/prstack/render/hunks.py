@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.models import Hunk, PRState, PullRequest
-from prstack.render import HunksFormat
+from prstack.render.formats import HunksFormat
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.text import safe
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from prstack.built_from import BuildReport
+from prstack.match.report import AuditReport, pr_status_v1
 from prstack.models import HunkResult, HunkStatus, ImageInfo, Landed, Placed, PRReport, PRStatus
-from prstack.render import AuditSchema
+from prstack.render.formats import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
-from prstack.report import AuditReport, pr_status_v1
+from prstack.targets.built_from import BuildReport
 
 SCHEMA = AuditSchema.V2.value
 

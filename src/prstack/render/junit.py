@@ -12,11 +12,11 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from prstack.match.report import AuditReport
 from prstack.models import HunkResult, HunkStatus
 from prstack.render.panels import status_label, where
 from prstack.render.text import clean as _clean
 from prstack.render.titles import title_and_source
-from prstack.report import AuditReport
 
 _NOT_XML = re.compile("[\ufffe\uffff]")
 """Characters XML 1.0 cannot hold that `clean` leaves (it escapes every control)."""

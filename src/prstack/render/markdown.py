@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import html
 
+from prstack.match.report import AuditReport
 from prstack.models import HunkResult, HunkStatus
-from prstack.next_steps import Summary, without_local_paths
 from prstack.render.graph import audit_mermaid
 from prstack.render.panels import status_label, where
+from prstack.render.summary import Summary
 from prstack.render.table import build_notes, image_note, pr_state_note
 from prstack.render.text import clean
 from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, table_title
-from prstack.report import AuditReport
 
 
 def _cell(value: str | None) -> str:
@@ -62,7 +62,7 @@ def summary_lines(summary: Summary) -> list[str]:
     local absolute paths named by their option's metavar: a PR comment is read on other machines)."""
     lines = [f"**{_prose(summary.sentence())}**" + (" Next:" if summary.steps else ""), ""]
     if summary.steps:
-        commands = (clean(f"{without_local_paths(s)}  # {s.why}").replace("````", "` ` ` `") for s in summary.steps)
+        commands = (clean(f"{s.shareable}  # {s.why}").replace("````", "` ` ` `") for s in summary.steps)
         lines += ["````sh", *commands, "````", ""]
     return lines
 

@@ -8,10 +8,10 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from prstack.match.report import AuditReport
 from prstack.models import HunkResult
-from prstack.render import AuditSchema
+from prstack.render.formats import AuditSchema
 from prstack.render.text import clean
-from prstack.report import AuditReport
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

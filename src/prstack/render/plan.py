@@ -28,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prstack.plan import Conflict, Onto, OntoKind, Plan, PlanStatus, PRPlan
-from prstack.render import OutputFormat
+from prstack.render.formats import OutputFormat
 from prstack.render.text import clean, safe
 from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, shown_title, table_title
 

@@ -10,14 +10,14 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from prstack.built_from import BuildReport
+from prstack.match.report import AuditReport
 from prstack.models import HunkStatus, Landed, PRReport, PRState, PRStatus, PullRequest, TargetInfo
-from prstack.next_steps import Summary
 from prstack.render.fit import Unwrapped, wrapped
 from prstack.render.panels import HunkPanel, hunk_lines
+from prstack.render.summary import Summary
 from prstack.render.text import clean, safe
 from prstack.render.titles import FALLBACK_FOOTNOTE, FALLBACK_MARK, table_title
-from prstack.report import AuditReport
+from prstack.targets.built_from import BuildReport
 
 PANEL_LINES = 60
 """Diff lines shown in a panel (a whole-file rewrite is thousands); --verbose shows all."""

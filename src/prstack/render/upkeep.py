@@ -27,7 +27,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from prstack.render import OutputFormat
+from prstack.render.formats import OutputFormat
 from prstack.render.text import clean, safe
 from prstack.upkeep.model import HunkUpkeep, Item, UpkeepReport, Verdict
 

@@ -1,5 +1,5 @@
 """The PR source interface: what an audit asks of wherever its PRs come from (a clone, GitHub's
-PRs in the cache repository, patch files). `prstack.audit` connects one to a target."""
+PRs in the cache repository, patch files). `prstack.audit.judging` connects one to a target."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from prstack.built_from import Contains
 from prstack.match.changes import Revisions
 from prstack.models import Changes
+from prstack.targets.built_from import Contains
 
 
 class Loading(Protocol):

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prstack.errors import InputError, PrstackError, SourceError
-from prstack.forge import RepoId
+from prstack.errors import InputError, Option, PrstackError, SourceError
+from prstack.placement.forge import RepoId
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.sources.github.access import DEFAULT_ACCESS, Access
@@ -98,8 +98,8 @@ def open_clone(
     if stale and access.offline:
         shown = " ".join(str(n) for n in stale)
         raise SourceError(
-            f"the cache lacks the commits of PR {', '.join(f'#{n}' for n in stale)} and --offline "
-            f"forbids fetching them; run `prstack fetch {shown} --repo {repo_id}` while online."
+            f"the cache lacks the commits of PR {', '.join(f'#{n}' for n in stale)} and ", Option("offline"), f" "
+            f"forbids fetching them; run `prstack fetch {shown} ", Option("repo"), f" {repo_id}` while online."
         )
     if stale:
         # cold (or cut before): the PRs' commits, trees and touched blobs, cut at their fork points
@@ -119,7 +119,7 @@ def _same_project(path: Path, repo: RepoId) -> None:
     if remotes and all(r.name.lower().removesuffix(".git") != repo.name.lower() for r in remotes):
         shown = ", ".join(sorted({str(r) for r in remotes}))
         raise InputError(f"{repo} is not the repository of the clone {path} (its remotes name {shown}); "
-                         f"give a PR of {shown.split(', ')[0]}, or a clone of {repo} with --git.")
+                         f"give a PR of {shown.split(', ')[0]}, or a clone of {repo} with ", Option("git"), ".")
 
 
 def _named_by_target(repo: RepoId, named: Sequence[tuple[str, frozenset[RepoId]]]) -> None:

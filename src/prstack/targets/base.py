@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from packaging.utils import canonicalize_name
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.choose import Asked, choose
 from prstack.targets.confined import READ_CAP, read_confined, size_confined
@@ -63,7 +63,7 @@ class TreeTarget:
 
     def __init__(self, path: Path) -> None:
         if not path.is_dir():
-            raise InputError(f"--tree {path}: not a directory; give a source tree.")
+            raise InputError(Option("tree"), f" {path}: not a directory; give a source tree.")
         self.root = path
         self._root = str(path)
         self._info = TargetInfo(kind=TargetKind.TREE, path=str(path), vcs_commit=git_head(path))
@@ -114,15 +114,16 @@ def site_dirs_of(python: str) -> list[str]:
         out = subprocess.run([python, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60,
                              check=True)
     except FileNotFoundError:
-        raise InputError(f"--python {python}: no such interpreter; give the path of a python executable.") from None
+        raise InputError(Option("python"),
+                         f" {python}: no such interpreter; give the path of a python executable.") from None
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError, ValueError):
-        raise InputError(f"--python {python}: it did not run; give a working python executable.") from None
+        raise InputError(Option("python"), f" {python}: it did not run; give a working python executable.") from None
     try:
         paths = json.loads(out.stdout)
     except ValueError:
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        raise InputError(f"--python {python}: it is not a Python interpreter (it did not answer like one); "
+        raise InputError(Option("python"), f" {python}: it is not a Python interpreter (it did not answer like one); "
                          "give the path of one, e.g. /opt/venv/bin/python.")
     return [p for p in paths if p and os.path.isdir(p)]
 
@@ -173,13 +174,14 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
         wheel = WheelTarget(Path(spec.path or ""))
         name = wheel.info.distribution
         if spec.dist is not None and (name is None or canonicalize_name(name) != canonicalize_name(spec.dist)):
-            raise InputError(f"--dist {spec.dist}: the wheel {spec.path} is {name or 'unnamed'}, not {spec.dist}; "
-                             "give that distribution's wheel, or leave --dist out.")
+            raise InputError(Option("dist"),
+                             f" {spec.dist}: the wheel {spec.path} is {name or 'unnamed'}, not {spec.dist}; "
+                             "give that distribution's wheel, or leave ", Option("dist"), " out.")
         return wheel
     if spec.kind is TargetKind.SITE_PACKAGES:
         site = Path(spec.path or "")
         if not site.is_dir():
-            raise InputError(f"--site-packages {site}: not a directory; give a site-packages path.")
+            raise InputError(Option("site_packages"), f" {site}: not a directory; give a site-packages path.")
         dirs, shown, kind = [str(site)], str(site), TargetKind.SITE_PACKAGES
     elif spec.kind is TargetKind.PYTHON:
         dirs, shown, kind = site_dirs_of(spec.path or ""), spec.path or "", TargetKind.PYTHON

@@ -10,10 +10,10 @@ from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
-from prstack.errors import InputError
-from prstack.forge import repo_slug
+from prstack.errors import InputError, Option
 from prstack.models import ImageInfo, TargetInfo, TargetKind
 from prstack.placement.choose import Asked, Choice, DistFiles, choose
+from prstack.placement.forge import repo_slug
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import METADATA_CAP, READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
@@ -139,7 +139,8 @@ def _within_metadata_budget(reader: _Reader, env: str, paths: Sequence[str]) -> 
         if entry is not None and entry.kind == "file" and entry.size <= METADATA_CAP:
             total += entry.size
     if total > budget:
-        raise ImageError(f"--image {reader.blobs.shown}: the distributions of /{env} hold {total} bytes of metadata "
+        raise ImageError(Option("image"),
+                         f" {reader.blobs.shown}: the distributions of /{env} hold {total} bytes of metadata "
                          f"(.dist-info files), over the {budget}-byte budget; refused.")
 
 
@@ -191,13 +192,14 @@ def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence
         reader = _Reader(blobs, merged)
         envs = environments(merged)
         if not envs:
-            raise ImageError(f"--image {shown}: no Python environment in it (no site-packages or dist-packages "
+            raise ImageError(Option("image"),
+                             f" {shown}: no Python environment in it (no site-packages or dist-packages "
                              "holding a *.dist-info); give the image that installs the project.")
         looked = envs
         if spec.python_path is not None:
             wanted = spec.python_path.strip("/")
             if wanted not in envs:
-                raise InputError(f"--python-path {spec.python_path}: not an environment of the image; "
+                raise InputError(Option("python_path"), f" {spec.python_path}: not an environment of the image; "
                                  f"it has {', '.join('/' + e for e in envs)}.")
             looked = (wanted,)
         holding: list[tuple[str, Choice, list[_Installed]]] = []
@@ -214,13 +216,14 @@ def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence
         if not holding:
             if last is not None and len(looked) == 1:
                 raise last
-            raise InputError(f"--image {shown}: none of its environments ({', '.join('/' + e for e in looked)}) "
-                             "holds the project; give the image that installs it, or --dist NAME.")
+            raise InputError(Option("image"),
+                             f" {shown}: none of its environments ({', '.join('/' + e for e in looked)}) "
+                             "holds the project; give the image that installs it, or ", Option("dist"), " NAME.")
         if len(holding) > 1:
             named = ", ".join(f"/{env} ({c.dist.name} {c.dist.version or ''})".replace(" )", ")")
                               for env, c, _ in holding)
-            raise InputError(f"--image {shown}: several environments hold the project: {named}; "
-                             "pick one with --python-path.")
+            raise InputError(Option("image"), f" {shown}: several environments hold the project: {named}; "
+                             "pick one with ", Option("python_path"), ".")
         env, choice, dists = holding[0]
         dist = next(d for d in dists if d.files is choice.dist)
         return ImageTarget(shown, reader, manifest, envs, dist, choice)

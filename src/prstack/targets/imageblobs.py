@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
-from prstack.errors import TargetError
+from prstack.errors import Option, Part, TargetError
 from prstack.targets import blobhash
 from prstack.targets.confined import inside
 from prstack.targets.metadata import JsonTooDeep, bounded_json
@@ -36,8 +36,8 @@ class ImageError(TargetError):
     """An image that cannot be read as one, or a hostile one: the audit stops with this line."""
 
 
-def image_error(where: str, what: str) -> ImageError:
-    return ImageError(f"--image {where}: {what}")
+def image_error(where: str, *what: Part) -> ImageError:
+    return ImageError(Option("image"), f" {where}: ", *what)
 
 
 @dataclass(frozen=True)

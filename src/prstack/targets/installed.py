@@ -10,9 +10,9 @@ from pathlib import Path, PurePosixPath
 
 from packaging.utils import canonicalize_name
 
-from prstack.forge import repo_slug
 from prstack.models import EditableSource, TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact
+from prstack.placement.forge import repo_slug
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable, confined_distributions, read_confined, size_confined
 from prstack.targets.editable import (

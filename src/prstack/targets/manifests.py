@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from prstack.errors import Option, Part
 from prstack.targets.imageblobs import JSON_CAP, Blobs, blob_name, descriptor_digest, image_error
 
 INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
@@ -78,7 +79,8 @@ def find_manifest(blobs: Blobs, wanted: str | None) -> ImageManifest:
         return _oci_manifest(blobs, wanted)
     if blobs.has("manifest.json"):
         if wanted is not None:
-            raise image_error(blobs.shown, "a docker save tarball holds one platform; leave --platform out.")
+            raise image_error(blobs.shown, "a docker save tarball holds one platform; leave ", Option("platform"),
+                              " out.")
         return _docker_manifest(blobs)
     raise image_error(blobs.shown, "neither index.json (OCI image layout) nor manifest.json (docker save) in it; "
                       "give a `docker save` tar or an OCI image layout.")
@@ -97,9 +99,10 @@ def _oci_manifest(blobs: Blobs, wanted: str | None) -> ImageManifest:
         goal = wanted or host_platform()
         picked = [f for f in found if f[1] == goal] or [f for f in found if f[1] and f[1].startswith(goal + "/")]
         if not picked:
-            how = "--platform" if wanted else f"the host's platform {goal}; give --platform"
+            how: tuple[Part, ...] = ((Option("platform"),) if wanted
+                                     else (f"the host's platform {goal}; give ", Option("platform")))
             raise image_error(blobs.shown, f"no manifest for {goal}; it offers {', '.join(offered) or 'no platform'} "
-                              f"(chosen by {how} one of them).")
+                              "(chosen by ", *how, " one of them).")
         chosen = picked[0]
     manifest, digest = blobs.blob_json(chosen[0])
     layers = manifest.get("layers") if isinstance(manifest, dict) else None

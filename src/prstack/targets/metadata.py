@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from prstack.forge import repo_slug
+from prstack.placement.forge import repo_slug
 
 _LOCAL_COMMIT = re.compile(r"^(?:g|git)?([0-9a-f]{7,40})$")
 _LOCAL_DATE = re.compile(r"^d(\d{8})(\d{6})?$")

@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from prstack.forge import RepoId, repo_from_url, repo_of_remotes
 from prstack.models import TargetKind
+from prstack.placement.forge import RepoId, repo_from_url, repo_of_remotes
 from prstack.placement.installed_from import InstallRecord
 from prstack.targets.base import TargetSpec, site_dirs_of
 from prstack.targets.confined import confined_distributions

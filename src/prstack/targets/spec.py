@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import TargetKind
 
 
@@ -29,3 +29,10 @@ class TargetSpec:
             object.__setattr__(self, "kind", TargetKind(self.kind))  # (a caller may name it by its string)
         except ValueError:
             raise InputError(f"unknown target kind {self.kind!r}.") from None
+
+
+def onto_or_target(onto: str | None, has_target: bool, names: str) -> None:
+    """Refuse a ref and a target given together where each says where to start (`names`: what both
+    would name, "an onto-point")."""
+    if onto is not None and has_target:
+        raise InputError(Option("onto"), f" and a target both name {names}; give one of them.")

@@ -9,7 +9,7 @@ from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import TargetInfo, TargetKind
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable
@@ -25,12 +25,13 @@ class WheelTarget:
 
     def __init__(self, path: Path) -> None:
         if not path.is_file():
-            raise InputError(f"--wheel {path}: no such file; give the path of a .whl file.")
+            raise InputError(Option("wheel"), f" {path}: no such file; give the path of a .whl file.")
         self._path = path
         try:
             self._zip = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError):
-            raise InputError(f"--wheel {path}: not a zip file, so not a wheel; rebuild or redownload it.") from None
+            raise InputError(Option("wheel"),
+                             f" {path}: not a zip file, so not a wheel; rebuild or redownload it.") from None
         # member names normalised; a name leaving the wheel (`../pkg/core.py`, absolute) is never a file of it
         normal = {n: confined_path(n) for n in self._zip.namelist() if not n.endswith("/")}
         self._infos = {n: self._zip.getinfo(n) for n in normal}
@@ -38,7 +39,7 @@ class WheelTarget:
         self._by_name = {p: n for n, p in normal.items() if p is not None}
         dist_info = sorted({n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")})
         if len(dist_info) != 1 or f"{dist_info[0]}/METADATA" not in names:
-            raise InputError(f"--wheel {path}: a zip without one *.dist-info/METADATA, so not a wheel.")
+            raise InputError(Option("wheel"), f" {path}: a zip without one *.dist-info/METADATA, so not a wheel.")
         self._dist_info = dist_info[0]
         data_dir = dist_info[0].removesuffix(".dist-info") + ".data/"
         self._members = {
@@ -62,7 +63,7 @@ class WheelTarget:
         try:
             data = self.read(f"{self._dist_info}/{name}")
         except Unreadable as exc:
-            raise InputError(f"--wheel {exc}") from None
+            raise InputError(Option("wheel"), " ", *exc.parts) from None
         return data.decode("utf-8", "replace") if data is not None else None
 
     @property

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 
 MANIFEST_NAMES = ("prstack.toml", "pyproject.toml")
 
@@ -48,7 +48,8 @@ def find_manifest(folder: Path) -> Path:
         path = folder / name
         if path.is_file() and (name == "prstack.toml" or "prstack" in _table(path, _load(path)).get("_found", {})):
             return path
-    raise InputError(f"no carried set: give PR numbers or --patch FILE, or declare them in {folder / 'prstack.toml'} "
+    raise InputError("no carried set: give PR numbers or ", Option("patch"),
+                     f" FILE, or declare them in {folder / 'prstack.toml'} "
                      "or under [tool.prstack] in pyproject.toml (see docs/upkeep.md).")
 
 

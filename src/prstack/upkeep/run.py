@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from prstack.audit import audit_opened
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.models import Hunk, HunkResult, Lineage, PRState, PullRequest, TargetKind
 from prstack.sources.base import PRMetadata, PRSource
 from prstack.sources.git.changes import StackChanges
@@ -18,6 +18,7 @@ from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
+from prstack.targets.spec import onto_or_target
 from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, taken_back_note, verdict
 from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
@@ -55,14 +56,15 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
     wheels `release_wheels`) and against the candidate: `onto` (a ref of the clone), else `target`
     (as an audit opens it), else the newest release."""
     if not carried.numbers and not carried.patches:
-        raise InputError("nothing carried: give PR numbers, --patch FILE, or a manifest ([tool.prstack] in "
+        raise InputError("nothing carried: give PR numbers, ", Option("patch"),
+                         " FILE, or a manifest ([tool.prstack] in "
                          "pyproject.toml, or prstack.toml) listing them.")
     if carried.numbers and git is None:
-        raise InputError("upkeep of PRs reads them and the releases from a clone: give --git PATH.")
-    if onto is not None and target is not None:
-        raise InputError("--onto and a target both name the candidate; give one of them.")
+        raise InputError("upkeep of PRs reads them and the releases from a clone: give ", Option("git"), " PATH.")
+    onto_or_target(onto, target is not None, "the candidate")
     if release_wheels and releases is not None:
-        raise InputError("--releases picks tags of the clone and --release-wheel gives wheels; name the releases "
+        raise InputError(Option("releases"), " picks tags of the clone and ", Option("release_wheel"),
+                         " gives wheels; name the releases "
                          "one way.")
     tags = wheel_releases(release_wheels) if release_wheels else release_tags(git, releases) if git is not None else []
     if git is not None and not release_wheels:
@@ -71,12 +73,15 @@ def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = Non
         target = TargetSpec(TargetKind.WHEEL, tags[-1].wheel)
     if onto is None and target is None:
         if not tags:
-            raise InputError("no candidate: give --onto REF with --git, or a target (--wheel, --site-packages, "
-                             "--tree, --installed, --python) of the release you move to.")
+            raise InputError("no candidate: give ", Option("onto"), " REF with ", Option("git"), ", or a target (",
+                             Option("wheel"), ", ", Option("site_packages"), ", ",
+                             Option("tree"), ", ", Option("installed"), ", ", Option("python"),
+                             ") of the release you move to.")
         onto = tags[-1].name
     candidate_sha = git.resolve(onto) if git is not None and onto is not None else None
     if onto is not None and candidate_sha is None:
-        raise InputError("--onto names a ref of a clone: give --git PATH too, or a target instead.")
+        raise InputError(Option("onto"), " names a ref of a clone: give ", Option("git"),
+                         " PATH too, or a target instead.")
     sources: list[tuple[PRSource, Sequence[PullRequest], Sequence[Hunk], dict[int, str | None]]] = []
     default_sha: str | None = None
     how: dict[int, tuple[str | None, str | None]] = {}

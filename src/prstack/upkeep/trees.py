@@ -7,7 +7,7 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option, Part
 from prstack.sources.git.releases import blobs_at, version_tags
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
@@ -84,6 +84,7 @@ def commits_touching(git: GitClone, since: str | None, until: str, paths: Sequen
 def check_pattern(releases: Sequence[Release], pattern: str | None, git: GitClone) -> None:
     """Fail with what to do when no tag is a release."""
     if not releases:
-        given = f"no tag matches --releases {pattern!r}" if pattern else "no tag parses as a version"
-        raise InputError(f"{given} in {git.path}; fetch the tags (git -C {git.path} fetch --tags) or give "
-                         "--releases 'PATTERN' (a glob such as 'v*').")
+        given: tuple[Part, ...] = (("no tag matches ", Option("releases"), f" {pattern!r}") if pattern
+                                   else ("no tag parses as a version",))
+        raise InputError(*given, f" in {git.path}; fetch the tags (git -C {git.path} fetch --tags) or give ",
+                         Option("releases"), " 'PATTERN' (a glob such as 'v*').")

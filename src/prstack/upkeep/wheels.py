@@ -8,7 +8,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 from prstack.upkeep.model import Release
 
 
@@ -20,13 +20,14 @@ def wheel_releases(paths: Sequence[str]) -> list[Release]:
         try:
             _, version, _, _ = parse_wheel_filename(path.name)
         except InvalidWheelFilename:
-            raise InputError(f"--release-wheel {given}: not a wheel's file name (NAME-VERSION-TAGS.whl); "
+            raise InputError(Option("release_wheel"), f" {given}: not a wheel's file name (NAME-VERSION-TAGS.whl); "
                              "give the wheel of each release as its index ships it.") from None
         if not path.is_file():
-            raise InputError(f"--release-wheel {given}: no such file; give the path of a downloaded wheel "
+            raise InputError(Option("release_wheel"), f" {given}: no such file; give the path of a downloaded wheel "
                              "(pip download NAME==VERSION --no-deps).")
         if version in found:
-            raise InputError(f"--release-wheel {given} and {found[version].wheel} are both version {version}; "
+            raise InputError(Option("release_wheel"),
+                             f" {given} and {found[version].wheel} are both version {version}; "
                              "give one wheel per release.")
         found[version] = Release(str(version), None, str(path))
     return [found[v] for v in sorted(found)]

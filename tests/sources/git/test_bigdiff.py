@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import GitRepo
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.sources.git.bigdiff import common_prefix, common_suffix, regions, trimmed_diff
 from prstack.sources.git.changes import load_changes
 from prstack.sources.git.diffs import BIG_FILE, _big_changes, diff_many, diff_texts
@@ -116,6 +116,7 @@ def test_a_region_of_the_same_size_with_more_lines_shifts_the_next() -> None:
 @given(st.lists(st.tuples(st.integers(0, 19990), st.sampled_from(["sub", "ins", "del"]),
                           st.sampled_from(["x", "    1: (1, '1'),  # row", "}"])),
                 min_size=1, max_size=6, unique_by=lambda e: e[0] // 10))
+@pytest.mark.slow
 def test_random_edits_give_gits_diff(edits: list[tuple[int, str, str]]) -> None:
     old = table(20000, seed=3)
     a, b = text(old), text(edited(old, edits))

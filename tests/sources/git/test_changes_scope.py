@@ -139,6 +139,7 @@ def test_subject_naming_the_pr_alone_is_no_squash(git_repo: GitRepo) -> None:
     assert shas["head7"] == stack.facts[7].head
 
 
+@pytest.mark.slow
 def test_bare_clone_without_config(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     criss_cross(git_repo)
     bare = tmp_path / "mirror.git"
@@ -159,6 +160,7 @@ def test_bare_clone_without_config(git_repo: GitRepo, tmp_path: Path, capsys: py
 
 
 @pytest.mark.parametrize("parent_merged", [False, True], ids=["parent-open", "parent-squash-merged"])
+@pytest.mark.slow
 def test_redone_copy_keeps_its_own_change(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], parent_merged: bool
 ) -> None:

@@ -42,6 +42,7 @@ def child_that_merged_main(repo: GitRepo, resolved: str) -> None:
 
 
 @pytest.mark.parametrize("resolved", ["import os\nimport sys\n", "import sys\nimport os\n"])
+@pytest.mark.slow
 def test_child_drops_a_line_main_brought_in_as_its_own_hunk(git_repo: GitRepo, resolved: str) -> None:
     """The child's removal of main's line is a hunk of the child, in the order the merge left it."""
     child_that_merged_main(git_repo, resolved)
@@ -52,6 +53,7 @@ def test_child_drops_a_line_main_brought_in_as_its_own_hunk(git_repo: GitRepo, r
 
 
 @pytest.mark.parametrize("resolved", ["import os\nimport sys\n", "import sys\nimport os\n"])
+@pytest.mark.slow
 def test_a_build_that_kept_main_s_line_is_missing_the_child_s_change(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], resolved: str
 ) -> None:

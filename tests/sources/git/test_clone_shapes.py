@@ -63,6 +63,7 @@ def audit(capsys: pytest.CaptureFixture[str], clone: Path, tree: Path) -> tuple[
     return code, json.loads(out)
 
 
+@pytest.mark.slow
 def test_a_fork_whose_main_is_behind_audits_against_the_project_s_main(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -80,6 +81,7 @@ def test_a_fork_whose_main_is_behind_audits_against_the_project_s_main(
 
 
 @pytest.mark.parametrize("shape", ["path-origin", "no-remote"])
+@pytest.mark.slow
 def test_pr_refs_under_other_names_audit_as_the_project_s_repository(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str
 ) -> None:

@@ -216,6 +216,7 @@ def test_parent_merged_with_a_merge_commit(git_repo: GitRepo) -> None:
 
 
 @pytest.mark.parametrize("how", ["squash", "rebase"])
+@pytest.mark.slow
 def test_parent_squash_or_rebase_merged(git_repo: GitRepo, how: str) -> None:
     base_repo(git_repo)
     git_repo.branch("a")
@@ -430,7 +431,7 @@ def test_fast_forward_merged_pr_needs_base(git_repo: GitRepo) -> None:
     git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
     git_repo.pr_ref(1)  # its head is on main itself: merged by fast-forward
     src = GitClone(git_repo.path)
-    with pytest.raises(InputError, match="--base"):
+    with pytest.raises(InputError, match="`base`"):
         read_graph(src, [1])
     changes = load_changes(src, [1], base=first)
     assert paths_of(changes, 1) == {"a.py"}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from prstack.sources.git.changes import load_changes, read_graph
 from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence
@@ -13,6 +15,7 @@ from prstack.stack.facts import Evidence
 BENCH = Path(__file__).resolve().parents[3] / "bench" / "bench_stack.py"
 
 
+@pytest.mark.slow
 def test_detection_among_many_pr_refs(tmp_path: Path) -> None:
     spec = importlib.util.spec_from_file_location("bench_stack", BENCH)
     assert spec is not None and spec.loader is not None

@@ -33,6 +33,7 @@ def audit_json(capsys: pytest.CaptureFixture[str], repo: GitRepo, pr: int, tree:
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_a_child_carrying_edited_copies_of_a_squash_merged_parent_judges_them_itself(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """#1 is squash-merged after #2 branched; #2's branch was rebased with #1's commit edited.
@@ -62,6 +63,7 @@ def test_a_child_carrying_edited_copies_of_a_squash_merged_parent_judges_them_it
     assert [h["status"] for h in data["hunks"] if h["path"] == "pkg/b.py"] == ["applied"]
 
 
+@pytest.mark.slow
 def test_a_stack_re_pushed_under_new_numbers_holds_only_what_its_history_holds(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """#10 <- #11 were closed and re-pushed as #20 <- #21 with #10's commit edited; #10 was then
@@ -103,6 +105,7 @@ def _fix_and_use_with_main_tweaking_beside(repo: GitRepo) -> None:
     repo.commit("Tweak a", {"pkg/a.py": text(l12="line_12 = 'tweaked'")})
 
 
+@pytest.mark.slow
 def test_a_parent_squash_merged_with_a_context_line_changed_upstream_is_merged(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Upstream changed a line beside #1's change before squash-merging it: the squash's patch is
@@ -129,6 +132,7 @@ def test_an_open_parent_whose_lines_upstream_only_touched_beside_is_not_merged(g
     assert stack.states[1] is PRState.OPEN and stack.facts[1].merged is None
 
 
+@pytest.mark.slow
 def test_the_parent_in_the_branch_s_history_outweighs_stale_copies_that_claim_the_reverse(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ghstack-style refs: #3's branch holds #2's head; #1, an older push of the stack, holds the

@@ -28,6 +28,7 @@ def test_diffs_come_back_in_order_with_empty_and_repeated_pairs(git_repo: GitRep
 
 
 @pytest.mark.parametrize("read_size", [1, 7, 80, 81, 82, 83, 200])
+@pytest.mark.slow
 def test_diffs_split_the_same_however_git_s_output_is_read(
     git_repo: GitRepo, read_size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

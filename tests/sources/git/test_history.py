@@ -88,6 +88,7 @@ def patch_id(path: Path, diff: bytes) -> str | None:
 
 
 @pytest.mark.parametrize("main_merges", [False, True], ids=["linear-main", "merges-in-main"])
+@pytest.mark.slow
 def test_history_answers_as_git_does(git_repo: GitRepo, main_merges: bool) -> None:
     busy_repo(git_repo, main_merges=main_merges)
     path = git_repo.path
@@ -154,6 +155,7 @@ def _is_ancestor(path: Path, a: str, b: str) -> bool:
 
 
 @pytest.mark.parametrize("main_merges", [False, True], ids=["linear-main", "merges-in-main"])
+@pytest.mark.slow
 def test_busy_repository_stack(git_repo: GitRepo, main_merges: bool) -> None:
     busy_repo(git_repo, main_merges=main_merges)
     stack = read_graph(GitClone(git_repo.path), [2, 3, 4, 6, 7, 8])
@@ -198,6 +200,7 @@ def stack_of(repo: GitRepo, size: int) -> None:
     repo.pr_ref(size + 1)
 
 
+@pytest.mark.slow
 def test_git_processes_do_not_grow_with_the_stack(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -214,6 +217,7 @@ def test_git_processes_do_not_grow_with_the_stack(
     assert counts[8] < 25  # was ~11 per PR
 
 
+@pytest.mark.slow
 def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
     for i in range(5):
         git_repo.commit("main", {"m.py": f"{i}\n"})
@@ -238,7 +242,7 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
     subprocess.run(["git", "clone", "--quiet", "--depth=1", url, str(cut)], check=True)
     subprocess.run(["git", "-C", str(cut), "fetch", "--quiet", "--depth=1", "origin",
                     "+refs/pull/2/head:refs/pull/2/head"], check=True)
-    with pytest.raises(InputError, match="--base"):
+    with pytest.raises(InputError, match="`base`"):
         read_graph(GitClone(cut), [2])
 
 

@@ -56,6 +56,7 @@ def _squash_pr(r: GitRepo) -> str:
     return head
 
 
+@pytest.mark.slow
 def test_a_squash_merged_pr_rewritten_upstream_before_the_release_is_present_through_the_rewrite(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A later upstream commit (#9) rewrites the PR's line before the release: the release's wheel
@@ -105,6 +106,7 @@ def test_a_merged_pr_whose_file_was_moved_and_edited_later_is_relocated_with_the
     assert any(move[:10] in h["note"] for h in shipped)
 
 
+@pytest.mark.slow
 def test_a_reverted_pr_is_missing_with_the_revert_named_and_present_again_once_re_landed(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """v1.1 holds the squash, v1.2 its revert, v1.3 the revert of the revert: v1.2 exits 1 naming
@@ -130,6 +132,7 @@ def test_a_reverted_pr_is_missing_with_the_revert_named_and_present_again_once_r
     assert data["items"][0]["verdict"] == "retire" and data["items"][0]["first_release"] == "v1.1"
 
 
+@pytest.mark.slow
 def test_a_backport_cherry_picked_onto_a_release_branch_is_held_by_that_branch_s_release(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The squash lands on main after v1.0; `git cherry-pick -x` puts it on release-1.0, tagged v1.0.1,
@@ -187,6 +190,7 @@ def test_a_tree_without_version_is_placed_by_content_at_the_release_whose_files_
     assert code == 1
 
 
+@pytest.mark.slow
 def test_upkeep_retires_a_pr_merged_long_ago_whose_lines_upstream_rewrote_and_names_its_first_release(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     """Merged before v1.1, rewritten before v1.2, its file moved before v2.0: first_release is v1.1
@@ -207,6 +211,7 @@ def test_upkeep_retires_a_pr_merged_long_ago_whose_lines_upstream_rewrote_and_na
         assert code == 0
 
 
+@pytest.mark.slow
 def test_a_pr_collected_into_the_squash_of_the_pr_above_it_landed_with_it(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """#1 adds a helper, #2 (on #1) rewrites the helper and calls it; only #2's squash, holding

@@ -56,6 +56,7 @@ def audit(capsys: pytest.CaptureFixture[str], clone: Path, tree: Path, fmt: str 
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_missing_blobs_come_from_the_promisor_remote_in_one_fetch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -68,6 +69,7 @@ def test_missing_blobs_come_from_the_promisor_remote_in_one_fetch(
     assert len(set((clone / "objects/pack").glob("*.pack")) - packs) == 1
 
 
+@pytest.mark.slow
 def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,6 +99,7 @@ def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
     assert audit(capsys, clone, tree)[0] == 0
 
 
+@pytest.mark.slow
 def test_a_clone_that_dropped_blobs_without_a_promisor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A mirror lacking blobs, no promisor remote at all: no exit 2; the files are not read and
     the fetch command names the clone's remote."""

@@ -38,6 +38,7 @@ OPENS = {"work tree": False, "bare": True, "bare without config": True, "linked 
 @pytest.mark.parametrize("layout", ["work tree", "bare", "bare without config", "linked work tree",
                                     "git folder of a work tree", "folder in a work tree", "folder in a git folder",
                                     "plain folder", "a file"])
+@pytest.mark.slow
 def test_which_folders_open_as_clones(git_repo: GitRepo, tmp_path: Path, layout: str) -> None:
     """A clone opens where GitPython (search_parent_directories=False) opens one, bare where it is a
     git folder; anything else is one InputError that names the path."""

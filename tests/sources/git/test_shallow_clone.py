@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import GitRepo
 from helpers.targets import MODEL, MODEL_FIXED, RUNNER, make_wheel
 
@@ -48,6 +50,7 @@ def verdicts(done: subprocess.CompletedProcess[str]) -> list[tuple[str, str, str
         (h["path"], h["status"], h["installed_path"]) for h in data["hunks"]]
 
 
+@pytest.mark.slow
 def test_a_shallow_clone_deep_enough_gives_the_full_clone_s_verdicts(tmp_path: Path) -> None:
     repo = upstream(tmp_path)
     wheel = make_wheel(tmp_path / "w", "kvs", "1.0", {"kvs/__init__.py": b"", "kvs/model.py": MODEL_FIXED.encode(),
@@ -58,6 +61,7 @@ def test_a_shallow_clone_deep_enough_gives_the_full_clone_s_verdicts(tmp_path: P
     assert verdicts(full)[0] == ("applied", "", "") and full.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_clone_too_shallow_for_the_fork_point_says_so(tmp_path: Path) -> None:
     repo = upstream(tmp_path)
     wheel = make_wheel(tmp_path / "w", "kvs", "1.0", {"kvs/__init__.py": b"", "kvs/model.py": MODEL.encode()})
@@ -68,6 +72,7 @@ def test_a_clone_too_shallow_for_the_fork_point_says_so(tmp_path: Path) -> None:
     assert "is shallow" in line and "fetch --unshallow" in line and "--base" in line
 
 
+@pytest.mark.slow
 def test_the_deepening_command_names_the_clone_s_own_remote(tmp_path: Path) -> None:
     repo = upstream(tmp_path)
     wheel = make_wheel(tmp_path / "w", "kvs", "1.0", {"kvs/__init__.py": b"", "kvs/model.py": MODEL.encode()})

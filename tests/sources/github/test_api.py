@@ -11,7 +11,7 @@ import pytest
 
 from helpers.ghserver import GitHubServer
 from prstack.errors import InputError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github.access import Access, Backoff
 from prstack.sources.github.api import GitHub, find_token
 from prstack.sources.github.cache import Cache
@@ -24,6 +24,7 @@ def client(server: GitHubServer, cache: Cache, **kw: object) -> GitHub:
     return GitHub(REPO, cache, Access(api_url=server.base_url, backoff=FAST, **kw))  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_stack_metadata_cold_then_warm(server: GitHubServer, tmp_path: Path) -> None:
     cache = Cache(tmp_path / "cache")
     metas = client(server, cache).stack([2])
@@ -198,17 +199,18 @@ def test_no_network(tmp_path: Path) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens here once closed
     gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=f"http://127.0.0.1:{port}/api/v3", backoff=FAST))
-    with pytest.raises(SourceError, match=r"cannot reach GitHub .*--offline.*--git PATH"):
+    with pytest.raises(SourceError, match=r"cannot reach GitHub .*`offline`.*`git` PATH"):
         gh.pull(1)
 
 
+@pytest.mark.slow
 def test_timeout(tmp_path: Path) -> None:
     with socket.socket() as s:  # accepts connections, never answers
         s.bind(("127.0.0.1", 0))
         s.listen()
         url = f"http://127.0.0.1:{s.getsockname()[1]}/api/v3"
         gh = GitHub(REPO, Cache(tmp_path / "c"), Access(api_url=url, backoff=FAST, timeout=1))
-        with pytest.raises(SourceError, match=r"did not answer within 1 s.*--offline"):
+        with pytest.raises(SourceError, match=r"did not answer within 1 s.*`offline`"):
             gh.pull(1)
 
 
@@ -234,5 +236,5 @@ def test_cache_entry_of_another_shape_is_refetched(server: GitHubServer, tmp_pat
 
 def test_answer_that_is_not_a_pull_request(server: GitHubServer, tmp_path: Path) -> None:
     server.fail("/pulls/1$", 200, body={"message": "hello"})
-    with pytest.raises(SourceError, match=r"is not a pull request: number is missing.*; check --api-url"):
+    with pytest.raises(SourceError, match=r"is not a pull request: number is missing.*; check `api_url`"):
         client(server, Cache(tmp_path / "c")).pull(1)

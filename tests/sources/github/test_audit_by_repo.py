@@ -30,6 +30,7 @@ def audit(server: GitHubServer, tree: Path, *extra: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_cold_warm_offline_request_counts(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -58,6 +59,7 @@ def test_cold_warm_offline_request_counts(
     assert server.log == []
 
 
+@pytest.mark.slow
 def test_missing_hunks_exit_1(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -68,6 +70,7 @@ def test_missing_hunks_exit_1(
     assert statuses == {1: "applied", 2: "missing"}
 
 
+@pytest.mark.slow
 def test_fetch_then_offline_and_cache_commands(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -93,6 +96,7 @@ def test_fetch_then_offline_and_cache_commands(
     assert "not in the cache" in err and "prstack fetch 2" in err
 
 
+@pytest.mark.slow
 def test_corrupt_cache_entry_is_refetched_during_audit(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -115,6 +119,7 @@ def test_corrupt_cache_entry_is_refetched_during_audit(
         (["audit", "2", "--repo", "nonsense"], "give the repository as OWNER/NAME"),
     ],
 )
+@pytest.mark.slow
 def test_errors_are_one_line_exit_2(
     gh: tuple[GitHubServer, GitRepo],
     tmp_path: Path,
@@ -156,6 +161,7 @@ def test_rate_limit_via_cli(
     assert "rate limit is exhausted" in err and "resets at" in err
 
 
+@pytest.mark.slow
 def test_repo_inferred_from_pyproject(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -166,6 +172,7 @@ def test_repo_inferred_from_pyproject(
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_git_clone_with_repo_gets_metadata_only(
     gh: tuple[GitHubServer, GitRepo], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -196,6 +203,7 @@ def test_git_clone_with_repo_offline_and_an_empty_cache_uses_the_clone(
     assert server.log == []
 
 
+@pytest.mark.slow
 def test_titles_reach_the_report(gh: tuple[GitHubServer, GitRepo], tmp_path: Path) -> None:
     from prstack.audit import audit_stack
     from prstack.render import OutputFormat, render_audit

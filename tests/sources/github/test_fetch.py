@@ -32,6 +32,7 @@ def missing_objects(path: Path) -> int:
     return sum(1 for line in out.splitlines() if line.startswith("?"))
 
 
+@pytest.mark.slow
 def test_fetch_blobless_then_audit_reads_lazily(
     upstream: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -84,7 +85,7 @@ def test_unknown_pr_ref(upstream: tuple[Path, dict[str, str]], tmp_path: Path) -
 
 def test_unreachable_remote(tmp_path: Path) -> None:
     store = CacheRepo(tmp_path / "cache.git", (tmp_path / "nowhere").as_uri())
-    with pytest.raises(SourceError, match=r"cannot fetch from .*--offline.*--git PATH"):
+    with pytest.raises(SourceError, match=r"cannot fetch from .*`offline`.*`git` PATH"):
         store.fetch([1], "main")
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from helpers.ghserver import GitHubServer, serve_stack
 from prstack.cli import main
 from prstack.errors import InputError, SourceError
-from prstack.forge import RepoId
+from prstack.placement.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.access import Access, Backoff
 from prstack.sources.github.api import GitHub
@@ -106,6 +106,7 @@ WRONG_FIELDS = [
 
 
 @pytest.mark.parametrize(("path", "value", "named"), WRONG_FIELDS, ids=[f"{p}={v!r}" for p, v, _ in WRONG_FIELDS])
+@pytest.mark.slow
 def test_a_field_of_the_wrong_type_is_one_line_naming_it(
     srv: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, value: Any, named: str
 ) -> None:
@@ -146,6 +147,7 @@ _JSON = st.recursive(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(_FIELDS), _JSON | st.just(KeyError)), min_size=1, max_size=3))
+@pytest.mark.slow
 def test_any_json_in_any_field_parses_or_names_the_field(changes: list[tuple[str, Any]]) -> None:
     pr = _valid_pr()
     for path, value in changes:
@@ -179,6 +181,7 @@ BAD_BODIES = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_BODIES))
+@pytest.mark.slow
 def test_invalid_or_deep_json_is_one_line(srv: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           case: str) -> None:
     body, said = BAD_BODIES[case]
@@ -198,6 +201,7 @@ BAD_LISTS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_LISTS))
+@pytest.mark.slow
 def test_a_pull_list_of_the_wrong_shape_is_one_line(srv: GitHubServer, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str], case: str) -> None:
     body, said = BAD_LISTS[case]
@@ -213,7 +217,7 @@ def test_a_pull_list_of_the_wrong_shape_is_one_line(srv: GitHubServer, tmp_path:
 def test_pages_on_to_another_host_or_without_end(srv: GitHubServer, tmp_path: Path) -> None:
     gh = GitHub(RepoId("acme", "widget"), Cache(tmp_path / "c1"), Access(api_url=srv.base_url, backoff=FAST))
     srv.fail(PULLS, 200, headers={"Link": '<https://evil.example/api/v3/x?page=2>; rel="next"'}, body=[])
-    with pytest.raises(SourceError, match=r"pages on to another host \('evil.example'\); check --api-url"):
+    with pytest.raises(SourceError, match=r"pages on to another host \('evil.example'\); check `api_url`"):
         gh.pull_of_branch("feature-a")
     srv.log.clear()
     again = f'<{srv.base_url}/repos/acme/widget/pulls?state=all&page=2>; rel="next"'
@@ -242,6 +246,7 @@ RATE_LIMITS = {
 
 @pytest.mark.parametrize("case", sorted(RATE_LIMITS))
 @pytest.mark.parametrize("where", [PULL_2, PULLS])
+@pytest.mark.slow
 def test_a_rate_limit_is_one_line_naming_when_to_retry(srv: GitHubServer, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str], case: str,
                                                        where: str) -> None:
@@ -265,6 +270,7 @@ def test_rate_limit_headers_pygithub_cannot_read_are_one_line(srv: GitHubServer,
     assert "GitHub's answer for PR #2 of acme/widget could not be read (ValueError: " in err and "\x1b" not in err
 
 
+@pytest.mark.slow
 def test_error_bodies_of_any_shape(srv: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for status, body, said in [(403, [1], "denied access to PR #2 of acme/widget (403);"),
                                (403, {"message": ["rate limit"]}, "(403);"),
@@ -290,6 +296,7 @@ def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ([(302, "https://evil.example/x")], "with a redirect (302 to https://evil.example/x)"),
     ([(200, "")], "is not a pull request: the answer is a list"),
 ])
+@pytest.mark.slow
 def test_hostile_answers_leave_one_line_on_stderr_of_the_installed_cli(
     srv: GitHubServer, tmp_path: Path, faults: list[tuple[int, str]], said: str
 ) -> None:
@@ -325,6 +332,7 @@ ODD_API_URLS = {
 
 
 @pytest.mark.parametrize("url", sorted(ODD_API_URLS))
+@pytest.mark.slow
 def test_an_odd_api_url_is_one_line(srv: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                     url: str) -> None:
     err = one_line(capsys, [*audit_args(None, tmp_path), "--api-url", url])

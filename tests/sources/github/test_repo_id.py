@@ -9,7 +9,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.errors import InputError
-from prstack.forge import RepoId, parse_repo, repo_from_url
+from prstack.placement.forge import RepoId, parse_repo, repo_from_url
 from prstack.sources.github.repo_id import infer_repo, repo_from_git
 from prstack.targets.repos import repos_from_metadata
 
@@ -76,7 +76,7 @@ def test_inference_order(tmp_path: Path) -> None:
 
 def test_ambiguity_lists_the_candidates(tmp_path: Path) -> None:
     two = [("a", frozenset({RepoId("acme", "a")})), ("b", frozenset({RepoId("acme", "b")}))]
-    with pytest.raises(InputError, match=r"acme/a \(a\), acme/b \(b\).*--repo OWNER/NAME"):
+    with pytest.raises(InputError, match=r"acme/a \(a\), acme/b \(b\).*`repo` OWNER/NAME"):
         infer_repo(dists=two, env={}, cwd=tmp_path)
-    with pytest.raises(InputError, match=r"none found.*--repo OWNER/NAME"):
+    with pytest.raises(InputError, match=r"none found.*`repo` OWNER/NAME"):
         infer_repo(env={}, cwd=tmp_path)

@@ -53,6 +53,7 @@ def verdicts(report: dict[str, Any]) -> tuple[list[Any], list[Any]]:
     return prs, report["hunks"]
 
 
+@pytest.mark.slow
 def test_the_big_repository_is_big(big_repo: BigRepo) -> None:
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(big_repo.path), *args], capture_output=True, text=True,
@@ -63,6 +64,7 @@ def test_the_big_repository_is_big(big_repo: BigRepo) -> None:
     assert git("merge-base", "refs/heads/main", "refs/pull/2/head").strip() == big_repo.fork
 
 
+@pytest.mark.slow
 def test_cold_audit_of_a_big_repository_is_a_few_requests(
     big_server: GitHttpServer, big_repo: BigRepo, big_tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,6 +92,7 @@ def test_cold_audit_of_a_big_repository_is_a_few_requests(
     assert code == 1 and verdicts(clone) == verdicts(cold)  # the cold GitHub audit judges as --git does
 
 
+@pytest.mark.slow
 def test_without_the_compare_endpoint_the_whole_history_is_fetched(
     big_server: GitHttpServer, big_repo: BigRepo, big_tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,6 +106,7 @@ def test_without_the_compare_endpoint_the_whole_history_is_fetched(
     assert verdicts(clone) == verdicts(report)
 
 
+@pytest.mark.slow
 def test_a_second_stack_forking_later_keeps_the_first_auditable(
     big_server: GitHttpServer, big_repo: BigRepo, big_tree: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -135,6 +139,7 @@ def clone(tmp_path: Path) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 def test_git_clone_titles_and_bodies_come_from_github(
     clone: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -155,6 +160,7 @@ def test_git_clone_titles_and_bodies_come_from_github(
     assert alone["hunks"] == report["hunks"]
 
 
+@pytest.mark.slow
 def test_a_pr_to_another_branch_than_main_falls_back_to_the_whole_history(
     big_server: GitHttpServer, big_repo: BigRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -187,6 +193,7 @@ def test_a_pr_to_another_branch_than_main_falls_back_to_the_whole_history(
 
 @pytest.mark.parametrize("body", [{"merge_base_commit": {"sha": "HEAD~3", "commit": {}}}, ["not", "an", "object"],
                                   {"merge_base_commit": {"sha": "a" * 40, "commit": {"committer": {"date": "x"}}}}])
+@pytest.mark.slow
 def test_a_malformed_compare_answer_is_not_trusted(
     server: GitHubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: Any
 ) -> None:

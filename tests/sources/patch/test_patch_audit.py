@@ -49,6 +49,7 @@ def save_patches(repo: Path, data: Any, out: Path) -> tuple[list[str], list[str]
 
 
 @pytest.mark.parametrize(("name", "base", "head", "target", "want", "other"), TABLE, ids=[c[0] for c in TABLE])
+@pytest.mark.slow
 def test_the_matchers_case_table_from_patch_files(
     name: str, base: str, head: str, target: str | None, want: list[HunkStatus], other: str,
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -73,6 +74,7 @@ def test_every_status_is_covered() -> None:
 
 
 @pytest.mark.parametrize("kind", ["--site-packages", "--wheel"])
+@pytest.mark.slow
 def test_a_stack_of_patches_as_the_prs(kind: str, demo_build: DemoBuild, tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     repo = demo_build.repo.path
@@ -93,6 +95,7 @@ def test_a_stack_of_patches_as_the_prs(kind: str, demo_build: DemoBuild, tmp_pat
     assert verdicts(folder) == verdicts(by_pr)
 
 
+@pytest.mark.slow
 def test_compiled_sources_unverifiable_from_a_patch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = make_project(tmp_path, kernel=True)
     files = project.files_at(project.head) | {SO: b"\x7fELF\x02\x01\x01" + bytes(64)}
@@ -118,6 +121,7 @@ STEP3 = STEP2.replace("weight_2\n", "weight_2 + bias\n")
     ("only the first commit", STEP1, ["missing", "partial", "missing"]),
     ("the last two", STEP3.replace("    total = clamp(total)\n", ""), ["applied", "partial", "applied"]),
 ])
+@pytest.mark.slow
 def test_a_mailbox_whose_commits_rewrite_each_other(name: str, target: str, want: list[str], tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     repo = GitRepo(tmp_path / "repo")
@@ -143,6 +147,7 @@ def test_a_mailbox_whose_commits_rewrite_each_other(name: str, target: str, want
 
 
 @pytest.mark.parametrize("installed", ["old", "new"])
+@pytest.mark.slow
 def test_a_vendored_copy_is_placed_alike_by_a_patch_and_by_the_clone(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], installed: str) -> None:
     """The repo's third_party/sub/ ships as pkg/_vendor/sub/: the clone's files tell so, and a patch
@@ -185,7 +190,7 @@ def test_a_patched_folder_takes_the_longest_tail_the_target_holds() -> None:
 
 
 def test_a_binary_file_the_pr_deletes_is_applied_where_the_target_lacks_it() -> None:
-    from prstack.hunks import parse_diff
+    from prstack.diff.hunks import parse_diff
     from prstack.match.file import match_file
 
     diff = ("diff --git a/docs/flow.png b/docs/flow.png\ndeleted file mode 100644\n"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
 from prstack.models import FileChange, Hunk
 from prstack.sources.patch.compose import compose_steps
 
@@ -66,6 +67,7 @@ def edited(lines: list[str], changes: list[tuple[int, int, list[str]]], tag: str
 @settings(max_examples=300, deadline=None)
 @given(edits, edits, edits, st.integers(0, 25))
 @example([], [(0, 0, ["a"])], [(0, 1, [])], 0)  # (a file filled, then emptied: not composed)
+@pytest.mark.slow
 def test_net_hunks_take_the_first_file_to_the_last(e1: list[tuple[int, int, list[str]]],
                                                     e2: list[tuple[int, int, list[str]]],
                                                     e3: list[tuple[int, int, list[str]]], size: int) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from prstack.diff.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
+from prstack.diff.lineage import Replayed, replay
 from prstack.errors import SourceError
-from prstack.hunks import added_line_numbers, in_path_order, parse_diff, with_provenance
-from prstack.lineage import Replayed, replay
 from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
 from prstack.sources.git.detect import fork_point, read_graph
@@ -271,7 +271,7 @@ def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
 
 class _CommitDiffs:
     """The diffs of the stack's linear multi-commit PRs' commits, read by one git process when first
-    needed, and each such PR's line owners replayed from them (see prstack.lineage)."""
+    needed, and each such PR's line owners replayed from them (see prstack.diff.lineage)."""
 
     def __init__(self, src: GitClone, ranges: Sequence[_OwnRange]) -> None:
         self.src = src

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from prstack.diff.lineage import diff_path
 from prstack.errors import SourceError
-from prstack.lineage import diff_path
 from prstack.models import Hunk, Landed
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git

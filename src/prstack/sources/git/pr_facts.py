@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from prstack.errors import InputError
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
+from prstack.errors import InputError, Option
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
 from prstack.sources.base import PRMetadata
@@ -38,16 +38,18 @@ def fork_point(src: GitClone, head: str, default: str) -> str:
         if base is None or base == head:
             raise InputError(
                 f"the head {head[:12]} is already in {default} without a merge commit, so its fork "
-                "point is unknown; give it with --base REF."
+                "point is unknown; give it with ", Option("base"), " REF."
             )
         return base
     bases = history.merge_bases(head)
     if not bases and src.shallow:
         deepen = f"git -C {src.path} fetch --unshallow {src.refs.pr_remote}"
         raise InputError(f"the clone {src.path} is shallow and its history stops before the fork point of the head "
-                         f"{head[:12]} with {default}; deepen it ({deepen}) or give the fork point with --base REF.")
+                         f"{head[:12]} with {default}; deepen it ({deepen}) or give the fork point with ",
+                         Option("base"), " REF.")
     if not bases:
-        raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with --base REF.")
+        raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with ",
+                         Option("base"), " REF.")
     return bases[0]  # of several, the newest (see GitClone.merge_bases)
 
 

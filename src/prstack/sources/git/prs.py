@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 
 from prstack import progress
-from prstack.built_from import Contains
 from prstack.models import Changes
 from prstack.sources.base import PRMetadata, RepoHint
 from prstack.sources.git.changes import ChangesLoad, StackChanges, start_changes
@@ -14,6 +13,7 @@ from prstack.sources.git.detect import read_graph
 from prstack.sources.git.repo import GitClone
 from prstack.sources.github.repo_id import repo_from_git
 from prstack.stack.graph import Stack
+from prstack.targets.built_from import Contains
 
 
 class ClonePRs:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from prstack.errors import InputError, SourceError
+from prstack.errors import InputError, Option, SourceError
 from prstack.sources.git.ancestry import Ancestry
 from prstack.sources.git.missing import MissingBlobs, settle_missing
 from prstack.sources.git.objects import Objects
@@ -55,7 +55,7 @@ class GitClone:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path).expanduser()
         if not self.path.exists():
-            raise InputError(f"--git {self.path}: no such directory; give the path of a local clone.")
+            raise InputError(Option("git"), f" {self.path}: no such directory; give the path of a local clone.")
         self.bare = _opened_bare(self.path)
         self.git = GitEnv()
         self.patches = Patches(self._pipe)
@@ -104,7 +104,7 @@ class GitClone:
                 return head.stdout.decode("utf-8", "surrogateescape").strip()
         raise SourceError(
             f"cannot find the default branch in {self.path} (no origin/HEAD, main or master); "
-            "give the fork point with --base REF."
+            "give the fork point with ", Option("base"), " REF."
         )
 
     def resolve(self, rev: str) -> str:
@@ -146,7 +146,7 @@ def _opened_bare(path: Path) -> bool:
     elif done.returncode != 0 and path.is_dir() and b"not a git repository" not in done.stderr:
         raise failed(["rev-parse"], f"in {path}", done.stderr)
     raise InputError(
-        f"--git {path} is not a git repository; give the path of a clone "
+        Option("git"), f" {path} is not a git repository; give the path of a clone "
         "(git clone URL, then git fetch origin '+refs/pull/*/head:refs/pull/*/head')."
     )
 

@@ -17,8 +17,8 @@ from github import Auth, Github
 from urllib3.util.retry import Retry
 
 from prstack import progress
-from prstack.errors import InputError, PrstackError, SourceError
-from prstack.forge import RepoId
+from prstack.errors import InputError, Option, PrstackError, SourceError
+from prstack.placement.forge import RepoId
 from prstack.sources.github import payload
 from prstack.sources.github.access import DEFAULT_ACCESS, Access
 from prstack.sources.github.cache import Cache
@@ -200,9 +200,9 @@ class GitHub:
         if self.offline:
             if entry is None:
                 raise SourceError(
-                    f"PR #{number} of {self.repo} is not in the cache and --offline forbids "
-                    f"asking GitHub; run `prstack fetch {number} --repo {self.repo}` while online, "
-                    "or give --git PATH."
+                    f"PR #{number} of {self.repo} is not in the cache and ", Option("offline"), f" forbids "
+                    f"asking GitHub; run `prstack fetch {number} ", Option("repo"), f" {self.repo}` while online, "
+                    "or give ", Option("git"), " PATH."
                 )
             meta = PRMeta.from_raw(entry["raw"])
         else:
@@ -222,7 +222,8 @@ class GitHub:
             meta = PRMeta.from_raw(entry["raw"])
             if meta.number != number:
                 raise SourceError(
-                    f"GitHub answered PR #{meta.number} when asked for PR #{number} of {self.repo}; check --api-url."
+                    f"GitHub answered PR #{meta.number} when asked for PR #{number} of {self.repo}; check ",
+                                  Option("api_url"), "."
                 )
         self._pulls[number] = meta
         return meta

@@ -9,20 +9,22 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from prstack.errors import InputError, SourceError
+from prstack.errors import InputError, Option, Part, SourceError
 
 TOKEN_HINT = "set GITHUB_TOKEN (or GH_TOKEN, or `gh auth login`)"
-OFFLINE_HINT = "work offline with --offline (after `prstack fetch`) or --git PATH"
-CLONE_HINT = "leave out --repo to read the PRs from the --git clone alone, or add --offline to use what the cache holds"
+OFFLINE_HINT: tuple[Part, ...] = ("work offline with ", Option("offline"), " (after `prstack fetch`) or ",
+                                  Option("git"), " PATH")
+CLONE_HINT: tuple[Part, ...] = ("leave out ", Option("repo"), " to read the PRs from the ", Option("git"),
+                                " clone alone, or add ", Option("offline"), " to use what the cache holds")
 
 
 def with_clone(error: SourceError) -> SourceError:
-    """The same failure for a run that has its --git clone and asked GitHub because of --repo: the
-    advice fits it (never "or --git PATH", which was given)."""
-    text = str(error)
-    if "--git PATH" not in text:
+    """The same failure for a run that has its clone and asked GitHub because of the repository given:
+    the advice fits it (never "or a clone", which was given)."""
+    parts = error.parts
+    if Option("git") not in parts or not isinstance(parts[0], str) or "; " not in parts[0]:
         return error
-    return SourceError(f"{text.split('; ', 1)[0]}; {CLONE_HINT}.")
+    return SourceError(parts[0].split("; ", 1)[0], "; ", *CLONE_HINT, ".")
 
 
 @dataclass(frozen=True)
@@ -55,12 +57,12 @@ def http_error(
         status == 403
         and (headers.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower())
     ):
-        return SourceError(rate_limit_message(headers, ctx))
+        return SourceError(*rate_limit_message(headers, ctx))
     if status == 404:
         hint = "" if ctx.authenticated else f"; if the repository is private, {TOKEN_HINT}"
         return InputError(
-            f"{what} of {ctx.repo} not found on {ctx.host} (404): check the number and "
-            f"--repo OWNER/NAME{hint}."
+            f"{what} of {ctx.repo} not found on {ctx.host} (404): check the number and ",
+            Option("repo"), f" OWNER/NAME{hint}."
         )
     if status == 403:
         return SourceError(
@@ -69,24 +71,21 @@ def http_error(
         )
     if status >= 500:
         return SourceError(
-            f"GitHub failed ({status}) for {what} after {ctx.tries} tries; try again later, "
-            f"or {OFFLINE_HINT}."
+            f"GitHub failed ({status}) for {what} after {ctx.tries} tries; try again later, or ",
+            *OFFLINE_HINT, "."
         )
     return SourceError(f"GitHub answered {status} for {what}: {message or 'no message'}.")
 
 
-def rate_limit_message(headers: Mapping[str, str], ctx: Asking) -> str:
+def rate_limit_message(headers: Mapping[str, str], ctx: Asking) -> tuple[Part, ...]:
     """Rate limit exhausted: the quota, when it resets, and how to get more."""
     limit = headers.get("x-ratelimit-limit", "")
     when = _retry_when(headers)
     who = "this token" if ctx.authenticated else "unauthenticated use"
     quota = f" ({limit} requests/hour for {who})" if limit.isdigit() and len(limit) < 10 else f" (for {who})"
-    advice = (
-        "wait, or use --offline with the cache or --git PATH."
-        if ctx.authenticated
-        else f"{TOKEN_HINT} for 5,000/hour, or use --offline with the cache or --git PATH."
-    )
-    return f"GitHub's API rate limit is exhausted{quota} while fetching {ctx.what}{when}; {advice}"
+    advice = "wait" if ctx.authenticated else f"{TOKEN_HINT} for 5,000/hour"
+    return (f"GitHub's API rate limit is exhausted{quota} while fetching {ctx.what}{when}; {advice}, or use ",
+            Option("offline"), " with the cache or ", Option("git"), " PATH.")
 
 
 def _at(seconds: float) -> dt.datetime | None:
@@ -122,7 +121,7 @@ def _retry_when(headers: Mapping[str, str]) -> str:
 def malformed_error(ctx: Asking, expected: str, detail: str) -> SourceError:
     """An answer that is not what GitHub sends (github_payload.BadPayload)."""
     return SourceError(
-        f"GitHub's answer for {ctx.what} of {ctx.repo} is not {expected}: {detail}; check --api-url "
+        f"GitHub's answer for {ctx.what} of {ctx.repo} is not {expected}: {detail}; check ", Option("api_url"), f" "
         f"(is {ctx.api_url} GitHub's API?), or try again later."
     )
 
@@ -136,7 +135,7 @@ def unreadable_error(ctx: Asking, exc: BaseException) -> SourceError:
         reason = "it redirects in a loop, or nests without end"
     return SourceError(
         f"GitHub's answer for {ctx.what} of {ctx.repo} could not be read ({type(exc).__name__}"
-        + (f": {reason}" if reason else "") + f"); check --api-url (is {ctx.api_url} GitHub's API?)."
+        + (f": {reason}" if reason else "") + "); check ", Option("api_url"), f" (is {ctx.api_url} GitHub's API?)."
     )
 
 
@@ -146,7 +145,7 @@ def overdue_error(ctx: Asking, seconds: float) -> SourceError:
     return SourceError(
         f"GitHub ({ctx.api_url}) did not finish answering within {seconds:g} s while fetching {ctx.what} "
         f"(the server at {host} stalled); try again later, set PRSTACK_HTTP_DEADLINE=SECONDS to allow "
-        f"longer, or {OFFLINE_HINT}."
+        "longer, or ", *OFFLINE_HINT, "."
     )
 
 
@@ -155,9 +154,9 @@ def network_error(ctx: Asking, timeout: float | None) -> SourceError:
     if timeout is None:
         return SourceError(
             f"cannot reach GitHub at {ctx.api_url} (no network?) while fetching {ctx.what}; "
-            f"check the connection, or {OFFLINE_HINT} with a local clone."
+            "check the connection, or ", *OFFLINE_HINT, " with a local clone."
         )
     return SourceError(
         f"GitHub ({ctx.api_url}) did not answer within {timeout:g} s while fetching "
-        f"{ctx.what}; try again, or {OFFLINE_HINT}."
+        f"{ctx.what}; try again, or ", *OFFLINE_HINT, "."
     )

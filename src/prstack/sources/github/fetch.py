@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from prstack import progress
-from prstack.errors import InputError, SourceError
+from prstack.errors import InputError, Option, SourceError
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run
 from prstack.sources.github.urls import scrub
@@ -87,7 +87,7 @@ class CacheRepo:
         except subprocess.TimeoutExpired:
             raise SourceError(
                 f"{doing} from {self.shown} took longer than {self.timeout:g} s; try again, "
-                "or give a local clone with --git PATH."
+                "or give a local clone with ", Option("git"), " PATH."
             ) from None
         return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "surrogateescape"),
                                            done.stderr.decode("utf-8", "replace"))
@@ -157,12 +157,12 @@ class CacheRepo:
             missing = [n for n in numbers if f"refs/pull/{n}/head" in stderr] or numbers
             return InputError(
                 f"{self.shown} has no refs/pull/N/head for PR "
-                f"{', '.join(f'#{n}' for n in missing)}; check the PR numbers and --repo."
+                f"{', '.join(f'#{n}' for n in missing)}; check the PR numbers and ", Option("repo"), "."
             )
         if any(s in low for s in _NO_NETWORK):
             return SourceError(
                 f"cannot fetch from {self.shown} ({scrub(_last_line(stderr))}); check the network, "
-                "or work offline with --offline (after `prstack fetch`) or --git PATH."
+                "or work offline with ", Option("offline"), " (after `prstack fetch`) or ", Option("git"), " PATH."
             )
         return SourceError(f"git fetch from {self.shown} failed: {scrub(_last_line(stderr))}.")
 

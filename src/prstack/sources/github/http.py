@@ -14,7 +14,7 @@ import urllib3
 from github import GithubException
 from github.Requester import Requester
 
-from prstack.errors import SourceError
+from prstack.errors import Option, SourceError
 from prstack.sources.github import payload
 from prstack.sources.github.deadline import Overdue, within
 from prstack.sources.github.errors import (
@@ -65,7 +65,7 @@ class RestApi:
             where = got.get("location")
             raise SourceError(
                 f"GitHub at {ctx.api_url} answered {what} with a redirect ({status}"
-                + (f" to {str(where)[:200]}" if where else "") + "); check --api-url."
+                + (f" to {str(where)[:200]}" if where else "") + "); check ", Option("api_url"), "."
             )
         return status, got, body
 
@@ -92,7 +92,7 @@ class RestApi:
             if not _same_host(link, self._asking.api_url):
                 raise SourceError(
                     f"GitHub's answer for {what} of {self._asking.repo} pages on to another host "
-                    f"({urlsplit(link).netloc[:100]!r}); check --api-url."
+                    f"({urlsplit(link).netloc[:100]!r}); check ", Option("api_url"), "."
                 )
             url, query = link, None
         return found

@@ -1,4 +1,5 @@
-"""Which GitHub repository PRs live in: --repo, a remote, dist metadata, env or pyproject (URLs: prstack.forge)."""
+"""Which GitHub repository PRs live in: --repo, a remote, dist metadata, env or pyproject (URLs:
+prstack.placement.forge)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from prstack.errors import InputError
-from prstack.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
+from prstack.errors import InputError, Option
+from prstack.placement.forge import RepoId, parse_repo, repo_from_url, repo_of_remotes
 from prstack.sources.git.runner import run
 
 REPO_ENV = "PRSTACK_REPO"
@@ -75,9 +76,9 @@ def infer_repo(
         more = f" and {len(named) - 8} more" if len(named) > 8 else ""
         raise InputError(
             f"which GitHub repository? the target's distributions name {shown}{more}; "
-            "say which with --repo OWNER/NAME (or narrow the target with --dist NAME)."
+            "say which with ", Option("repo"), " OWNER/NAME (or narrow the target with ", Option("dist"), " NAME)."
         )
     raise InputError(
-        "which GitHub repository? none found in --git's remote, the target's metadata, "
-        f"{REPO_ENV} or [tool.prstack] repo; give it with --repo OWNER/NAME."
+        "which GitHub repository? none found in ", Option("git"), "'s remote, the target's metadata, "
+        f"{REPO_ENV} or [tool.prstack] repo; give it with ", Option("repo"), " OWNER/NAME."
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from urllib.parse import SplitResult, urlsplit
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option, Part
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
 _CLONE_SCHEMES = frozenset({"https", "http", "ssh", "git", "file"})
-_EXAMPLE = "give the API root, e.g. --api-url https://ghe.example/api/v3"
+_EXAMPLE: tuple[Part, ...] = ("give the API root, e.g. ", Option("api_url"), " https://ghe.example/api/v3.")
 
 
 def scrub(text: str) -> str:
@@ -37,17 +37,17 @@ def api_root(url: str) -> str:
     shown = repr(scrub(url))
     parts = _split(url)
     if parts is None or _odd_characters(url):
-        raise InputError(f"the GitHub API URL {shown} is not a URL; {_EXAMPLE}.")
+        raise InputError(f"the GitHub API URL {shown} is not a URL; ", *_EXAMPLE)
     if parts.scheme.lower() not in ("https", "http"):
-        raise InputError(f"the GitHub API URL {shown} is not an https:// (or http://) URL; {_EXAMPLE}.")
+        raise InputError(f"the GitHub API URL {shown} is not an https:// (or http://) URL; ", *_EXAMPLE)
     if not parts.hostname:
-        raise InputError(f"the GitHub API URL {shown} names no host; {_EXAMPLE}.")
+        raise InputError(f"the GitHub API URL {shown} names no host; ", *_EXAMPLE)
     if parts.username is not None or parts.password is not None:
         raise InputError(
             f"the GitHub API URL {shown} holds credentials; remove them and set GITHUB_TOKEN (or GH_TOKEN) instead."
         )
     if parts.query or parts.fragment:
-        raise InputError(f"the GitHub API URL {shown} has a query or fragment; {_EXAMPLE}.")
+        raise InputError(f"the GitHub API URL {shown} has a query or fragment; ", *_EXAMPLE)
     return url.rstrip("/")
 
 

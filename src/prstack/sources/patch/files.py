@@ -9,7 +9,7 @@ from email.header import decode_header, make_header
 from pathlib import Path
 from typing import BinaryIO
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 
 __all__ = ["Mail", "Patch", "PatchFile", "read_patch_files", "split_patch"]
 
@@ -69,7 +69,7 @@ def read_patch_files(args: Sequence[str], stdin: BinaryIO) -> list[PatchFile]:
             named = [p for p in files if p.suffix in (".patch", ".diff")]
             files = named or files  # (a README beside the patches is no patch)
             if not files:
-                raise InputError(f"--patch {arg}: the folder holds no patch files; give a folder of patches.")
+                raise InputError(Option("patch"), f" {arg}: the folder holds no patch files; give a folder of patches.")
             out += [_read(p, str(p)) for p in files]
         elif path.name == "series" and path.is_file():
             out += [_read(p, str(p)) for p in _series(path)]
@@ -83,15 +83,17 @@ def _read(path: Path, name: str) -> PatchFile:
         with path.open("rb") as f:
             data = f.read(PATCH_MAX_BYTES + 1)
     except FileNotFoundError:
-        raise InputError(f"--patch {name}: no such file; give a patch file, a folder of patches or '-'.") from None
+        raise InputError(Option("patch"),
+                         f" {name}: no such file; give a patch file, a folder of patches or '-'.") from None
     except OSError as exc:
-        raise InputError(f"--patch {name}: cannot read it ({exc.strerror}).") from None
+        raise InputError(Option("patch"), f" {name}: cannot read it ({exc.strerror}).") from None
     return PatchFile(name, _limited(data, name))
 
 
 def _limited(data: bytes, name: str) -> bytes:
     if len(data) > PATCH_MAX_BYTES:
-        raise InputError(f"--patch {name}: larger than {PATCH_MAX_BYTES >> 20} MB; split it or give its files.")
+        raise InputError(Option("patch"),
+                         f" {name}: larger than {PATCH_MAX_BYTES >> 20} MB; split it or give its files.")
     return data
 
 
@@ -100,11 +102,11 @@ def _series(series: Path) -> list[Path]:
     try:
         text = series.read_text("utf-8", "surrogateescape")
     except OSError as exc:
-        raise InputError(f"--patch {series}: cannot read it ({exc.strerror}).") from None
+        raise InputError(Option("patch"), f" {series}: cannot read it ({exc.strerror}).") from None
     names = [line.split("#", 1)[0].split() for line in text.splitlines()]
     paths = [series.parent / words[0] for words in names if words]
     if not paths:
-        raise InputError(f"--patch {series}: the series lists no patch; add the patches' names, one a line.")
+        raise InputError(Option("patch"), f" {series}: the series lists no patch; add the patches' names, one a line.")
     return paths
 
 
@@ -122,14 +124,15 @@ def split_patch(file: PatchFile) -> Patch:
     """`file` split into mails and checked: one line (InputError) for an empty file, a file with
     no diff, a truncated hunk or one whose line counts do not match its lines."""
     if not file.data.strip():
-        raise InputError(f"--patch {file.name}: the file is empty; give a unified diff or a git format-patch file.")
+        raise InputError(Option("patch"),
+                         f" {file.name}: the file is empty; give a unified diff or a git format-patch file.")
     text = _lf(file.data.decode("utf-8", "surrogateescape"))
     starts = [m.start() for m in _MAIL_START.finditer(text)]
     chunks = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)] if starts else [text]
     preamble = text[: starts[0]] if starts else ""
     mails = tuple(_mail(chunk, bool(starts)) for chunk in chunks)
     if not any(_DIFF_START.search(m.diff) for m in mails):
-        raise InputError(f"--patch {file.name}: no diff in it; give a unified diff (diff -u, git diff), "
+        raise InputError(Option("patch"), f" {file.name}: no diff in it; give a unified diff (diff -u, git diff), "
                          "a git format-patch file or GitHub's PR .diff/.patch.")
     for m in mails:
         _check_counts(m.diff, file.name)
@@ -225,7 +228,7 @@ def _check_counts(diff: str, name: str) -> None:
         while old > 0 or new > 0:
             line = lines[i] if i < len(lines) else None
             if line is None or (i == len(lines) - 1 and line == ""):
-                raise InputError(f"--patch {name}: the hunk at line {header_at} of its diff is truncated "
+                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff is truncated "
                                  f"({old} old and {new} new lines short); give the whole patch.")
             kind = line[:1]
             if kind == " " or line == "":
@@ -235,15 +238,15 @@ def _check_counts(diff: str, name: str) -> None:
             elif kind == "+":
                 new -= 1
             elif kind != "\\":
-                raise InputError(f"--patch {name}: the hunk at line {header_at} of its diff ends before its "
+                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff ends before its "
                                  f"counts say ({old} old and {new} new lines short); the patch is truncated "
                                  "or was edited by hand.")
             if old < 0 or new < 0:
-                raise InputError(f"--patch {name}: the hunk at line {header_at} of its diff holds more lines "
+                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff holds more lines "
                                  "than its header counts; fix the counts or regenerate the patch.")
             i += 1
         while i < len(lines) and lines[i].startswith("\\"):
             i += 1
         if i < len(lines) and lines[i][:1] in (" ", "+", "-") and not lines[i].startswith(("--- ", "+++ ")):
-            raise InputError(f"--patch {name}: the hunk at line {header_at} of its diff holds more lines "
+            raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff holds more lines "
                              "than its header counts; fix the counts or regenerate the patch.")

@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from prstack.errors import InputError
-from prstack.hunks import parse_diff
+from prstack.diff.hunks import parse_diff
+from prstack.errors import InputError, Option
 from prstack.models import Changes, Commit, FileChange, Hunk, PullRequest
 from prstack.sources.base import Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps
@@ -25,7 +25,8 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
     for at, patch in enumerate(patches, 1):
         number = patch.number if patch.number is not None else at
         if number in seen:
-            raise InputError(f"--patch {patch.name} and --patch {seen[number]} are both PR #{number}; "
+            raise InputError(Option("patch"), f" {patch.name} and ", Option("patch"),
+                             f" {seen[number]} are both PR #{number}; "
                              "give each patch once (rename one to tell them apart).")
         seen[number] = patch.name
         commits = tuple(Commit(m.sha or "", (), m.subject or "", m.author, m.message) for m in patch.mails
@@ -35,7 +36,7 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
             try:
                 parsed = parse_diff(mail.diff, number)
             except InputError as exc:
-                raise InputError(f"--patch {patch.name}: {exc}") from None
+                raise InputError(Option("patch"), f" {patch.name}: ", *exc.parts) from None
             by_path: defaultdict[str, list[Hunk]] = defaultdict(list)
             for h in parsed:
                 by_path[h.path].append(replace(h, commits=(mail.sha,)) if mail.sha else h)
@@ -54,7 +55,7 @@ def patch_stack(patches: Sequence[Patch]) -> tuple[list[PullRequest], list[Hunk]
         ))
     if not hunks:
         names = ", ".join(p.name for p in patches)
-        raise InputError(f"--patch {names}: no file change in it; give a patch that changes files.")
+        raise InputError(Option("patch"), f" {names}: no file change in it; give a patch that changes files.")
     return prs, hunks
 
 

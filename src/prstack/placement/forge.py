@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from prstack.errors import InputError
+from prstack.errors import InputError, Option
 
 _NAME = r"[A-Za-z0-9_.-]+"
 _PLAIN = re.compile(rf"^({_NAME})/({_NAME}?)(?:\.git)?/?$")
@@ -54,10 +54,11 @@ def parse_repo(text: str) -> RepoId:
         repo_from_url(text, any_host=True))
     if found is None:
         raise InputError(
-            f"--repo {text!r}: give the repository as OWNER/NAME, e.g. --repo pypa/pip."
+            Option("repo"), f" {text!r}: give the repository as OWNER/NAME, e.g. ", Option("repo"), " pypa/pip."
         )
     if (problem := github_name_problem(found)) is not None:
-        raise InputError(f"--repo {text!r}: {problem}; give the repository as OWNER/NAME, e.g. --repo pypa/pip.")
+        raise InputError(Option("repo"), f" {text!r}: {problem}; give the repository as OWNER/NAME, e.g. ",
+                         Option("repo"), " pypa/pip.")
     return found
 
 

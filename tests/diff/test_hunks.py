@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import GitRepo
+from prstack.diff.hunks import added_line_numbers, parse_diff
 from prstack.errors import InputError
-from prstack.hunks import added_line_numbers, parse_diff
 from prstack.models import FileChange
 from prstack.sources.git.repo import GitClone
 

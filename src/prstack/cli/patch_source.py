@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from prstack.cli_support import SourceOptions
+from prstack.cli.support import SourceOptions
 from prstack.errors import InputError
-from prstack.report import AuditReport
+from prstack.match.report import AuditReport
 from prstack.targets.base import TargetSpec
 
 

@@ -7,13 +7,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from prstack.models import PRStatus, TargetKind
-from prstack.report import AuditReport
+from prstack.match.report import AuditReport
+from prstack.models import TargetKind
+from prstack.render.summary import Lacking, Step, Summary
 
 PATCH_FILE = "missing.patch"
-LISTED = 5
-"""PRs named in the summary's sentence; past it, "and N more"."""
-
 
 @dataclass(frozen=True)
 class AuditCall:
@@ -28,55 +26,6 @@ class AuditCall:
     """The target as given (None for --installed), for the command that reinstalls it."""
     verbose: bool = False
     """The audit listed every hunk already."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One next step: shell commands run one after the other (`&&`) and what they do."""
-
-    commands: tuple[tuple[str, ...], ...]
-    why: str
-
-    @property
-    def command(self) -> str:
-        return " && ".join(shlex.join(args) for args in self.commands)
-
-
-@dataclass(frozen=True)
-class Lacking:
-    """A PR with shipped hunks that are not present."""
-
-    number: int
-    status: PRStatus
-    not_present: int
-    shipped: int
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The audit's conclusion: the PRs not fully in the target and what to run next."""
-
-    lacking: tuple[Lacking, ...]
-    """PRs with a shipped hunk that is not present, in stack order."""
-    checked: int
-    """PRs audited."""
-    steps: tuple[Step, ...]
-    ships: bool = True
-    """Whether any PR audited has a hunk in a file the target ships."""
-
-    def sentence(self) -> str:
-        """"Not fully in the target: #40727 (partial: 1 of 2 shipped hunks not present)." or the all-clear."""
-        if not self.lacking:
-            if not self.ships:
-                return (f"The {self.checked} PR(s) audited ship nothing: no hunk of theirs is in a file the "
-                        "target ships.")
-            return f"Every shipped hunk of the {self.checked} PR(s) audited is in the target."
-        named = [f"#{p.number} ({p.status.value}: {p.not_present} of {p.shipped} shipped hunks not present"
-                 + (", some of their lines are there)" if p.status is PRStatus.PARTIAL and p.not_present == p.shipped
-                    else ")")
-                 for p in self.lacking[:LISTED]]
-        more = len(self.lacking) - LISTED
-        return "Not fully in the target: " + ", ".join(named) + (f" and {more} more" if more > 0 else "") + "."
 
 
 def lacking(report: AuditReport) -> tuple[Lacking, ...]:
@@ -100,13 +49,13 @@ def summary(report: AuditReport, call: AuditCall | None) -> Summary:
         return Summary(missing, len(report.prs), (), ships)
     steps: list[Step] = []
     if missing and call.plan is not None:
-        steps.append(Step(((*call.plan, "--emit-patch", PATCH_FILE),),
-                          "writes the hunks the target lacks as one patch"))
+        steps.append(_step(((*call.plan, "--emit-patch", PATCH_FILE),),
+                           "writes the hunks the target lacks as one patch"))
         if (again := reinstall(call.target_kind, call.target_path)) is not None:
-            steps.append(Step((("git", "apply", PATCH_FILE), again),
-                              "in a checkout of the source the target was built from"))
+            steps.append(_step((("git", "apply", PATCH_FILE), again),
+                               "in a checkout of the source the target was built from"))
     if not call.verbose:
-        steps.append(Step(((*call.rerun, "--verbose"),), "lists every hunk, applied ones too"))
+        steps.append(_step(((*call.rerun, "--verbose"),), "lists every hunk, applied ones too"))
     return Summary(missing, len(report.prs), tuple(steps), ships)
 
 
@@ -129,11 +78,15 @@ LOCAL_PATH_NAMES = {"--git": "PATH", "--tree": "DIR", "--site-packages": "DIR", 
 """What a local path given after each option is called where it must not be shown (a PR comment)."""
 
 
-def without_local_paths(step: Step) -> str:
-    """`step.command` with every absolute path (this machine's, meaningless in a PR comment) named
+def _step(commands: tuple[tuple[str, ...], ...], why: str) -> Step:
+    return Step(commands, why, without_local_paths(commands))
+
+
+def without_local_paths(commands: tuple[tuple[str, ...], ...]) -> str:
+    """`commands` joined as a shell line, with every absolute path (this machine's, meaningless in a PR comment) named
     by its option's metavar instead: `--git PATH`, `--site-packages DIR`; an interpreter as python."""
     shown = []
-    for args in step.commands:
+    for args in commands:
         out = []
         for i, arg in enumerate(args):
             absolute = PurePath(arg).is_absolute() or arg.startswith("~")

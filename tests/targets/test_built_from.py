@@ -9,19 +9,19 @@ import pytest
 from rich.console import Console
 
 from prstack.audit import audit_stack
-from prstack.built_from import (
+from prstack.demo.run import DemoBuild
+from prstack.match.report import AuditReport
+from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
+from prstack.render import OutputFormat, render_audit
+from prstack.sources.git.repo import GitClone
+from prstack.targets.base import TargetSpec
+from prstack.targets.built_from import (
     BuildReport,
     Containment,
     flag_results,
     header_sentence,
     join_build,
 )
-from prstack.demo.run import DemoBuild
-from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
-from prstack.render import OutputFormat, render_audit
-from prstack.report import AuditReport
-from prstack.sources.git.repo import GitClone
-from prstack.targets.base import TargetSpec
 from prstack.targets.evidence import BuildEvidence
 from prstack.targets.metadata import parse_direct_url, parse_version
 from prstack.targets.record import RecordIntegrity

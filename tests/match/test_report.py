@@ -16,6 +16,7 @@ from conftest import GitRepo
 from prstack.cli import main
 from prstack.demo.fixture import export_tree
 from prstack.demo.run import DemoBuild
+from prstack.match.report import AuditReport, pr_status, pr_status_v1, report
 from prstack.models import (
     FileChange,
     Hunk,
@@ -28,7 +29,6 @@ from prstack.models import (
     TargetInfo,
 )
 from prstack.render import OutputFormat, render_audit
-from prstack.report import AuditReport, pr_status, pr_status_v1, report
 
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
 
@@ -88,6 +88,7 @@ def test_nothing_present_is_missing_and_the_former_id_keeps_partial(
     assert main([*args, "--schema", "prstack.audit/9"]) == 2
 
 
+@pytest.mark.slow
 def test_the_summary_ends_the_table_and_its_commands_work(
         demo_build: DemoBuild, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -158,6 +159,7 @@ def test_json_keeps_bidi_controls() -> None:
     assert data["prs"][0]["title"] == f"admin{BIDI}gnp.exe" and data["hunks"][0]["path"] == f"pkg/a{BIDI}.py"
 
 
+@pytest.mark.slow
 def test_a_commit_subjects_bidi_controls_are_escaped_in_the_cli(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
     git_repo.commit("base", {"pkg/__init__.py": "", "pkg/m.py": "x = 1\n"})
@@ -231,7 +233,7 @@ def test_a_pr_report_renders_its_first_commits_title_once() -> None:
 
 
 def test_every_source_option_the_summary_repeats_is_one_plan_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    from prstack.cli_support import SourceOptions, source_options
+    from prstack.cli.support import SourceOptions, source_options
 
     given = source_options(SourceOptions(Path("clone"), "o/n", "https://ghe.example/api/v3", True, "v1.0"))
     assert main(["plan", "--help"]) == 0

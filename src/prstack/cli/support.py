@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prstack.errors import InputError, PrstackError
+from prstack.errors import InputError, Option, PrstackError
 from prstack.models import TargetKind
 
 if TYPE_CHECKING:
@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
 
-    from prstack.forge import RepoId
-    from prstack.next_steps import AuditCall
-    from prstack.report import AuditReport
+    from prstack.cli.next_steps import AuditCall
+    from prstack.match.report import AuditReport
+    from prstack.placement.forge import RepoId
     from prstack.targets.base import TargetSpec
 
 DEBUG_ENV = "PRSTACK_DEBUG"
@@ -143,7 +143,7 @@ def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,
                fmt: str = "table", verbose: bool = False, plannable: bool = True) -> AuditCall:
     """The audit as it was run, as the argument lists its next steps are built from. `source` is
     the PR source's options as given (--git PATH, --repo, --api-url, --offline, --base; --patch)."""
-    from prstack.next_steps import AuditCall
+    from prstack.cli.next_steps import AuditCall
 
     where = (f"--{target.kind.value}",) + ((target.path,) if target.path is not None else ())
     where += ("--dist", target.dist) if target.dist else ()
@@ -326,6 +326,11 @@ def progress_shown() -> Iterator[None]:
                    console=Console(stderr=True), transient=True)
     with bar, progress.reporting_to(_RichSteps(bar)):
         yield
+
+
+def as_flag(option: Option) -> str:
+    """How the command line names an input in a message: its flag, `site_packages` as `--site-packages`."""
+    return "--" + option.name.replace("_", "-")
 
 
 def fail(message: str) -> int:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 import subprocess
 
+import pytest
+
 from conftest import GitRepo
-from prstack.lineage import replay
+from prstack.diff.lineage import replay
 from prstack.sources.git.changes import load_changes
 from prstack.sources.git.repo import GitClone
 
@@ -67,6 +69,7 @@ def test_added_modified_moved_and_renamed_lines_match_blame(git_repo: GitRepo) -
     assert (c3,) in by_line.values() and any(c1 in commits for commits in by_line.values())
 
 
+@pytest.mark.slow
 def test_random_edits_over_a_stack_match_blame(git_repo: GitRepo) -> None:
     """Two stacked PRs of many commits, each editing the same files at random: every hunk's
     commits are the commits git blame names for its added lines."""

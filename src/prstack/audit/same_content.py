@@ -8,10 +8,10 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from prstack.built_from import Contains
 from prstack.models import Changes, HunkResult, Lineage, TargetInfo
 from prstack.sources.base import Loading, PRSource, RepoHint
 from prstack.targets.base import Target
+from prstack.targets.built_from import Contains
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
 

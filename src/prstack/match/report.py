@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prstack.built_from import BuildReport
 from prstack.models import HunkResult, HunkStatus, Lineage, PRReport, PRStatus, PullRequest, TargetInfo
+from prstack.targets.built_from import BuildReport
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The audit: a PR source's stack judged against a target. Orchestration only: the source reads the
-PRs, the target its files, `prstack.match.changes` judges, `prstack.built_from` adds what the build says."""
+PRs, the target its files, `prstack.match.changes` judges, `prstack.targets.built_from` adds what the build says."""
 
 from __future__ import annotations
 
@@ -8,21 +8,21 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from prstack.built_from import flag_results, join_build
+from prstack.audit.same_content import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.errors import InputError
-from prstack.judged_once import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import KeptVerdicts
+from prstack.match.report import AuditReport, report
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
-from prstack.report import AuditReport, report
 from prstack.sources.base import Loading, PRMetadata, PRSource
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.held import after_merge, placed_sentence
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target, start_target
+from prstack.targets.built_from import flag_results, join_build
 
 __all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
 
@@ -142,7 +142,7 @@ def _stop_on_another_project(hunks: Sequence[Hunk], repo_files: Sequence[str], t
              else f"a {info.kind} of {len(target.files())} file(s) without the project's packages")
     paths = sorted({p for h in hunks for p in (h.path, h.old_path) if p})
     if (why := absent_project(paths, repo_files, target.files(), found)) is not None:
-        raise InputError(why)
+        raise InputError(*why)
 
 
 @contextlib.contextmanager
