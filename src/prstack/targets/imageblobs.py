@@ -24,7 +24,7 @@ from prstack.errors import Option, Part, TargetError
 from prstack.targets import blobhash
 from prstack.targets.confined import inside
 from prstack.targets.metadata import JsonTooDeep, bounded_json
-from prstack.targets.tarheaders import TarDamaged, headers
+from prstack.targets.tarheaders import AHEAD, TarDamaged, headers
 
 JSON_CAP = 4 << 20
 """The largest manifest, index or config read (bytes)."""
@@ -161,7 +161,7 @@ class Blobs:
             raise
 
     def _read_members(self, window: Window) -> None:
-        for n, member in enumerate(headers(cast(IO[bytes], window))):
+        for n, member in enumerate(headers(cast(IO[bytes], window), AHEAD)):
             if n >= OUTER_ENTRIES:
                 raise image_error(self.shown, f"the archive holds more than {OUTER_ENTRIES} members; it is no image.")
             self._members.setdefault(member.name.removeprefix("./"),

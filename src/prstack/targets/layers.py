@@ -26,7 +26,7 @@ from prstack.targets.confined import METADATA_CAP
 from prstack.targets.imageblobs import Blobs, ImageBudget, ImageError, image_error
 from prstack.targets.inflate import CHECKPOINT_EVERY, LAYER_CAP, LayerStream, open_layer
 from prstack.targets.manifests import ImageManifest, Layer, find_manifest, host_platform
-from prstack.targets.tarheaders import TarDamaged, headers
+from prstack.targets.tarheaders import AHEAD, BLOCK, TarDamaged, headers
 
 __all__ = ["CHECKPOINT_EVERY", "DIST_INFO_FILES", "LAYER_CAP", "Blobs", "Entry", "ImageBudget", "ImageError",
            "ImageManifest", "Layer", "LayerStream", "Merged", "OverCap", "find_manifest", "host_platform",
@@ -179,7 +179,7 @@ def _read_changes(blobs: Blobs, merged: Merged, number: int, opened: LayerStream
     changes = _Changes()
     written, folders = changes.written, changes.folders
     try:
-        for member in headers(stream):
+        for member in headers(stream, BLOCK if opened.compressed else AHEAD):  # (seeking back in a plain tar is free)
             spent.entry()
             name = _clean_name(member.name, blobs.shown, layer)
             if not name:

@@ -23,7 +23,8 @@ _KINDS = {b"0": "file", b"\0": "file", b"7": "file", b"5": "dir", b"2": "symlink
 _POSIX_MAGIC = b"ustar\x00"
 _LINKS = (b"1", b"2")
 AHEAD = 3 * 512
-"""Bytes read at once where a header is wanted (what follows it is often the next header wanted)."""
+"""Bytes to read at once where a header is wanted, in a tar that costs nothing to seek back in (what
+follows a header is often the next header wanted)."""
 _NO_DATA = (b"1", b"2", b"3", b"4", b"5", b"6", b"\0", b"0")
 
 
@@ -109,18 +110,18 @@ def _pax(data: bytes, at: int) -> dict[str, str]:
 
 
 class _Ahead:
-    """A tar's bytes by position, read a few blocks ahead: a PAX header, its records and the header they
-    describe, or a small file's header and the next one, are one read."""
+    """A tar's bytes by position, read `ahead` bytes at once: a PAX header, its records and the header
+    they describe, or a small file's header and the next one, are one read."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream, self._data, self._at = stream, b"", 0
+    def __init__(self, stream: IO[bytes], ahead: int) -> None:
+        self._stream, self._ahead, self._data, self._at = stream, ahead, b"", 0
 
     def read(self, pos: int, size: int) -> bytes:
         start = pos - self._at
         if start >= 0 and start + size <= len(self._data):
             return self._data[start : start + size]
         self._stream.seek(pos)
-        self._data, self._at = self._stream.read(max(size, AHEAD)), pos
+        self._data, self._at = self._stream.read(max(size, self._ahead)), pos
         return self._data[:size]
 
 
@@ -133,10 +134,11 @@ def _extended(tar: _Ahead, at: int, size: int) -> bytes:
     return data
 
 
-def headers(stream: IO[bytes]) -> Iterator[Header]:
+def headers(stream: IO[bytes], ahead: int = BLOCK) -> Iterator[Header]:
     """Every member's header, in order, up to the end-of-archive block; TarDamaged on a cut or a
-    block that is no header."""
-    tar = _Ahead(stream)
+    block that is no header. `ahead`: bytes read at once (AHEAD where seeking back costs nothing: the
+    stream is left past the member's data start, where a reader of the data seeks back)."""
+    tar = _Ahead(stream, ahead)
     pos = 0
     pax: dict[str, str] = {}
     long_name = long_link = None
