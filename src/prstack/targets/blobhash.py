@@ -29,16 +29,14 @@ def sha256_of(fd: int, start: int, length: int, parent: int) -> str:
     Mapped: a file cut short while it is hashed ends this process (SIGBUS), its answer missing."""
     if os.fstat(fd).st_size < start + length:
         return "! the file ends inside it"
-    digest = hashlib.sha256()
     try:
-        _mapped(digest, fd, (start, start + length), parent)
+        return _mapped(fd, (start, start + length), parent)
     except (OSError, ValueError):  # (a file that cannot be mapped: read)
-        digest = hashlib.sha256()
-        return _read(digest, fd, (start, start + length), parent)
-    return "sha256:" + digest.hexdigest()
+        return _read(fd, (start, start + length), parent)
 
 
-def _mapped(digest: hashlib._Hash, fd: int, span: tuple[int, int], parent: int) -> None:
+def _mapped(fd: int, span: tuple[int, int], parent: int) -> str:
+    digest = hashlib.sha256()
     at, end = span
     while at < end:
         _still_asked(parent)
@@ -47,9 +45,11 @@ def _mapped(digest: hashlib._Hash, fd: int, span: tuple[int, int], parent: int) 
         with mmap.mmap(fd, size, access=mmap.ACCESS_READ, offset=base) as window, memoryview(window) as view:
             digest.update(view[at - base : size])
         at = base + size
+    return "sha256:" + digest.hexdigest()
 
 
-def _read(digest: hashlib._Hash, fd: int, span: tuple[int, int], parent: int) -> str:
+def _read(fd: int, span: tuple[int, int], parent: int) -> str:
+    digest = hashlib.sha256()
     buffer = memoryview(bytearray(CHUNK))
     at, end = span
     while at < end:
