@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prstack.audit import audit_stack, audit_targets
-from prstack.demo.run import build
+from prstack.demo.example import build
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec

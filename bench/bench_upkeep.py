@@ -42,8 +42,8 @@ from packaging.version import InvalidVersion, Version
 
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
-from prstack.upkeep.model import Item
-from prstack.upkeep.run import Carried, Upkeep, upkeep
+from prstack.upkeep.carrying import Carried, Upkeep, UpkeepRequest, upkeep
+from prstack.upkeep.values import Item
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> str:
@@ -118,7 +118,8 @@ def bench_prs(repo: Path, count: int, repeat: int, ab: str | None, spread: bool)
             ancestry[number] = min(holding, key=order.__getitem__) if holding else None
         return time.perf_counter() - started
 
-    ours, theirs, *other = timed(lambda: done.append(upkeep(Carried(tuple(prs)), GitClone(repo))), repeat,
+    request = UpkeepRequest(Carried(tuple(prs)), GitClone(repo))
+    ours, theirs, *other = timed(lambda: done.append(upkeep(request)), repeat,
                                  [peer, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", str(count),
                                                         "--patches", "0", *(["--spread"] if spread else [])])])
     report = done[-1].report
@@ -149,7 +150,7 @@ def why(repo: Path, item: Item, merge: str, tag: str | None, tags: list[str]) ->
     or none, for each hunk that ancestry's release lacks: not whole at the merge commit, or whole
     there and rewritten before the release (by which commit), or neither (check by hand)."""
     from prstack.sources.git.prs import ClonePRs
-    from prstack.upkeep.across import TreeJudge, grouped
+    from prstack.upkeep.many_trees import TreeJudge, grouped
     from prstack.upkeep.trees import blob_ids, commits_touching
 
     src = GitClone(repo)
@@ -222,7 +223,8 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
             return time.perf_counter() - started
 
         ours, peer, *other = timed(
-            lambda: runs.append(upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))),
+            lambda: runs.append(upkeep(UpkeepRequest(Carried(patches=tuple(names)), None,
+                                                     target=TargetSpec("tree", str(tree))))),
             repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)])])
         done, applies = runs[-1], applying[-1]
     verdicts: dict[str, int] = {}
@@ -266,12 +268,12 @@ def prstack_only(repo: Path, prs: int, patches: int, spread: bool) -> float:
         tags = versions(repo)
         carried = Carried(tuple(squashed_prs(repo, tags[max(len(tags) - 30, 0)], prs, spread)))
         started = time.perf_counter()
-        upkeep(carried, GitClone(repo))
+        upkeep(UpkeepRequest(carried, GitClone(repo)))
         return time.perf_counter() - started
     with tempfile.TemporaryDirectory(prefix="prstack-bench-upkeep-") as tmp:
         names, tree = patch_files(repo, patches, Path(tmp))
         started = time.perf_counter()
-        upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))
+        upkeep(UpkeepRequest(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree))))
         return time.perf_counter() - started
 
 

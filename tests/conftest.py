@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from prstack.demo.example import DemoBuild, build
 from prstack.demo.fixture import GIT_ENV
-from prstack.demo.run import DemoBuild, build
 
 ROOT = Path(__file__).resolve().parents[1]
 # the GitHub-shaped server (`upstream`, `server`), the big one

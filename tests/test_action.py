@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 
 ACTION = Path(__file__).resolve().parent.parent / "action.yml"
 

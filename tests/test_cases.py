@@ -22,8 +22,8 @@ import pytest
 from conftest import ROOT, GitRepo
 from helpers.targets import install_into, make_wheel
 from prstack.cli import main
+from prstack.demo.example import DemoBuild
 from prstack.demo.fixture import export_tree
-from prstack.demo.run import DemoBuild
 from prstack.models import HunkStatus
 
 CASES = ROOT / "tests" / "cases"

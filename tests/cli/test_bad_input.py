@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

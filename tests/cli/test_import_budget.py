@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 
 UNUSED_BY_AN_OFFLINE_CLONE_AUDIT = ("github", "networkx", "git", "gitdb", "rich")
 """PyGithub, networkx, GitPython (and its object database), rich: a JSON audit of a clone uses none."""

@@ -11,7 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.schemas import IDS, schema
 
 

@@ -20,7 +20,7 @@ import pytest
 from rich.console import Console
 
 from conftest import ROOT
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
 from prstack.render.panels import HunkPanel
 

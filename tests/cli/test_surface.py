@@ -13,7 +13,7 @@ import pytest
 
 from conftest import GitRepo
 from helpers.ghserver import build_stack, serve_stack
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 
 COMMANDS = ["audit", "graph", "hunks", "demo", "plan", "fetch", "cache", "cache info", "cache clear"]
 

@@ -9,7 +9,7 @@ import pytest
 
 from prstack.audit import audit_stack
 from prstack.cli import main
-from prstack.demo.run import DemoBuild, run_demo
+from prstack.demo.example import DemoBuild, run_demo
 from prstack.models import HunkStatus, PRStatus
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from conftest import GitRepo
-from prstack.match.atbase import PackageAtBase
+from prstack.match.base_package import PackageAtBase
 from prstack.match.package import PackageIndex
 from prstack.sources.git.repo import GitClone
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prstack.audit import audit, audit_targets
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import KeptVerdicts
 from prstack.sources.git.prs import ClonePRs

@@ -14,8 +14,8 @@ from rich.console import Console
 
 from conftest import GitRepo
 from prstack.cli import main
+from prstack.demo.example import DemoBuild
 from prstack.demo.fixture import export_tree
-from prstack.demo.run import DemoBuild
 from prstack.match.report import AuditReport, pr_status, pr_status_v1, report
 from prstack.models import (
     FileChange,

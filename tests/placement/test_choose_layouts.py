@@ -16,7 +16,7 @@ from helpers.targets import (
     make_wheel,
     statuses,
 )
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.errors import InputError
 from prstack.placement.choose import Asked, DistFiles, choose
 from prstack.placement.paths import PathMap

@@ -18,7 +18,7 @@ from prstack.demo.fixture import export_tree
 from prstack.diff.hunks import parse_diff
 from prstack.models import PRStatus
 from prstack.plan import PlanStatus
-from prstack.plan.run import combined_patch, plan_stack
+from prstack.plan.planning import PlanRequest, combined_patch, plan_stack
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets import TargetSpec
@@ -48,7 +48,7 @@ def _child_that_merged_main(up: Upstream) -> None:
 def test_a_child_that_merged_main_plans_only_its_own_change(upstream: Upstream) -> None:
     _child_that_merged_main(upstream)
     src = GitClone(upstream.path)
-    plan = plan_stack(ClonePRs(src, [22]), onto="other")
+    plan = plan_stack(PlanRequest(ClonePRs(src, [22]), onto="other"))
     assert {p.pr.number: p.status for p in plan.prs} == {21: PlanStatus.CLEAN, 22: PlanStatus.CLEAN}
     patch = combined_patch(src, plan).decode()
     assert "util.py" not in patch
@@ -79,7 +79,7 @@ def test_a_squash_merged_stack_whose_child_merged_main_is_present(upstream: Upst
     for branch in ("pr21", "pr22"):
         up.repo.git("merge", "--squash", "--quiet", branch)
         up.repo.commit(f"squash {branch}", {})
-    plan = plan_stack(ClonePRs(GitClone(up.path), [22]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [22]), onto="main"))
     assert {p.pr.number: p.status for p in plan.prs} == {21: PlanStatus.PRESENT, 22: PlanStatus.PRESENT}
     assert plan.clean and not plan.picks
 
@@ -95,5 +95,5 @@ def test_plan_onto_a_target_judges_the_prs_as_the_audit_does(upstream: Upstream,
     spec = TargetSpec("tree", str(tree))
     report = audit_stack(GitClone(up.path), [32], spec)
     assert {p.pr.number: p.status for p in report.prs} == {31: PRStatus.APPLIED, 32: PRStatus.APPLIED}
-    plan = plan_stack(ClonePRs(GitClone(up.path), [32]), target=spec)
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [32]), target=spec))
     assert {p.pr.number: p.status for p in plan.prs} == {31: PlanStatus.PRESENT, 32: PlanStatus.PRESENT}

@@ -27,7 +27,7 @@ from prstack.plan import (
     fits,
     plan_order,
 )
-from prstack.plan.run import plan_stack
+from prstack.plan.planning import PlanRequest, plan_stack
 from prstack.render import OutputFormat
 from prstack.render.plan import plan_script, render_plan
 from prstack.sources.git.prs import ClonePRs
@@ -202,7 +202,7 @@ def demo_with_conflict(dest: Path) -> DemoRepo:
 @pytest.mark.slow
 def test_demo_plan_shows_the_conflict_with_40727(tmp_path: Path) -> None:
     repo = demo_with_conflict(tmp_path / "upstream")
-    plan = plan_stack(ClonePRs(GitClone(repo.path), [40898, 41703]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(repo.path), [40898, 41703]), onto="main"))
     assert [(p.pr.number, p.status) for p in plan.prs] == [
         (40727, PlanStatus.CLEAN), (40898, PlanStatus.CLEAN), (41703, PlanStatus.CONFLICT)]
     (conflict,) = plan.prs[2].conflicts

@@ -10,12 +10,12 @@ import pytest
 
 from conftest import GitRepo
 from helpers.plan import CORE, UTIL, Upstream, apply_patch, audit_tree, run_script
+from prstack.demo.example import DemoBuild
 from prstack.demo.fixture import export_tree
-from prstack.demo.run import DemoBuild
 from prstack.demo.wheel import build_wheel, install_wheel
 from prstack.models import PRStatus
 from prstack.plan import Plan, PlanStatus
-from prstack.plan.run import combined_patch, plan_stack
+from prstack.plan.planning import PlanRequest, combined_patch, plan_stack
 from prstack.render.plan import plan_script
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
@@ -50,7 +50,7 @@ def stack_1_2(up: Upstream) -> None:
 @pytest.mark.slow
 def test_clean_stack_onto_a_release_tag(upstream: Upstream, tmp_path: Path) -> None:
     stack_1_2(upstream)
-    plan = plan_stack(ClonePRs(GitClone(upstream.path), [2]), onto="v1.1")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(upstream.path), [2]), onto="v1.1"))
     assert [p.pr.number for p in plan.prs] == [1, 2]
     assert statuses(plan) == {1: PlanStatus.CLEAN, 2: PlanStatus.CLEAN}
     assert plan.clean
@@ -68,7 +68,7 @@ def test_pr_already_merged_upstream_by_squash(upstream: Upstream, tmp_path: Path
     up.repo.git("checkout", "--quiet", "main")
     up.repo.git("merge", "--squash", "--quiet", "pr3")
     squash = up.repo.commit("kvlite: bigger value 7 and int() in double (#3)", {})
-    plan = plan_stack(ClonePRs(GitClone(up.path), [4]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [4]), onto="main"))
     assert statuses(plan) == {3: PlanStatus.PRESENT, 4: PlanStatus.CLEAN}
     assert "squash-merged" in plan.prs[0].reason and squash[:10] in plan.prs[0].reason
     assert plan.clean
@@ -83,7 +83,7 @@ def test_stack_squashed_as_one_commit_is_present(upstream: Upstream) -> None:
     up.repo.git("checkout", "--quiet", "main")
     up.repo.git("merge", "--squash", "--quiet", "pr15")
     up.repo.commit("Value 17 and a comment (#14, #15)", {})
-    plan = plan_stack(ClonePRs(GitClone(up.path), [15]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [15]), onto="main"))
     assert statuses(plan) == {14: PlanStatus.PRESENT, 15: PlanStatus.PRESENT}
     assert "reverse-applies" in plan.prs[0].reason
     assert "with the PRs under it" in plan.prs[1].reason
@@ -96,7 +96,7 @@ def test_rebased_pr_is_present_by_patch_ids(upstream: Upstream) -> None:
     up.pr(5, [(CORE, "VALUE_03 = 3\n", "VALUE_03 = 30\n"), (CORE, "VALUE_04 = 4\n", "VALUE_04 = 40\n")])
     up.repo.git("checkout", "--quiet", "main")
     up.repo.git("-c", "commit.gpgsign=false", "cherry-pick", "pr5~1", "pr5")
-    plan = plan_stack(ClonePRs(GitClone(up.path), [5]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [5]), onto="main"))
     assert statuses(plan) == {5: PlanStatus.PRESENT}
     assert "patch-id" in plan.prs[0].reason
 
@@ -106,7 +106,7 @@ def test_two_independent_prs_conflict_with_each_other(upstream: Upstream, tmp_pa
     up = upstream
     up.pr(6, [(CORE, "VALUE_12 = 12\n", "VALUE_12 = 120\n")])
     up.pr(7, [(UTIL, "2 * x", "x * 2"), (CORE, "VALUE_12 = 12\n", "VALUE_12 = -12\n")])
-    plan = plan_stack(ClonePRs(GitClone(up.path), [6, 7]), onto="v1.1")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [6, 7]), onto="v1.1"))
     assert [p.pr.number for p in plan.prs] == [6, 7]
     assert statuses(plan) == {6: PlanStatus.CLEAN, 7: PlanStatus.CONFLICT}
     assert not plan.clean
@@ -119,7 +119,7 @@ def test_two_independent_prs_conflict_with_each_other(upstream: Upstream, tmp_pa
     assert region[0] == merged.index("VALUE_12 = 12") + 1
     assert conflict.commit == plan.prs[1].pr.commits[1].sha
     # in the other order the other PR is the one that conflicts
-    other = plan_stack(ClonePRs(GitClone(up.path), [7, 6]), onto="v1.1")
+    other = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [7, 6]), onto="v1.1"))
     assert statuses(other) == {7: PlanStatus.CLEAN, 6: PlanStatus.CONFLICT}
     # what is clean still goes on: the script and patch carry #6 only
     assert [p.pr.number for p in plan.prs if p.picks] == [6]
@@ -132,7 +132,7 @@ def test_pr_conflicting_with_the_base(upstream: Upstream) -> None:
     up.pr(8, [(CORE, "VALUE_15 = 15\n", "VALUE_15 = 150\n")])
     up.pr(9, [(CORE, "VALUE_28 = 28\n", "VALUE_28 = 280\n")], start="pr8")
     up.main_commit("Retire value 15", CORE, "VALUE_15 = 15\n", "VALUE_15 = None  # retired\n")
-    plan = plan_stack(ClonePRs(GitClone(up.path), [9]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [9]), onto="main"))
     assert statuses(plan) == {8: PlanStatus.CONFLICT, 9: PlanStatus.BLOCKED}
     (conflict,) = plan.prs[0].conflicts
     assert conflict.path == CORE and conflict.with_onto and conflict.with_prs == ()
@@ -149,7 +149,7 @@ def test_stale_parent_conflicts_with_the_new_parent(upstream: Upstream) -> None:
     # the parent is force-pushed with a different fix; #11 still holds the old copy
     up.pr(10, [(CORE, "VALUE_09 = 9\n", "VALUE_09 = 9 * 10\n")], start="v1.0", branch="pr10-v2")
     src = GitClone(up.path)
-    plan = plan_stack(ClonePRs(src, [10, 11]), onto="v1.1")
+    plan = plan_stack(PlanRequest(ClonePRs(src, [10, 11]), onto="v1.1"))
     assert [p.pr.number for p in plan.prs] == [10, 11]
     assert plan.prs[0].status is PlanStatus.CLEAN
     child = plan.prs[1]
@@ -173,7 +173,7 @@ def test_pick_already_there_is_left_out(upstream: Upstream, tmp_path: Path) -> N
     up.pr(12, [(CORE, "VALUE_02 = 2\n", "VALUE_02 = 20\n"), (UTIL, "2 * x", "x << 1")])
     up.repo.git("checkout", "--quiet", "main")
     up.repo.git("-c", "commit.gpgsign=false", "cherry-pick", "pr12~1")
-    plan = plan_stack(ClonePRs(GitClone(up.path), [12]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [12]), onto="main"))
     (p,) = plan.prs
     assert p.status is PlanStatus.CLEAN
     assert len(p.picks) == 1 and len(p.redundant) == 1
@@ -207,7 +207,7 @@ def test_installed_target_holding_part_of_the_stack(
         "tree": tmp_path / "built" / "tree",
     }[kind]
     src = GitClone(up.path)
-    plan = plan_stack(ClonePRs(src, [2]), target=TargetSpec(kind, str(where)))
+    plan = plan_stack(PlanRequest(ClonePRs(src, [2]), target=TargetSpec(kind, str(where))))
     assert statuses(plan) == {1: PlanStatus.PRESENT, 2: PlanStatus.CLEAN}
     assert plan.onto.kind == "installed" and plan.onto.start == pr1
     if with_commit:
@@ -226,7 +226,7 @@ def test_installed_files_edited_after_the_build_are_what_is_planned_onto(
     site = _install(up, "v1.0", "1.0", tmp_path / "built")
     core = site / "kvlite" / "core.py"
     core.write_text(core.read_text().replace("VALUE_20 = 20\n", "VALUE_20 = 21  # local fix\n"))
-    plan = plan_stack(ClonePRs(GitClone(up.path), [2]), target=TargetSpec("site-packages", str(site)))
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [2]), target=TargetSpec("site-packages", str(site))))
     assert statuses(plan) == {1: PlanStatus.CLEAN, 2: PlanStatus.CONFLICT}
     (conflict,) = plan.prs[1].conflicts
     assert conflict.path == CORE and conflict.with_onto
@@ -241,7 +241,7 @@ def test_pr_holding_a_merge_commit_is_picked_as_one_diff(upstream: Upstream, tmp
     up.repo.commit("PR 13: triple", up.edit(UTIL, "2 * x", "3 * x"))
     up.repo.pr_ref(13)
     up.repo.git("checkout", "--quiet", "main")
-    plan = plan_stack(ClonePRs(GitClone(up.path), [13]), onto="v1.1")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [13]), onto="v1.1"))
     (p,) = plan.prs
     assert p.status is PlanStatus.CLEAN
     assert [k.squash for k in p.picks] == [True]
@@ -256,7 +256,8 @@ def test_installed_build_that_dropped_a_hunk_gets_it_picked_again(
     alone would call #40727 present; the audit of the installed files overrules it."""
     repo = demo_build.repo
     src = GitClone(repo.path)
-    plan = plan_stack(ClonePRs(src, [40898]), target=TargetSpec("site-packages", str(demo_build.site_packages)))
+    spec = TargetSpec("site-packages", str(demo_build.site_packages))
+    plan = plan_stack(PlanRequest(ClonePRs(src, [40898]), target=spec))
     assert plan.onto.sha == repo.fork_build
     assert statuses(plan) == {40727: PlanStatus.CLEAN, 40898: PlanStatus.PRESENT}
     # its whole commits would conflict (in docs and tests, which #40898 changed after them):
@@ -277,7 +278,7 @@ def test_file_deleted_upstream_is_a_conflict_without_markers(upstream: Upstream)
     up.pr(16, [(UTIL, "2 * x", "2 * x + 0")])
     up.repo.git("checkout", "--quiet", "main")
     up.repo.commit("Drop util", {UTIL: None})
-    plan = plan_stack(ClonePRs(GitClone(up.path), [16]), onto="main")
+    plan = plan_stack(PlanRequest(ClonePRs(GitClone(up.path), [16]), onto="main"))
     (conflict,) = plan.prs[0].conflicts
     assert conflict.path == UTIL and conflict.with_onto and conflict.regions == ()
     assert conflict.message is not None and "modify/delete" in conflict.message

@@ -19,7 +19,7 @@ from prstack.models import (
     PullRequest,
     TargetInfo,
 )
-from prstack.render import OutputFormat, render_audit
+from prstack.render import AUDIT_RENDERERS, AuditFormat, OutputFormat, render_audit, render_matrix
 
 EVIL_TITLE = "[bold red]pwned[/] \x1b[2J\x1b]8;;http://evil\x07link\x1b]8;;\x07 | <script>"
 EVIL_PATH = "src/pkg/[link=http://evil]x[/link].py"
@@ -59,3 +59,12 @@ def test_table_raw_output_has_no_terminal_escapes_from_data() -> None:
     console.print(render_audit(evil_report(), OutputFormat.TABLE))
     raw = console.export_text(styles=False)
     assert "\x1b" not in raw
+
+
+@pytest.mark.parametrize("fmt", list(AuditFormat))
+def test_every_audit_format_has_a_renderer_for_one_target_and_for_several(fmt: AuditFormat) -> None:
+    report = evil_report()
+    assert fmt in AUDIT_RENDERERS
+    one, many = render_audit(report, fmt), render_matrix([report, report], fmt)
+    assert one is not None and many is not None
+    assert (isinstance(one, str) and isinstance(many, str)) == (fmt is not AuditFormat.TABLE)

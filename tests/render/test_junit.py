@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.match.report import AuditReport
 from prstack.models import (
     Commit,

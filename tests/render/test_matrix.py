@@ -14,7 +14,7 @@ import pytest
 from helpers.imagebuild import files_of, layer, oci_layout
 from prstack.audit.same_content import RecordingTarget, judged, same_content
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.schemas import schema
 from prstack.targets.base import TargetSpec, open_target
 

@@ -9,7 +9,8 @@ import pytest
 from rich.console import Console
 
 from prstack.audit import audit_stack
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
+from prstack.match.passes import noted_by_build
 from prstack.match.report import AuditReport
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, PRReport, PRStatus, PullRequest, TargetInfo
 from prstack.render import OutputFormat, render_audit
@@ -18,7 +19,6 @@ from prstack.targets.base import TargetSpec
 from prstack.targets.built_from import (
     BuildReport,
     Containment,
-    flag_results,
     header_sentence,
     join_build,
 )
@@ -99,18 +99,18 @@ def test_not_contained_but_present_and_agreement_is_quiet() -> None:
     assert not join_build(BuildEvidence(), "x", prs, results, lambda build, head: True).disagreements
 
 
-def test_flag_results_keeps_the_matcher_note_and_adds_record_and_binary() -> None:
+def test_build_notes_keep_the_matcher_note_and_add_record_and_binary() -> None:
     _, results = _report(PRStatus.MISSING, HunkStatus.MISSING)
     ev = BuildEvidence(record=RecordIntegrity(1, edited=("x/m.py",)))
-    [flagged] = flag_results(results, ev)
+    [flagged] = noted_by_build(results, ev)
     assert flagged.evidence.note == "x/m.py: edited after install: its hash no longer matches RECORD"
     assert ev.file_issues() == {"x/m.py": "edited after install: its hash no longer matches RECORD"}
     hunk = Hunk(5, "csrc/k.cu", "csrc/k.cu", FileChange.MODIFIED, 1, 1, 1, 1)
-    [unverifiable] = flag_results([HunkResult(hunk, HunkStatus.UNVERIFIABLE)], ev, lambda p: "x/_C.so")
+    [unverifiable] = noted_by_build([HunkResult(hunk, HunkStatus.UNVERIFIABLE)], ev, lambda p: "x/_C.so")
     assert unverifiable.evidence.note == "compiled into x/_C.so, which cannot be checked hunk by hunk"
-    untouched = flag_results(results, BuildEvidence())
+    untouched = noted_by_build(results, BuildEvidence())
     assert untouched[0] is results[0]
-    assert flag_results([flagged], ev)[0] is flagged  # flagging twice adds nothing
+    assert noted_by_build([flagged], ev)[0] is flagged  # flagging twice adds nothing
 
 
 def test_the_demo_build_contains_both_heads_yet_misses_a_hunk(demo_build: DemoBuild) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.imagebuild import E, docker_archive, files_of, layer, oci_layout
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.targets.layers import CHECKPOINT_EVERY, Blobs, find_manifest, host_platform, merge_layers, read_file
 
 ENV = "opt/venv/lib/python3.12/site-packages"

@@ -13,7 +13,7 @@ import pytest
 
 from helpers.imagebuild import E, docker_archive, files_of, layer, oci_layout
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 
 ENV = "opt/venv/lib/python3.12/site-packages"
 SECRET = b"secret outside the image\n"

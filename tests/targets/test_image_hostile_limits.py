@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers.imagebuild import E, docker_archive, files_of, layer, oci_layout
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.targets.imageblobs import ImageBudget, ImageError
 from prstack.targets.layers import Blobs, find_manifest, merge_layers
 

@@ -14,7 +14,7 @@ import pytest
 
 from helpers.imagebuild import E, digest, docker_archive, files_of, layer, oci_layout
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.targets.layers import Blobs, find_manifest, merge_layers, read_file
 
 ENV = "opt/venv/lib/python3.12/site-packages"

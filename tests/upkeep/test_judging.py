@@ -8,9 +8,9 @@ import pytest
 from conftest import GitRepo
 from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
 from prstack.sources.git.repo import GitClone
+from prstack.upkeep.carrying import Carried, UpkeepRequest, upkeep
 from prstack.upkeep.judging import first_release, landing, verdict
-from prstack.upkeep.model import Verdict
-from prstack.upkeep.run import Carried, upkeep
+from prstack.upkeep.values import Verdict
 
 NAMES = ["v1", "v2", "v3", "v4"]
 HUNK = Hunk(1, "a.py", "a.py", FileChange.MODIFIED, 1, 1, 1, 1, (HunkLine("-", "x = 1"), HunkLine("+", "x = 2")))
@@ -86,6 +86,6 @@ def test_a_blob_shared_by_many_tags_is_judged_once(git_repo: GitRepo) -> None:
     for n in range(10):
         r.commit(f"other {n}", {"b.py": f"{n}\n"})
         r.git("tag", f"1.{n}")
-    done = upkeep(Carried((1,)), GitClone(r.path))
+    done = upkeep(UpkeepRequest(Carried((1,)), GitClone(r.path)))
     assert len(done.report.releases) == 10 and done.judgements == 1
     assert done.report.items[0].verdict is Verdict.KEEP

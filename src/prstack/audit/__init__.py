@@ -1,6 +1,6 @@
-"""The audit: a PR source's stack judged against a target (`audit`), several targets at once
-(`audit_targets`), the stack of a clone (`audit_stack`)."""
+"""The audit: a PR source's stack judged against a target (`run_audit` of an `AuditRequest`; `audit`
+for one target, `audit_targets` for several, `audit_stack` for the stack of a clone)."""
 
-from prstack.audit.judging import audit, audit_opened, audit_stack, audit_targets
+from prstack.audit.judging import AuditRequest, audit, audit_opened, audit_stack, audit_targets, run_audit
 
-__all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
+__all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]

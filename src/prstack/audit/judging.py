@@ -6,14 +6,15 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from prstack.audit.same_content import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.errors import InputError
-from prstack.match.alone import noted_without_base
 from prstack.match.changes import TargetIndex, judge_changes
 from prstack.match.jobs import KeptVerdicts
+from prstack.match.passes import noted_by_build
 from prstack.match.report import AuditReport, report
+from prstack.match.without_base import noted_without_base
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
 from prstack.sources.base import Loading, PRMetadata, PRSource
@@ -22,9 +23,24 @@ from prstack.sources.git.held import after_merge, placed_sentence
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target, start_target
-from prstack.targets.built_from import flag_results, join_build
+from prstack.targets.built_from import join_build
 
-__all__ = ["audit", "audit_opened", "audit_stack", "audit_targets"]
+__all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    """What an audit is asked: a PR source's stack, against one target or several (a matrix)."""
+
+    source: PRSource
+    targets: tuple[TargetSpec, ...]
+
+
+def run_audit(request: AuditRequest) -> tuple[AuditReport, ...]:
+    """A report per target of `request`, in its order (several targets: see `audit_targets`)."""
+    if len(request.targets) == 1:
+        return (audit(request.source, request.targets[0]),)
+    return tuple(audit_targets(request.source, request.targets))
 
 
 def audit(source: PRSource, spec: TargetSpec) -> AuditReport:
@@ -107,7 +123,7 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
     left = {h.old_path for h in changes.hunks
             if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
     index = TargetIndex.of(target, repo_files, left)
-    results = flag_results(judge_changes(changes, target, source, index, loading, kept), target.evidence,
+    results = noted_by_build(judge_changes(changes, target, source, index, loading, kept), target.evidence,
                            index.pathmap.binary_for)
     clone = source.source if isinstance(source, RememberingSource) else source
     if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):

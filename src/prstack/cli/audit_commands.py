@@ -8,29 +8,30 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, assert_never
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from prstack.cli.support import (
     FoundSource,
     SourceOptions,
-    TargetOptions,
     as_text,
     audit_call,
+    check_interpreter,
     console,
     found_source,
     parse_prs,
     progress_shown,
     show,
     source_options,
-    target_specs,
 )
+from prstack.cli.targets import TargetOptions, help_of, target_specs
 from prstack.errors import InputError
+from prstack.models import TargetKind
 from prstack.render.formats import AuditFormat, AuditSchema, GraphFormat, HunksFormat, choices
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import Console
 
     from prstack.cli.next_steps import AuditCall
     from prstack.match.report import AuditReport
@@ -95,16 +96,15 @@ def audit(
     git: GitOpt = None, repo: RepoOpt = None, api_url: ApiUrlOpt = None,
     installed: InstalledOpt = False,
     python: Annotated[list[str] | None, typer.Option(
-        "--python", metavar="PY", help="Target: that interpreter's environment (repeatable).")] = None,
+        "--python", metavar="PY", help=help_of(TargetKind.PYTHON, repeatable=True))] = None,
     site_packages: Annotated[list[Path] | None, typer.Option(
-        "--site-packages", metavar="DIR", help="Target: a site-packages folder (repeatable).")] = None,
+        "--site-packages", metavar="DIR", help=help_of(TargetKind.SITE_PACKAGES, repeatable=True))] = None,
     wheel: Annotated[list[Path] | None, typer.Option(
-        "--wheel", metavar="FILE", help="Target: a wheel, not installed (repeatable).")] = None,
+        "--wheel", metavar="FILE", help=help_of(TargetKind.WHEEL, repeatable=True))] = None,
     tree: Annotated[list[Path] | None, typer.Option(
-        "--tree", metavar="DIR", help="Target: a plain source tree (repeatable).")] = None,
+        "--tree", metavar="DIR", help=help_of(TargetKind.TREE, repeatable=True))] = None,
     image: Annotated[list[Path] | None, typer.Option(
-        "--image", metavar="FILE_OR_DIR", help="Target: a container image, a `docker save` tar or an OCI image "
-        "layout (folder or tar), read without a daemon (repeatable).")] = None,
+        "--image", metavar="FILE_OR_DIR", help=help_of(TargetKind.IMAGE, repeatable=True))] = None,
     platform: Annotated[str | None, typer.Option(
         "--platform", metavar="OS/ARCH", help="Which platform of a multi-platform image (default: the host's).",
     )] = None,
@@ -122,13 +122,13 @@ def audit(
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
-    from prstack.audit import audit
+    from prstack.audit import AuditRequest, run_audit
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
 
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
-                                       image or (), dist, platform, python_path))
+                                       image or (), dist, platform, python_path), check_interpreter)
     sources = SourceOptions(git, repo, api_url, offline, base)
     shown_as = _Shown(fmt, verbose, schema, output, input_files_of(*(patch or ()), *(wheel or ()), *(image or ())))
     if patch:
@@ -158,14 +158,14 @@ def audit(
                              named=lambda: repo_candidates(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
-        report = found.noted(audit(source.prs(numbers, base), spec))
+        report = found.noted(run_audit(AuditRequest(source.prs(numbers, base), (spec,)))[0])
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
 
 
 def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
     """The PRs against several targets: the stack read once, a report per target, the PR x target matrix."""
-    from prstack.audit import audit_targets
-    from prstack.render.matrix import matrix_json, matrix_markdown, matrix_table
+    from prstack.audit import AuditRequest, run_audit
+    from prstack.render import render_matrix
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
     from prstack.targets.repos import repo_candidates
@@ -177,26 +177,12 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSourc
                              named=lambda: repo_candidates(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
-        reports = [found.noted(r) for r in audit_targets(source.prs(numbers, given.base), specs)]
+        reports = [found.noted(r) for r in run_audit(AuditRequest(source.prs(numbers, given.base), tuple(specs)))]
     fmt, schema, output = shown_as.fmt, shown_as.schema, shown_as.output
-
-    def rendered(fmt: AuditFormat) -> RenderableType:
-        if fmt is AuditFormat.TABLE:
-            return matrix_table(reports)
-        if fmt is AuditFormat.JSON:
-            return matrix_json(reports, schema)
-        if fmt is AuditFormat.MARKDOWN:
-            return matrix_markdown(reports)
-        if fmt is AuditFormat.JUNIT:
-            from prstack.render.junit import audit_junit
-
-            return audit_junit(reports)
-        assert_never(fmt)
-
     if output is not None:
-        write_output(output, as_text(rendered(fmt)).encode(), shown_as.inputs)
+        write_output(output, as_text(render_matrix(reports, fmt, schema)).encode(), shown_as.inputs)
         fmt = AuditFormat.TABLE
-    show(rendered(fmt))
+    show(render_matrix(reports, fmt, schema))
     return 0 if all(r.all_present for r in reports) else 1
 
 
@@ -257,7 +243,7 @@ def demo(
 ) -> None:
     """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
     from prstack.cli.next_steps import AuditCall
-    from prstack.demo.run import prepare_keep, rerun_commands, run_demo
+    from prstack.demo.example import prepare_keep, rerun_commands, run_demo
 
     out = console()
     started = time.perf_counter()

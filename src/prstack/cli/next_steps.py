@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from prstack.cli.targets import reinstall
 from prstack.match.report import AuditReport
 from prstack.models import TargetKind
 from prstack.render.summary import Lacking, Step, Summary
@@ -57,20 +57,6 @@ def summary(report: AuditReport, call: AuditCall | None) -> Summary:
     if not call.verbose:
         steps.append(_step(((*call.rerun, "--verbose"),), "lists every hunk, applied ones too"))
     return Summary(missing, len(report.prs), tuple(steps), ships)
-
-
-def reinstall(kind: TargetKind | None, path: str | None) -> tuple[str, ...] | None:
-    """The command that puts a patched checkout's build into the target: pip into the interpreter
-    or folder it names; for a wheel, the wheel built again beside it; None for a plain tree."""
-    if kind is TargetKind.INSTALLED:
-        return (sys.executable, "-m", "pip", "install", "--no-deps", "--force-reinstall", ".")
-    if kind is TargetKind.PYTHON and path:
-        return (path, "-m", "pip", "install", "--no-deps", "--force-reinstall", ".")
-    if kind is TargetKind.SITE_PACKAGES and path:
-        return ("python", "-m", "pip", "install", "--no-deps", "--upgrade", "--target", path, ".")
-    if kind is TargetKind.WHEEL and path:
-        return ("python", "-m", "pip", "wheel", "--no-deps", "-w", str(PurePath(path).parent), ".")
-    return None
 
 
 LOCAL_PATH_NAMES = {"--git": "PATH", "--tree": "DIR", "--site-packages": "DIR", "--wheel": "FILE",

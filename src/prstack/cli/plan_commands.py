@@ -11,12 +11,13 @@ import typer
 
 from prstack.cli.support import (
     SourceOptions,
+    check_interpreter,
     found_source,
     parse_prs,
     progress_shown,
     show,
-    target_spec,
 )
+from prstack.cli.targets import TargetOptions, target_spec
 from prstack.errors import InputError
 from prstack.render import OutputFormat
 
@@ -62,7 +63,7 @@ def plan(
     fmt: FormatOpt = OutputFormat.TABLE, repo: RepoOpt = None, api_url: ApiUrlOpt = None, offline: OfflineOpt = False,
 ) -> None:
     """Before installing: the order, what is already in, and what will conflict."""
-    from prstack.plan.run import combined_patch, plan_stack
+    from prstack.plan.planning import PlanRequest, combined_patch, plan_stack
     from prstack.render.plan import plan_script, render_plan
     from prstack.sources.git.prs import ClonePRs
     from prstack.sources.github.access import Access
@@ -78,12 +79,12 @@ def plan(
             "no onto-point: give --onto REF (a tag, branch or sha of the clone), or the installed "
             "target to plan onto with --installed, --python, --site-packages, --wheel or --tree."
         )
-    spec = None if onto is not None else target_spec(installed, python, site_packages, wheel, tree, dist)
+    spec = None if onto is not None else _one_target(installed, python, site_packages, wheel, tree, dist)
     git, repo = _found(SourceOptions(git, repo, api_url, offline, base), spec, numbers)
     with progress_shown():
         source = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline),
                              named=(lambda: repo_candidates(spec)) if spec is not None else None).git
-        result = plan_stack(ClonePRs(source, numbers, base), onto=onto, target=spec)
+        result = plan_stack(PlanRequest(ClonePRs(source, numbers, base), onto=onto, target=spec))
     inputs = input_files_of(*((wheel,) if wheel is not None else ()))
     if emit_script is not None:
         write_output(emit_script, plan_script(result).encode(), inputs)
@@ -145,9 +146,9 @@ def upkeep(
     """For each carried PR or patch: retire, keep or rebase on the candidate, and the first release holding it."""
     from prstack.render.upkeep import render_upkeep
     from prstack.sources.git.repo import GitClone
+    from prstack.upkeep.carrying import Carried, UpkeepRequest
+    from prstack.upkeep.carrying import upkeep as run_upkeep
     from prstack.upkeep.manifest import find_manifest, read_manifest
-    from prstack.upkeep.run import Carried
-    from prstack.upkeep.run import upkeep as run_upkeep
     from prstack.upkeep.series import refreshed_series
 
     numbers, repo = parse_prs(prs or [], repo)
@@ -158,7 +159,7 @@ def upkeep(
         git, releases = git or declared.git, releases or declared.releases
         dist = dist or declared.distribution
     has_target = installed or any(v is not None for v in (python, site_packages, wheel, tree))
-    spec = target_spec(installed, python, site_packages, wheel, tree, dist) if has_target else None
+    spec = _one_target(installed, python, site_packages, wheel, tree, dist) if has_target else None
     if spec is not None and not patch:  # a clone the target was installed from; its repository for wheels
         found_git, found_repo = _found(SourceOptions(git, repo, api_url, offline), spec, numbers)
         git, repo = found_git, (found_repo if release_wheel else repo)
@@ -173,8 +174,9 @@ def upkeep(
 
             opened = open_clone(numbers, git=git, repo=repo, access=Access(api_url, offline=offline))
             clone, meta = opened.git, dict(opened.meta)
-        done = run_upkeep(Carried(tuple(numbers), tuple(patch or ()), notes, meta), clone, releases=releases,
-                          onto=onto, target=spec, release_wheels=tuple(release_wheel or ()))
+        carried = Carried(tuple(numbers), tuple(patch or ()), notes, meta)
+        done = run_upkeep(UpkeepRequest(carried, clone, releases=releases, onto=onto, target=spec,
+                                        release_wheels=tuple(release_wheel or ())))
     if write is not None:
         from prstack.files import read_if_file
 
@@ -197,3 +199,12 @@ def _write_series(folder: Path, series: Series, inputs: Sequence[Path], in_place
                    ((f"#{i.number}" if i.patch is None else i.patch, why) for i, why in series.unwritten))
     sys.stderr.write(f"wrote {len(series.written)} patch(es) and a series file to {clean(str(folder))}; "
                      f"dropped {len(series.dropped)} retired\n{left}")
+
+
+def _one_target(installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
+                tree: Path | None, dist: str | None) -> TargetSpec:
+    """The one target of a plan or an upkeep, as its options give it."""
+    options = TargetOptions(installed, (python,) if python is not None else (),
+                            (site_packages,) if site_packages is not None else (),
+                            (wheel,) if wheel is not None else (), (tree,) if tree is not None else (), dist=dist)
+    return target_spec(options, check_interpreter)

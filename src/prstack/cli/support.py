@@ -51,55 +51,6 @@ def parse_prs(values: Sequence[str], repo: str | None) -> tuple[list[int], str |
     return numbers, named
 
 
-def target_spec(
-    installed: bool, python: str | None, site_packages: Path | None, wheel: Path | None,
-    tree: Path | None, dist: str | None,
-) -> TargetSpec:
-    from prstack.targets.base import TargetSpec
-
-    given = [
-        (name, value)
-        for name, value in (
-            ("--installed", "" if installed else None),
-            ("--python", python),
-            ("--site-packages", site_packages),
-            ("--wheel", wheel),
-            ("--tree", tree),
-        )
-        if value is not None
-    ]
-    if not given:
-        raise InputError(
-            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
-            "--wheel FILE or --tree DIR."
-        )
-    if len(given) > 1:
-        names = " and ".join(name for name, _ in given)
-        raise InputError(f"{names} both name a target; give exactly one.")
-    name, value = given[0]
-    if name == "--python":
-        check_interpreter(str(value))
-    kind = TargetKind(name.removeprefix("--"))
-    return TargetSpec(kind, str(value) if value != "" else None, dist)
-
-
-@dataclass(frozen=True)
-class TargetOptions:
-    """The target options of an audit as given (each repeatable, --installed aside)."""
-
-    installed: bool = False
-    python: Sequence[str] = ()
-    site_packages: Sequence[Path] = ()
-    wheel: Sequence[Path] = ()
-    tree: Sequence[Path] = ()
-    image: Sequence[Path] = ()
-    dist: str | None = None
-    platform: str | None = None
-    """Which platform of a multi-platform image."""
-    python_path: str | None = None
-    """Which environment of an image."""
-
-
 @dataclass(frozen=True)
 class SourceOptions:
     """The options that name where the PRs come from, as given: --git, --repo, --api-url,
@@ -110,33 +61,6 @@ class SourceOptions:
     api_url: str | None = None
     offline: bool = False
     base: str | None = None
-
-
-def target_specs(options: TargetOptions) -> list[TargetSpec]:
-    """Every target named, in the order of the options' kinds (an audit of several is a matrix)."""
-    from prstack.targets.base import TargetSpec
-
-    o = options
-    given: list[tuple[str, str | None]] = [("--installed", None)] if o.installed else []
-    for name, values in (("--python", o.python), ("--site-packages", o.site_packages), ("--wheel", o.wheel),
-                         ("--tree", o.tree), ("--image", o.image)):
-        given += [(name, str(v)) for v in values]
-    if not given:
-        raise InputError(
-            "no target: say what to audit with --installed, --python PY, --site-packages DIR, "
-            "--wheel FILE, --tree DIR or --image FILE_OR_DIR."
-        )
-    if (o.platform is not None or o.python_path is not None) and not o.image:
-        raise InputError("--platform and --python-path choose within an image; give --image FILE_OR_DIR too.")
-    specs = []
-    for name, value in given:
-        if name == "--python":
-            check_interpreter(str(value))
-        kind = TargetKind(name.removeprefix("--"))
-        in_image = kind is TargetKind.IMAGE
-        specs.append(TargetSpec(kind, value, o.dist, platform=o.platform if in_image else None,
-                                python_path=o.python_path if in_image else None))
-    return specs
 
 
 def audit_call(prs: Sequence[str], source: Sequence[str], target: TargetSpec, *,

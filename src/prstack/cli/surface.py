@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from prstack.cli.targets import help_of
+from prstack.models import TargetKind
 from prstack.render.formats import AuditFormat, OutputFormat, choices
 
 EXIT_CODES = "Exit codes: 0 {ok}; 1 {bad}; 2 bad input or cannot run (one line on stderr says why)."
@@ -83,22 +85,19 @@ ApiUrlOpt = Annotated[str | None, typer.Option("--api-url", metavar="URL",
 OfflineOpt = Annotated[bool, typer.Option("--offline", help="Never touch the network.")]
 
 
-InstalledOpt = Annotated[bool, typer.Option(
-    "--installed", help="Target: this interpreter's environment (without --git or --repo, its install records "
-    "name the project).")]
+InstalledOpt = Annotated[bool, typer.Option("--installed", help=help_of(TargetKind.INSTALLED))]
 
 
-PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY",
-                                               help="Target: that interpreter's environment.")]
+PythonOpt = Annotated[str | None, typer.Option("--python", metavar="PY", help=help_of(TargetKind.PYTHON))]
 
 
-SiteOpt = Annotated[Path | None, typer.Option("--site-packages", metavar="DIR", help="Target: a site-packages folder.")]
+SiteOpt = Annotated[Path | None, typer.Option("--site-packages", metavar="DIR", help=help_of(TargetKind.SITE_PACKAGES))]
 
 
-WheelOpt = Annotated[Path | None, typer.Option("--wheel", metavar="FILE", help="Target: a wheel, not installed.")]
+WheelOpt = Annotated[Path | None, typer.Option("--wheel", metavar="FILE", help=help_of(TargetKind.WHEEL))]
 
 
-TreeOpt = Annotated[Path | None, typer.Option("--tree", metavar="DIR", help="Target: a plain source tree.")]
+TreeOpt = Annotated[Path | None, typer.Option("--tree", metavar="DIR", help=help_of(TargetKind.TREE))]
 
 
 DistOpt = Annotated[str | None, typer.Option("--dist", metavar="NAME", help="Which distribution (default: inferred).")]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol, TypeGuard
 
 from prstack import progress
-from prstack.match.atbase import PackageAtBase
+from prstack.match.base_package import PackageAtBase
 from prstack.match.compose import (
     Composed,
     carried_pairs,
@@ -40,7 +40,7 @@ from prstack.placement.paths import PathMap, Placement
 from prstack.targets.base import Target
 
 
-class Later(Protocol):
+class StillLoading(Protocol):
     """A stack still loading (a PR source's `Loading`): its huge files' hunks come with `finish`."""
 
     @property
@@ -85,7 +85,7 @@ class TargetIndex:
 
 
 @dataclass(frozen=True)
-class _Bench:
+class _JudgingTools:
     """What every file job of a stack is judged with."""
 
     target: Target
@@ -109,7 +109,7 @@ def judge_changes(
     target: Target,
     revisions: Revisions,
     index: TargetIndex,
-    later: Later | None = None,
+    later: StillLoading | None = None,
     kept: KeptVerdicts | None = None,
 ) -> tuple[HunkResult, ...]:
     """Every hunk of `changes` (its PRs bottom first) judged against `target`, in stack order,
@@ -129,7 +129,7 @@ def judge_changes(
     job_keys: list[tuple[int, str]] = []
     hunks_at: dict[str, list[Hunk]] = {}
     at_base = base_packages(prs, revisions, index) if revisions.with_files else None
-    bench = _Bench(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)), kept)
+    bench = _JudgingTools(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)), kept)
 
     def jobs_for(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
@@ -167,7 +167,7 @@ def judge_changes(
     late = None
     if later is not None:
         loading = later
-        late = _Late(lambda: loading.can_finish, late_jobs)
+        late = _LateJobs(lambda: loading.can_finish, late_jobs)
     judged = _judge(jobs_for(groups), bench, late)
     results.update(zip(job_keys, judged, strict=True))
     stack = StackView(prs, cumulative_pairs(prs, changes.hunks), pathmap, target.files())
@@ -187,7 +187,7 @@ def _named_blob(hunks: Sequence[Hunk]) -> tuple[str | None, ...]:
 
 
 def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], pathmap: PathMap,
-                      bench: _Bench) -> list[HunkResult]:
+                      bench: _JudgingTools) -> list[HunkResult]:
     """The stack judged as one composed change: a hunk whose lines a later PR of the stack
     rewrote names that rewrite (`superseded_by`), and when its own image is not in the target,
     is judged as the stack leaves its lines (see prstack.match.compose): present when they are."""
@@ -233,7 +233,7 @@ def _grouped(hunks: Iterable[Hunk]) -> dict[tuple[int, str], list[Hunk]]:
     return dict(groups)
 
 
-def _judge(jobs: Sequence[FileJob], bench: _Bench, late: _Late | None = None) -> list[list[HunkResult]]:
+def _judge(jobs: Sequence[FileJob], bench: _JudgingTools, late: _LateJobs | None = None) -> list[list[HunkResult]]:
     """Every job's verdicts, in order, then those of the `late` jobs."""
 
     def judged_here(todo: Sequence[FileJob]) -> list[list[HunkResult]]:
@@ -245,7 +245,7 @@ def _judge(jobs: Sequence[FileJob], bench: _Bench, late: _Late | None = None) ->
     return alone + (judged_here(late.jobs()) if late is not None else [])
 
 
-class _Late:
+class _LateJobs:
     """Jobs that come late (the files of huge files, diffed meanwhile): `ready` says whether
     `jobs` would answer at once."""
 

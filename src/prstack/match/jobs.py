@@ -1,8 +1,8 @@
 """Matching jobs, one file of one PR each, run in order in this process.
 
 No git or GitHub of its own: files at revisions come from the caller's `file_at` (a `git cat-file`
-reader), target files through the Target interface. (A forked helper process sharing the jobs was
-measured and removed: on the main-path bench it saved nothing on 2 cores, see bench/README.md.)
+reader), target files through the Target interface. One process: on two cores a second one sharing
+the jobs saves nothing on the main-path bench (bench/README.md).
 """
 
 from __future__ import annotations

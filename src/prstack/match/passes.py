@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from prstack.match.compose import chains_above, stacked_above
-from prstack.models import FileChange, HunkResult, HunkStatus, PullRequest, Rewrite
+from prstack.models import FileChange, HunkResult, HunkStatus, MatchEvidence, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
+from prstack.targets.evidence import BuildEvidence
 
 
 @dataclass(frozen=True)
@@ -172,3 +173,27 @@ def settled(passes: Sequence[Pass], stack: StackView, results: Sequence[HunkResu
     for step in passes:
         out = step(stack, out)
     return out
+
+
+def noted_by_build(results: Sequence[HunkResult], ev: BuildEvidence,
+                   binary_for: Callable[[str], str | None] | None = None) -> tuple[HunkResult, ...]:
+    """The last pass, which only annotates (a build's metadata never changes a verdict): a note where
+    RECORD says the file changed after install, and naming the shipped binary of an unverifiable
+    compiled source where it can be told."""
+    issues = ev.file_issues()
+    out = []
+    for r in results:
+        old = r.evidence.note or ""
+        added = []
+        path = r.found_path or r.installed_path
+        if path and path in issues:
+            added.append(f"{path}: {issues[path]}")
+        if r.status is HunkStatus.UNVERIFIABLE and binary_for is not None and (binary := binary_for(r.hunk.path)):
+            added.append(f"compiled into {binary}, which cannot be checked hunk by hunk")
+        added = [note for note in added if note not in old]  # idempotent: flagging twice adds nothing
+        if not added:
+            out.append(r)
+            continue
+        evidence = r.evidence if r.evidence is not None else MatchEvidence()
+        out.append(replace(r, evidence=replace(evidence, note="; ".join([old, *added] if old else added))))
+    return tuple(out)

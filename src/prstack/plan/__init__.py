@@ -2,11 +2,11 @@
 
 The plan replays what `git cherry-pick` would do, commit by commit, in memory (through the
 `PlanBackend`, whose git implementation is sources/git/merges.py) and decides from the outcomes;
-`prstack.plan.run` goes from a clone and an onto-point to a plan.
+`prstack.plan.planning` goes from a clone and an onto-point to a plan.
 """
 
-from prstack.plan.model import Conflict, Lack, Onto, OntoKind, Pick, Plan, PlanBackend, PlanStatus, PRPlan
 from prstack.plan.planner import Planner, conflict_regions, fits, make_plan, plan_order
+from prstack.plan.values import Conflict, Lack, Onto, OntoKind, Pick, Plan, PlanBackend, PlanStatus, PRPlan
 
 __all__ = [
     "Conflict",

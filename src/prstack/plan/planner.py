@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prstack.models import Changes, Hunk, MergeOutcome, PullRequest
-from prstack.plan.model import Conflict, Known, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
+from prstack.plan.values import Conflict, Known, Lack, Onto, Pick, Plan, PlanBackend, PlanStatus, PRPlan
 
 
 def plan_order(requested: Sequence[int], parents: Mapping[int, Sequence[int]]) -> tuple[int, ...]:

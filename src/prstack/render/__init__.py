@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, assert_never
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prstack.render.formats import AuditFormat, AuditSchema, GraphFormat, HunksFormat, OutputFormat
 
@@ -12,28 +14,87 @@ if TYPE_CHECKING:  # not imported at run time: `--help` and JSON/markdown output
     from prstack.match.report import AuditReport
     from prstack.render.summary import Summary
 
-__all__ = ["AuditFormat", "AuditSchema", "GraphFormat", "HunksFormat", "OutputFormat", "render_audit"]
+__all__ = ["AUDIT_RENDERERS", "AuditFormat", "AuditSchema", "GraphFormat", "HunksFormat", "OutputFormat",
+           "render_audit", "render_matrix"]
 
 
 def render_audit(report: AuditReport, fmt: AuditFormat | OutputFormat, *, verbose: bool = False,
                  summary: Summary | None = None, schema: AuditSchema = AuditSchema.V2) -> RenderableType:
     """The audit report in the asked format (a string for json/markdown/junit, a renderable for table);
     the table ends with `summary`, markdown starts with it; JSON is written in `schema`."""
-    fmt = AuditFormat(fmt)
-    if fmt is AuditFormat.TABLE:
-        from prstack.render import table
+    return AUDIT_RENDERERS[AuditFormat(fmt)].one(report, AuditView(verbose, summary, schema))
 
-        return table.audit_table(report, verbose=verbose, summary=summary)
-    if fmt is AuditFormat.JSON:  # imported alone: JSON needs no rich (~20 ms)
-        from prstack.render import json_report
 
-        return json_report.audit_json(report, schema)
-    if fmt is AuditFormat.MARKDOWN:
-        from prstack.render import markdown
+def render_matrix(reports: Sequence[AuditReport], fmt: AuditFormat, schema: AuditSchema = AuditSchema.V2
+                  ) -> RenderableType:
+    """The reports of one stack against several targets, PR by target, in the asked format."""
+    return AUDIT_RENDERERS[fmt].many(reports, AuditView(schema=schema))
 
-        return markdown.audit_markdown(report, verbose=verbose, summary=summary)
-    if fmt is AuditFormat.JUNIT:
-        from prstack.render import junit
 
-        return junit.audit_junit([report])
-    assert_never(fmt)
+@dataclass(frozen=True)
+class AuditView:
+    """How an audit is shown beside its format: every hunk or not, the summary, the JSON schema."""
+
+    verbose: bool = False
+    summary: Summary | None = None
+    schema: AuditSchema = AuditSchema.V2
+
+
+@dataclass(frozen=True)
+class AuditRenderer:
+    """An output format of the audit: one report, and one stack against several targets. Each imports
+    its module when called (JSON needs no rich)."""
+
+    one: Callable[[AuditReport, AuditView], RenderableType]
+    many: Callable[[Sequence[AuditReport], AuditView], RenderableType]
+
+
+def _table(report: AuditReport, view: AuditView) -> RenderableType:
+    from prstack.render.table import audit_table
+
+    return audit_table(report, verbose=view.verbose, summary=view.summary)
+
+
+def _json(report: AuditReport, view: AuditView) -> RenderableType:
+    from prstack.render.json_report import audit_json
+
+    return audit_json(report, view.schema)
+
+
+def _markdown(report: AuditReport, view: AuditView) -> RenderableType:
+    from prstack.render.markdown import audit_markdown
+
+    return audit_markdown(report, verbose=view.verbose, summary=view.summary)
+
+
+def _junit(reports: Sequence[AuditReport], view: AuditView) -> RenderableType:
+    from prstack.render.junit import audit_junit
+
+    return audit_junit(reports)
+
+
+def _matrix_table(reports: Sequence[AuditReport], view: AuditView) -> RenderableType:
+    from prstack.render.matrix import matrix_table
+
+    return matrix_table(reports)
+
+
+def _matrix_json(reports: Sequence[AuditReport], view: AuditView) -> RenderableType:
+    from prstack.render.matrix import matrix_json
+
+    return matrix_json(reports, view.schema)
+
+
+def _matrix_markdown(reports: Sequence[AuditReport], view: AuditView) -> RenderableType:
+    from prstack.render.matrix import matrix_markdown
+
+    return matrix_markdown(reports)
+
+
+AUDIT_RENDERERS: dict[AuditFormat, AuditRenderer] = {
+    AuditFormat.TABLE: AuditRenderer(_table, _matrix_table),
+    AuditFormat.JSON: AuditRenderer(_json, _matrix_json),
+    AuditFormat.MARKDOWN: AuditRenderer(_markdown, _matrix_markdown),
+    AuditFormat.JUNIT: AuditRenderer(lambda report, view: _junit([report], view), _junit),
+}
+"""Every audit format's renderers: a new format is an `AuditFormat` member, an entry here and its module."""

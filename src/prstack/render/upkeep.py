@@ -29,7 +29,7 @@ from rich.text import Text
 
 from prstack.render.formats import OutputFormat
 from prstack.render.text import clean, safe
-from prstack.upkeep.model import HunkUpkeep, Item, UpkeepReport, Verdict
+from prstack.upkeep.values import HunkUpkeep, Item, UpkeepReport, Verdict
 
 SCHEMA = "prstack.upkeep/1"
 VERDICT_STYLE = {

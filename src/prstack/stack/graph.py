@@ -14,7 +14,7 @@ from prstack.stack.copies import (
     may_hold_copies,
 )
 from prstack.stack.dag import CommitGraph, direct_parents, is_acyclic, lowest_first_order
-from prstack.stack.facts import CommitMatch, Evidence, MatchKind, MissingParent, PRFacts, StackEdge, Stale, Unconfirmed
+from prstack.stack.facts import Evidence, MatchKind, MissingParent, PRFacts, StackEdge, Stale, Unconfirmed
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -185,13 +185,6 @@ def _reaching_head(parent: PRFacts, commits: Sequence[Commit], start: int) -> in
 def _before(commits: Sequence[Commit], at: int) -> str:
     """The commit just before `commits[at]` in the child's history."""
     return commits[at - 1].sha if at > 0 else (commits[0].parents[0] if commits[0].parents else commits[0].sha)
-
-
-def _redone(parent: Sequence[Commit], child: Sequence[Commit], matches: Sequence[CommitMatch]) -> bool:
-    """Whether a child's edited copy of a parent commit was committed after that commit: the child
-    re-did the parent's change (an amended parent is committed after the copy the child holds)."""
-    when = {c.sha: c.committed for c in (*parent, *child)}
-    return any(when[m.child_sha] > when[m.parent_sha] > 0 for m in matches if m.how is MatchKind.SUBJECT)
 
 
 def build_stack(

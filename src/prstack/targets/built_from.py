@@ -6,10 +6,10 @@ Pure: the git questions come in as callables, so this is tested with plain value
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
-from prstack.models import HunkResult, HunkStatus, MatchEvidence, PRReport, PRStatus
+from prstack.models import HunkResult, PRReport, PRStatus
 from prstack.targets.evidence import BuildEvidence
 
 Contains = Callable[[str, str], bool | None]
@@ -214,26 +214,3 @@ def join_build(ev: BuildEvidence, fallback_name: str, prs: Sequence[PRReport], r
     } if contains is not None else {}
     header = header_sentence(ev, fallback_name, held)
     return BuildReport(ev, header, held, disagreements(ev, prs, results, held))
-
-
-def flag_results(results: Sequence[HunkResult], ev: BuildEvidence,
-                 binary_for: Callable[[str], str | None] | None = None) -> tuple[HunkResult, ...]:
-    """Hunk verdicts with a note where RECORD says the file changed after install, and naming the
-    shipped binary of an unverifiable compiled source where it can be told."""
-    issues = ev.file_issues()
-    out = []
-    for r in results:
-        old = r.evidence.note or ""
-        added = []
-        path = r.found_path or r.installed_path
-        if path and path in issues:
-            added.append(f"{path}: {issues[path]}")
-        if r.status is HunkStatus.UNVERIFIABLE and binary_for is not None and (binary := binary_for(r.hunk.path)):
-            added.append(f"compiled into {binary}, which cannot be checked hunk by hunk")
-        added = [note for note in added if note not in old]  # idempotent: flagging twice adds nothing
-        if not added:
-            out.append(r)
-            continue
-        evidence = r.evidence if r.evidence is not None else MatchEvidence()
-        out.append(replace(r, evidence=replace(evidence, note="; ".join([old, *added] if old else added))))
-    return tuple(out)

@@ -1,8 +1,8 @@
 """Carried PRs and patches across upstream releases: retire, keep or rebase, and the first release holding each.
 
-`prstack.upkeep.run.upkeep` runs it; the values are in `prstack.upkeep.model`."""
+`prstack.upkeep.carrying.upkeep` runs it; the values are in `prstack.upkeep.values`."""
 
-from prstack.upkeep.model import (
+from prstack.upkeep.values import (
     Candidate,
     HunkUpkeep,
     Item,

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from prstack.models import FileChange, HunkResult, HunkStatus, Landed
-from prstack.upkeep.model import Landing, Verdict
+from prstack.upkeep.values import Landing, Verdict
 
 _CLEAN = (HunkStatus.MISSING,)
 """Statuses of a hunk not in the candidate that still applies there (its pre-image is in place)."""

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from prstack.models import FileChange, Hunk
 from prstack.upkeep.judging import writable
-from prstack.upkeep.model import Item, UpkeepReport, Verdict
+from prstack.upkeep.values import Item, UpkeepReport, Verdict
 
 
 @dataclass(frozen=True)

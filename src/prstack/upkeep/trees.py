@@ -11,7 +11,7 @@ from prstack.errors import InputError, Option, Part
 from prstack.sources.git.releases import blobs_at, version_tags
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
-from prstack.upkeep.model import Release
+from prstack.upkeep.values import Release
 
 
 def release_tags(git: GitClone, pattern: str | None = None) -> list[Release]:

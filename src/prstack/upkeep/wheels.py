@@ -9,7 +9,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
 from prstack.errors import InputError, Option
-from prstack.upkeep.model import Release
+from prstack.upkeep.values import Release
 
 
 def wheel_releases(paths: Sequence[str]) -> list[Release]:

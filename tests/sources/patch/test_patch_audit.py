@@ -14,8 +14,8 @@ from conftest import GitRepo
 from helpers.matcher import INIT, PATH, TABLE, case_repo
 from helpers.targets import install_into, make_project, make_wheel
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
-from prstack.match.alone import TARGET_ALONE
+from prstack.demo.example import DemoBuild
+from prstack.match.without_base import TARGET_ALONE
 from prstack.models import HunkStatus
 from prstack.schemas import schema
 

@@ -153,7 +153,7 @@ class Ancestry:
                         "--", path)
         return out.split()
 
-    # -- stack detection (issue 4) ----------------------------------------------
+    # -- stack detection ------------------------------------------------------------
 
     def merge_base_octopus(self, commits: Sequence[str]) -> str | None:
         """A commit every one of `commits` descends from (git merge-base --octopus), if any."""
@@ -169,11 +169,6 @@ class Ancestry:
         out = self._run("log", "--reverse", "--no-merges", "--format=%H", f"{base}..{head}",
                         "--", *paths)
         return out.split()
-
-    def pr_heads_in_range(self, head: str, default: str) -> dict[int, str]:
-        """PRs whose head is one of `head`'s commits not in `default` (from the history of the PR
-        heads outside `default`, loaded once for all of them): number -> sha."""
-        return self.history(default).heads_in_range(head, self.refs.pr_refs)
 
     def merged_tree(self, a: str, b: str) -> str | None:
         """The tree of merging `a` and `b` (git merge-tree --write-tree), None on conflict."""

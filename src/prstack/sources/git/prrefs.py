@@ -63,9 +63,6 @@ class PRRefs:
                 return name
         return remotes[0] if len(remotes) == 1 else "https://github.com/OWNER/NAME.git"
 
-    def head_of_each(self, numbers: Sequence[int]) -> dict[int, tuple[str, str]]:
-        return {n: self.pr_head(n) for n in numbers}
-
     def pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
         """(ref name, head sha) of every PR ref in for-each-ref's order, filtered by for-each-ref
         options (unfiltered: read once)."""

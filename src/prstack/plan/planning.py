@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from prstack.audit import audit_opened
 from prstack.errors import InputError, Option
 from prstack.models import PRStatus
 from prstack.placement.paths import PathMap, Placement
-from prstack.plan.model import Known, Lack, Onto, OntoKind, Plan
 from prstack.plan.planner import STUCK, make_plan, plan_order
+from prstack.plan.values import Known, Lack, Onto, OntoKind, Plan
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.held import Landings
 from prstack.sources.git.merges import PlanGit
@@ -35,9 +36,20 @@ def held_merged(source: GitClone, changes: StackChanges, ref: str, name: str) ->
     return out
 
 
-def plan_stack(prs: ClonePRs, *, onto: str | None = None, target: TargetSpec | None = None) -> Plan:
-    """Load the stack of the clone's PR source `prs` and plan it onto a ref or onto an installed
-    target (judged by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
+@dataclass(frozen=True)
+class PlanRequest:
+    """What a plan is asked: the stack of a clone's PRs, onto a ref of the clone or onto an installed
+    target (one of the two)."""
+
+    prs: ClonePRs
+    onto: str | None = None
+    target: TargetSpec | None = None
+
+
+def plan_stack(request: PlanRequest) -> Plan:
+    """Load the stack of the request's PRs and plan it onto its ref or its installed target (judged
+    by the audit itself: the same PRs, hunks and verdicts as `prstack audit`)."""
+    prs, onto, target = request.prs, request.onto, request.target
     onto_or_target(onto, target is not None, "an onto-point")
     source = prs.git
     changes = prs.load().finish()

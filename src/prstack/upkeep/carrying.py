@@ -19,13 +19,13 @@ from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec
 from prstack.targets.confined import Unreadable
 from prstack.targets.spec import onto_or_target
-from prstack.upkeep.across import GroupKey, TreeJudge, grouped
 from prstack.upkeep.judging import first_release, landing, taken_back_note, verdict
-from prstack.upkeep.model import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
+from prstack.upkeep.many_trees import GroupKey, TreeJudge, grouped
 from prstack.upkeep.trees import blob_ids, check_pattern, commits_touching, release_tags
+from prstack.upkeep.values import Candidate, HunkUpkeep, Item, ItemState, MergedBy, Release, UpkeepReport, Verdict
 from prstack.upkeep.wheels import wheel_releases
 
-__all__ = ["Carried", "Upkeep", "upkeep"]
+__all__ = ["Carried", "Upkeep", "UpkeepRequest", "upkeep"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,20 @@ class Carried:
 
 
 @dataclass(frozen=True)
+class UpkeepRequest:
+    """What an upkeep is asked: the carried set, the clone its PRs and releases come from, the
+    releases (`releases`: a tag glob; or the wheels `release_wheels`) and the candidate (`onto`, a
+    ref of the clone, else `target`, as an audit opens it, else the newest release)."""
+
+    carried: Carried
+    git: GitClone | None = None
+    releases: str | None = None
+    onto: str | None = None
+    target: TargetSpec | None = None
+    release_wheels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Upkeep:
     """The report, and the candidate's files by repository path (for a refreshed series)."""
 
@@ -50,11 +64,10 @@ class Upkeep:
     """How many (PR, file, blob) judgements the releases took."""
 
 
-def upkeep(carried: Carried, git: GitClone | None, *, releases: str | None = None, onto: str | None = None,
-           target: TargetSpec | None = None, release_wheels: Sequence[str] = ()) -> Upkeep:
-    """Each carried item across the releases (the clone's tags, `releases`: a tag glob; or the
-    wheels `release_wheels`) and against the candidate: `onto` (a ref of the clone), else `target`
-    (as an audit opens it), else the newest release."""
+def upkeep(request: UpkeepRequest) -> Upkeep:
+    """Each carried item across the releases and against the candidate (see UpkeepRequest)."""
+    carried, git, releases, onto = request.carried, request.git, request.releases, request.onto
+    target, release_wheels = request.target, request.release_wheels
     if not carried.numbers and not carried.patches:
         raise InputError("nothing carried: give PR numbers, ", Option("patch"),
                          " FILE, or a manifest ([tool.prstack] in "
