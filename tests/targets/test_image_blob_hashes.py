@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from prstack.cli import main
-from prstack.demo.run import DemoBuild
+from prstack.demo.example import DemoBuild
 from prstack.targets.imageblobs import BlobHashes, ImageError, Window
 
 
