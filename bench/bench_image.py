@@ -4,9 +4,9 @@ prstack's reading of an image against the real tools (skopeo, umoci).
     python bench/bench_image.py                   # build once (minutes), then measure: median of 5
     PRSTACK_IMAGE_CACHE=/tmp/imgcache python bench/bench_image.py --repeat 3
     python bench/bench_image.py --no-tools        # skip the skopeo/umoci cross-check
-    python bench/bench_image.py --against /tmp/old/src --repeat 7 --only docker   # A/B against other code
+    python bench/bench_image.py --ab /tmp/old/src --repeat 7 --only docker   # A/B against other code
 
-`--against SRC` runs the images' audits with the prstack under SRC (a folder holding prstack/, e.g. an
+`--ab SRC` runs the images' audits with the prstack under SRC (a folder holding prstack/, e.g. an
 older commit's `git archive HEAD~5 src | tar -x -C /tmp/old`) and with this checkout's, alternating
 (old, new, then new, old: the machine's load hits both alike), and prints each side's medians (wall, CPU
 of the process and the children it waited for: git, the blob hasher) and new/old ratios: of the
@@ -59,7 +59,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, os.environ.get("PRSTACK_BENCH_SRC") or str(HERE.parent / "src"))
-"""The prstack a child audits with: this checkout's, or the one `--against` names."""
+"""The prstack a child audits with: this checkout's, or the one `--ab` names."""
 sys.path.insert(0, str(HERE / "realworld"))
 
 PACKAGES = ["plotly", "pandas", "scipy", "numpy", "sympy", "matplotlib", "scikit-learn", "botocore",
@@ -324,7 +324,7 @@ def _walls(runs: list[dict[str, object]]) -> str:
     return " ".join(f"{float(r['wall']):.2f}" for r in runs)  # type: ignore[arg-type]
 
 
-def against(old: Path, targets: list[tuple[str, str, Path]], git: Path, repeat: int) -> None:
+def ab(old: Path, targets: list[tuple[str, str, Path]], git: Path, repeat: int) -> None:
     """Each target audited `repeat` times by the prstack under `old` and by this checkout's, alternating;
     medians and ratios."""
     new = HERE.parent / "src"
@@ -435,10 +435,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-tools", action="store_true")
     parser.add_argument("--build-only", action="store_true", help="build what is missing in the cache, then stop")
-    parser.add_argument("--against", type=Path, metavar="SRC",
+    parser.add_argument("--ab", type=Path, metavar="SRC",
                         help="A/B: the images audited by the prstack under SRC and by this checkout's, alternating")
     parser.add_argument("--only", action="append", choices=["docker", "gzip", "zstd"],
-                        help="with --against: only this image (repeatable)")
+                        help="with --ab: only this image (repeatable)")
     parser.add_argument("--first", action="store_true",
                         help="run ahead of the machine's other work, as on a quiet machine (Linux, root)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -462,11 +462,11 @@ def main() -> None:
           f"zstd layers {sum(p.stat().st_size for p in (zstd / 'blobs' / 'sha256').iterdir()) / 1e6:.0f} MB")
     if args.build_only:
         return
-    if args.against:
+    if args.ab:
         images = {"docker": ("--image docker save (plain layers)", "image", archive),
                   "gzip": ("--image OCI layout (gzip layers)", "image", layout),
                   "zstd": ("--image OCI layout (zstd layers)", "image", zstd)}
-        against(args.against.resolve(), [images[k] for k in args.only or images], git, args.repeat)
+        ab(args.ab.resolve(), [images[k] for k in args.only or images], git, args.repeat)
         return
     print(f"audit {REPO} #{PR} (httpx 0.27.1), median of {args.repeat} fresh processes")
     compare_audits([("--image docker save (plain layers)", "image", archive),
