@@ -18,7 +18,8 @@ from rich.console import Console
 from conftest import GitRepo
 from helpers.ghserver import GitHubServer, build_stack, export_tree
 from prstack.cli import main
-from prstack.diff.hunks import parse_diff, unquote_git
+from prstack.diff.hunks import parse_diff
+from prstack.diff.quoting import unquote_git
 from prstack.placement.paths import PathMap
 from prstack.render.text import clean, safe
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -319,3 +320,27 @@ def test_releases_given_as_wheels(git_repo: GitRepo, tmp_path: Path, capsys: pyt
     code = main(["upkeep", "6", "--repo", "up/pkg"])
     err = capsys.readouterr().err
     assert code == 2 and "--release-wheel" in err and "--git" in err
+
+
+def test_a_patch_read_from_standard_input_is_judged_as_the_same_file_would_be(
+        git_repo: GitRepo, tmp_path: Path) -> None:
+    """`--patch -`: the command line reads standard input and hands its bytes to the upkeep; the
+    verdict is the one the same patch gets from a file."""
+    r = git_repo
+    _start(r)
+    r.branch("work")
+    r.commit("a fix", {"pkg/mod.py": _text(_edit(BASE, l5="value_5 = 'five'\n"))})
+    patch = _patch_between(r, "v1.0", "HEAD", tmp_path / "0001-a-fix.patch")
+    r.git("checkout", "-q", "main")
+    r.git("tag", "v1.1")
+
+    def upkeep(*given: str, stdin: bytes = b"") -> dict:
+        done = subprocess.run([sys.executable, "-m", "prstack", "upkeep", *given, "--git", str(r.path), "--onto",
+                               "v1.1", "--format", "json"], input=stdin, capture_output=True, check=False)
+        assert done.returncode in (0, 1), done.stderr
+        return json.loads(done.stdout)
+
+    from_stdin = upkeep("--patch", "-", stdin=patch.read_bytes())
+    from_file = upkeep("--patch", str(patch))
+    assert [i["verdict"] for i in from_stdin["items"]] == [i["verdict"] for i in from_file["items"]] == ["keep"]
+    assert [h["status"] for h in from_stdin["items"][0]["hunks"]] == ["missing"]

@@ -176,7 +176,8 @@ def upkeep(
             clone, meta = opened.git, dict(opened.meta)
         carried = Carried(tuple(numbers), tuple(patch or ()), notes, meta)
         done = run_upkeep(UpkeepRequest(carried, clone, releases=releases, onto=onto, target=spec,
-                                        release_wheels=tuple(release_wheel or ())))
+                                        release_wheels=tuple(release_wheel or ()),
+                                        stdin=_stdin_if("-" in carried.patches)))
     if write is not None:
         from prstack.files import read_if_file
 
@@ -208,3 +209,10 @@ def _one_target(installed: bool, python: str | None, site_packages: Path | None,
                             (site_packages,) if site_packages is not None else (),
                             (wheel,) if wheel is not None else (), (tree,) if tree is not None else (), dist=dist)
     return target_spec(options, check_interpreter)
+
+
+def _stdin_if(asked: bool) -> bytes:
+    """Standard input's bytes where a patch is given as '-' (one more than a patch may hold, at most)."""
+    from prstack.sources.patch.files import PATCH_MAX_BYTES
+
+    return sys.stdin.buffer.read(PATCH_MAX_BYTES + 1) if asked else b""

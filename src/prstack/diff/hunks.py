@@ -9,30 +9,12 @@ from dataclasses import replace
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
+from prstack.diff.quoting import unquote_git
 from prstack.errors import InputError
 from prstack.models import FileChange, Hunk, HunkLine, LineKind
 
 _INDEX_RE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 _NULL_BLOB = re.compile(r"^0+$")
-
-
-_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-
-
-def unquote_git(name: str) -> str:
-    """A file name as git writes it in a diff header: "a\\tb\\303\\251.py" (C-quoted, octal UTF-8
-    bytes) -> the name itself; an unquoted name is returned as it is."""
-    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
-        return name
-    raw = name[1:-1].encode("utf-8", "surrogateescape")
-
-    def one(m: re.Match[bytes]) -> bytes:
-        if m.group(1):
-            return bytes([int(m.group(1), 8)])
-        code = _C_ESCAPES.get(m.group(2).decode("utf-8", "surrogateescape"))
-        return bytes([code]) if code is not None else m.group(0)
-
-    return re.sub(rb"\\(?:([0-7]{3})|(.))", one, raw, flags=re.DOTALL).decode("utf-8", "surrogateescape")
 
 
 def _strip_prefix(name: str | None) -> str | None:

@@ -6,32 +6,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from prstack.diff.quoting import unquote_git_bytes
+
 Owners = list[str | None]
 """Per line of a file (index 0 = line 1): the commit that wrote it, None for older lines; lines past
 the end of the list are older lines too."""
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_ESCAPES = {b"a": 7, b"b": 8, b"t": 9, b"n": 10, b"v": 11, b"f": 12, b"r": 13, b'"': 34, b"\\": 92}
 
 
 def diff_path(raw: bytes, prefix: bytes) -> str | None:
     """A `---`/`+++`/`rename` path of git's diff, unquoted, without its a/ b/ prefix."""
     raw = raw.rstrip(b"\r\n\t")  # git ends a name holding a space with a tab
-    if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) >= 2:
-        body, out, i = raw[1:-1], bytearray(), 0
-        while i < len(body):
-            if body[i:i + 1] == b"\\" and i + 1 < len(body):
-                nxt = body[i + 1:i + 2]
-                if nxt.isdigit():
-                    out.append(int(body[i + 1:i + 4], 8))
-                    i += 4
-                    continue
-                out.append(_ESCAPES.get(nxt, nxt[0]))
-                i += 2
-                continue
-            out.append(body[i])
-            i += 1
-        raw = bytes(out)
+    raw = unquote_git_bytes(raw)
     if raw == b"/dev/null":
         return None
     return raw.removeprefix(prefix).decode("utf-8", "surrogateescape")

@@ -4,7 +4,7 @@ candidate, each item's state, first release and verdict. Orchestration only: the
 
 from __future__ import annotations
 
-import sys
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -52,6 +52,8 @@ class UpkeepRequest:
     onto: str | None = None
     target: TargetSpec | None = None
     release_wheels: tuple[str, ...] = ()
+    stdin: bytes = b""
+    """Standard input's bytes, as the caller read them: the patch given as '-'."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def upkeep(request: UpkeepRequest) -> Upkeep:
         from prstack.sources.patch.files import read_patch_files, split_patch
         from prstack.sources.patch.source import PatchPRs
 
-        patches = [split_patch(f) for f in read_patch_files(carried.patches, sys.stdin.buffer)]
+        patches = [split_patch(f) for f in read_patch_files(carried.patches, io.BytesIO(request.stdin))]
         files = PatchPRs(patches)
         named = {pr.number: (p.number is not None) for pr, p in zip(files.changes.prs, patches, strict=True)}
         sources.append((files, files.changes.prs, files.changes.hunks,
