@@ -12,6 +12,8 @@
 2. Patches against one candidate: the M newest PRs' diffs of src/ (fork point..head) as patch
    files, judged by prstack against the candidate tree (`git archive` of the newest tag), against
    the peer: `git apply --check` of each patch in that tree.
+   The same patches audited as a series, as users run it: `prstack audit --patch FOLDER --tree TREE
+   --format json` in a fresh process (and by --ab's prstack), against the same peer.
 
 Each timing is the median of --repeat runs, prstack's and the peer's alternating (the machine's
 load hits both); --ab SRC times another checkout's prstack (its src/) in the same alternation.
@@ -42,8 +44,25 @@ from packaging.version import InvalidVersion, Version
 
 from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec
-from prstack.upkeep.carrying import Carried, Upkeep, UpkeepRequest, upkeep
-from prstack.upkeep.values import Item
+
+try:  # this code: the upkeep takes one typed request
+    from prstack.upkeep.carrying import Carried, Upkeep, UpkeepRequest
+    from prstack.upkeep.carrying import upkeep as _upkeep
+    from prstack.upkeep.values import Item
+except ImportError:  # an older prstack given to --ab: keyword arguments, modules named run and model
+    from prstack.upkeep.model import Item  # type: ignore[no-redef]
+    from prstack.upkeep.run import Carried, Upkeep  # type: ignore[no-redef]
+    from prstack.upkeep.run import upkeep as _upkeep_kw
+    UpkeepRequest = None
+
+
+def upkeep(carried: Carried, git: GitClone | None, target: TargetSpec | None = None) -> Upkeep:
+    """The upkeep of `carried`, through whichever interface the prstack imported has."""
+    if UpkeepRequest is None:
+        return _upkeep_kw(carried, git, target=target)
+    return _upkeep(UpkeepRequest(carried, git, target=target))
+
+HERE = Path(__file__).resolve().parent
 
 
 def git(repo: Path, *args: str, data: bytes | None = None) -> str:
@@ -118,8 +137,7 @@ def bench_prs(repo: Path, count: int, repeat: int, ab: str | None, spread: bool)
             ancestry[number] = min(holding, key=order.__getitem__) if holding else None
         return time.perf_counter() - started
 
-    request = UpkeepRequest(Carried(tuple(prs)), GitClone(repo))
-    ours, theirs, *other = timed(lambda: done.append(upkeep(request)), repeat,
+    ours, theirs, *other = timed(lambda: done.append(upkeep(Carried(tuple(prs)), GitClone(repo))), repeat,
                                  [peer, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", str(count),
                                                         "--patches", "0", *(["--spread"] if spread else [])])])
     report = done[-1].report
@@ -222,11 +240,13 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
                                                capture_output=True).returncode == 0 for name in names))
             return time.perf_counter() - started
 
+        series = [series_audit(src, Path(tmp) / "patches", tree) for src in (str(HERE.parent / "src"), ab) if src]
         ours, peer, *other = timed(
-            lambda: runs.append(upkeep(UpkeepRequest(Carried(patches=tuple(names)), None,
-                                                     target=TargetSpec("tree", str(tree))))),
-            repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)])])
+            lambda: runs.append(upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))),
+            repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)]),
+                     *series])
         done, applies = runs[-1], applying[-1]
+        other, audited = other[:len(other) - len(series)], other[len(other) - len(series):]
     verdicts: dict[str, int] = {}
     for item in done.report.items:
         verdicts[item.verdict.value] = verdicts.get(item.verdict.value, 0) + 1
@@ -235,6 +255,22 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
     if other:
         print(f"  prstack upkeep of {ab}: {other[0]:.2f} s")
     print(f"  peer, git apply --check per patch: {peer:.2f} s; {applies} apply")
+    for label, seconds in zip(("this code", ab), audited, strict=False):
+        print(f"  prstack audit --patch (the series, a fresh process, json) of {label}: {seconds:.2f} s; "
+              f"{seconds / peer:.2f} x the peer")
+
+
+def series_audit(src: str, folder: Path, tree: Path) -> Callable[[], float]:
+    """A timing of `prstack audit --patch FOLDER --tree TREE --format json` in a fresh process, by
+    the prstack in `src`: the series audited as users run it."""
+
+    def run() -> float:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "prstack", "audit", "--patch", str(folder), "--tree", str(tree),
+                        "--format", "json"], capture_output=True, env={**os.environ, "PYTHONPATH": src})
+        return time.perf_counter() - started
+
+    return run
 
 
 def main() -> int:
@@ -268,12 +304,12 @@ def prstack_only(repo: Path, prs: int, patches: int, spread: bool) -> float:
         tags = versions(repo)
         carried = Carried(tuple(squashed_prs(repo, tags[max(len(tags) - 30, 0)], prs, spread)))
         started = time.perf_counter()
-        upkeep(UpkeepRequest(carried, GitClone(repo)))
+        upkeep(carried, GitClone(repo))
         return time.perf_counter() - started
     with tempfile.TemporaryDirectory(prefix="prstack-bench-upkeep-") as tmp:
         names, tree = patch_files(repo, patches, Path(tmp))
         started = time.perf_counter()
-        upkeep(UpkeepRequest(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree))))
+        upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))
         return time.perf_counter() - started
 
 

@@ -16,9 +16,10 @@ tree, a merge of the default branch: the hunk is looked for a few lines off, the
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple, TypeVar, cast
 
 from prstack.models import FileChange, Hunk, HunkLine, LineKind, PullRequest, Rewrite
 
@@ -58,6 +59,24 @@ _last: list[tuple[tuple[PullRequest | Hunk, ...], dict[int, Composed]]] = []
 """The last stack composed, its objects held (so compared by identity) with its answer."""
 
 
+_T = TypeVar("_T")
+
+
+def _asked_again(question: str, of: Sequence[object], answer: Callable[[], _T]) -> _T:
+    """`answer()`, or the answer given last to `question` when that was asked of the very same
+    objects (a run asks several of these of one stack; each is quadratic in a series' patches)."""
+    last = _answers.get(question)
+    if last is not None and len(last[0]) == len(of) and all(a is b for a, b in zip(last[0], of, strict=True)):
+        return cast(_T, last[1])
+    out = answer()
+    _answers[question] = (tuple(of), out)
+    return out
+
+
+_answers: dict[str, tuple[tuple[object, ...], object]] = {}
+"""Per question, the objects it was last asked of (held, so compared by identity) and its answer."""
+
+
 def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Composed]:
     by_pr: dict[int, dict[str, list[Hunk]]] = {}
     for h in hunks:
@@ -70,10 +89,8 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
     for number, paths in by_pr.items():
         for path in paths:
             touching.setdefault(path, set()).add(number)
-    # (PR, PR above it) whose diffs start from the same tree, and those that may compose, told once per pair
-    starts = _Pairs(frozenset((n, up.number) for n, chain in above.items() for up in chain
-                              if _same_start(by_pr.get(n, {}), by_pr.get(up.number, {}))),
-                    carried_pairs(prs, hunks))
+    stack = _Stack(by_pr, carried_pairs(prs, hunks))
+    old_blobs = _old_blobs(by_pr)
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
         if not h.lines or h.change is FileChange.DELETED or h.pr not in by_number:
@@ -81,29 +98,70 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
         if numbers_above[h.pr].isdisjoint(touching.get(h.path, ())):
             # no PR above changes the file: nothing to compose, unless the top's diff is from the
             # same base as this one's and so leaves the file as it was there
-            kept = _same_base(h, above[h.pr], by_pr, starts)
+            kept = _same_base(h, above[h.pr], stack)
             if kept is not None:
                 out[i] = kept
             continue
-        done = _carry(h, by_number[h.pr], above[h.pr], by_pr, starts)
+        if h.old_blob and any(_same_blob(blob, h.old_blob) and not numbers.isdisjoint(numbers_above[h.pr])
+                              for blob, numbers in old_blobs.get(h.path, {}).items()):
+            # a PR above diffs the file from the blob this hunk starts from: the diffs are not one
+            # on another but each from the same base
+            done = _same_base(h, above[h.pr], stack)
+        else:
+            done = _carry(h, by_number[h.pr], above[h.pr], stack)
         if done is not None:
             out[i] = done
+    return out
+
+
+def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> dict[str, dict[str, set[int]]]:
+    """Path -> blob a hunk of the path starts from -> the PRs with such a hunk."""
+    out: dict[str, dict[str, set[int]]] = {}
+    for number, paths in by_pr.items():
+        for path, path_hunks in paths.items():
+            for s in path_hunks:
+                if s.old_blob:
+                    out.setdefault(path, {}).setdefault(s.old_blob, set()).add(number)
     return out
 
 
 def chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     """PR -> the PRs built one on another from its head up: each one's change starts at the head
     of the one before (the first such PR in stack order where the stack branches)."""
+    return dict(_asked_again("chains_above", prs, lambda: _chains_above(prs)))
+
+
+def _chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     on = _built_on_each(prs)
-    out = {}
-    for own in prs:
-        chain, at, seen = [], own, {own.number}
-        while (up := next((pr for pr in on[at.number] if pr.number not in seen), None)) is not None:
-            chain.append(up)
-            seen.add(up.number)
-            at = up
-        out[own.number] = tuple(chain)
+    first_up = {pr.number: next((up for up in on[pr.number] if up.number != pr.number), None) for pr in prs}
+    out: dict[int, tuple[PullRequest, ...]] = {}
+    numbers: dict[int, tuple[int, ...]] = {}
+    for top in prs:
+        # the PRs from `top` up to one whose chain is known (or the end), then their chains downwards:
+        # a PR's chain is the one above it plus that one's chain, unless that chain comes back to it
+        path: list[PullRequest] = []
+        at: PullRequest | None = top
+        while at is not None and at.number not in out and all(at.number != pr.number for pr in path):
+            path.append(at)
+            at = first_up[at.number]
+        for own in reversed(path):
+            up = first_up[own.number]
+            if up is not None and up.number in numbers and own.number not in numbers[up.number]:
+                out[own.number] = (up, *out[up.number])
+            else:
+                out[own.number] = _walked_chain(own, on)
+            numbers[own.number] = tuple(pr.number for pr in out[own.number])
     return out
+
+
+def _walked_chain(own: PullRequest, on: dict[int, list[PullRequest]]) -> tuple[PullRequest, ...]:
+    """`own`'s chain (see `chains_above`), PR by PR."""
+    chain, at, seen = [], own, {own.number}
+    while (up := next((pr for pr in on[at.number] if pr.number not in seen), None)) is not None:
+        chain.append(up)
+        seen.add(up.number)
+        at = up
+    return tuple(chain)
 
 
 def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
@@ -111,6 +169,10 @@ def stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ..
     or on a copy of its commits; or by its change starting at the PR's head), the top first. Each
     one's head holds the PR's change as the stack left it there, even where the stack's line
     positions cannot carry a hunk up to it."""
+    return dict(_asked_again("stacked_above", prs, lambda: _stacked_above(prs)))
+
+
+def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ...]]:
     order = {pr.number: i for i, pr in enumerate(prs)}
     on: dict[int, list[PullRequest]] = {}
     for below, ups in _built_on_each(prs).items():
@@ -152,39 +214,38 @@ def _built_on(pr: PullRequest, below: PullRequest) -> bool:
     return pr.base_sha == below.head_sha and (bool(below.head_sha) or below.number in pr.depends_on)
 
 
-def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest],
-           by_pr: dict[int, dict[str, list[Hunk]]], starts: _Pairs) -> Composed | None:
+def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
-    or the file deleted above it). Where a later PR's diff of the file starts from the file `h`
-    starts from, the diffs are not one on another but each from the same base (see `_same_base`)."""
-    if h.old_blob and any(s.old_blob and _same_blob(s.old_blob, h.old_blob)
-                          for pr in above for s in by_pr.get(pr.number, {}).get(h.path, ())):
-        return _same_base(h, above, by_pr, starts)
+    or the file deleted above it)."""
     lines: list[Line] = [(k, t) for k, t in h.lines]
     start, path, at = _first(h.new_start, h.new_lines), h.path, own
     old_first = _first(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
+    span = sum(1 for k, _ in lines if k != "-")
+    by_pr = stack.by_pr
     for pr in above:
         mine = by_pr.get(pr.number)
         if mine is None or path not in mine:  # (the file as it was: nothing moves)
             at = pr
             continue
-        theirs = [s for s in mine[path] if (s.old_path or s.path) == path]
-        if any(s.change is FileChange.DELETED for s in theirs):
+        theirs = stack.steps(pr.number, path)
+        if theirs.deleted:
             return None
-        moved = _through(lines, start, theirs)
+        moved = _through(lines, start, span, theirs.spans)
         if moved is None:
-            return _same_base(h, above, by_pr, starts) if at is own else None
+            return _same_base(h, above, stack) if at is own else None
         lines, start, before, by = moved
+        if by is not None:
+            span = sum(1 for k, _ in lines if k != "-")
         old_first -= before
-        path = next((s.path for s in theirs if s.change is FileChange.RENAMED), path)
+        path = theirs.renamed_to or path
         at = pr
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
             steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
     if rewrite is None:
-        return _same_base(h, above, by_pr, starts)
+        return _same_base(h, above, stack)
     last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 
@@ -198,25 +259,19 @@ def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: i
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
 
 
-def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str, list[Hunk]]],
-               starts: _Pairs) -> Composed | None:
+def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
     """A hunk of PRs whose diffs all start from the same base (patches as GitHub serves a fork's
     stacked PRs: each one holds the PRs under it too): how the last PR above that changes the file
     leaves the hunk's lines. Where its diff of the file starts from the same file (the same blob),
     its hunks over the hunk's lines are exactly what the stack did there (nothing, where none
     changes them: the stack undid the hunk). Else, its hunk whose old side holds the hunk's whole
     old side, a few lines off at most."""
-    for pr in reversed(above):
-        if not pr.head_sha and (h.pr, pr.number) not in starts.carried:
-            continue  # a patch that carries nothing of the hunk's PR: a sibling from the same base
-        theirs = [s for s in by_pr.get(pr.number, {}).get(h.path, ()) if s.lines]
+    for pr, theirs in stack.telling(h, above):
         if not theirs:
-            if h.change is FileChange.MODIFIED and (h.pr, pr.number) in starts.same and pr.head_sha:
-                # a diff from the same tree that leaves the file as it was (for patches, only where
-                # the target holds that diff: see match.changes, since a target without the stack
-                # holds those lines too)
-                return _kept_old(h, pr)
-            continue
+            # a diff from the same tree that leaves the file as it was (for patches, only where
+            # the target holds that diff: see match.changes, since a target without the stack
+            # holds those lines too)
+            return _kept_old(h, pr)
         if any(s.change is FileChange.DELETED for s in theirs):
             return None  # the file is gone: nothing of its lines is left to compose
         from_base = _from_same_file(h, theirs, pr)
@@ -228,14 +283,78 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], by_pr: dict[int, dict[str,
     return None
 
 
-@dataclass(frozen=True)
-class _Pairs:
-    """What is known of pairs (PR, PR above it)."""
+class _Stack:
+    """The stack's hunks by PR and path, and what is known of pairs (PR, PR above it)."""
 
-    same: frozenset[tuple[int, int]]
-    """Their diffs start from the same tree (see `_same_start`)."""
-    carried: frozenset[tuple[int, int]]
-    """The upper diff carries the lower one (see `carried_pairs`)."""
+    def __init__(self, by_pr: dict[int, dict[str, list[Hunk]]], carried: frozenset[tuple[int, int]]) -> None:
+        self.by_pr = by_pr
+        self.carried = carried
+        """The upper diff carries the lower one (see `carried_pairs`)."""
+        self._same: dict[tuple[int, int], bool] = {}
+        self._steps: dict[tuple[int, str], _Steps] = {}
+        self._telling: dict[tuple[int, str, bool], tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]] = {}
+        self._may_tell: dict[int, tuple[PullRequest, ...]] = {}
+        """PR -> the PRs above it, top first, less the patches that carry nothing of it."""
+
+    def same(self, low: int, up: int) -> bool:
+        """Whether their diffs start from the same tree (see `_same_start`); told once per pair."""
+        if (low, up) not in self._same:
+            self._same[(low, up)] = _same_start(self.by_pr.get(low, {}), self.by_pr.get(up, {}))
+        return self._same[(low, up)]
+
+    def telling(self, h: Hunk, above: Sequence[PullRequest]) -> tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]:
+        """The PRs `above` `h`'s PR (its chain), top first, that may tell how the stack leaves `h`'s
+        lines (see `_same_base`), each with its hunks of `h`'s file: those changing the file, and
+        for a modified file those whose diff starts from the same tree and leaves the file as it
+        was (no hunks). Patches that carry nothing of `h`'s: siblings from the same base, left out."""
+        modified = h.change is FileChange.MODIFIED
+        key = (h.pr, h.path, modified)
+        if key not in self._telling:
+            if h.pr not in self._may_tell:
+                self._may_tell[h.pr] = tuple(pr for pr in reversed(above)
+                                             if pr.head_sha or (h.pr, pr.number) in self.carried)
+            out = []
+            for pr in self._may_tell[h.pr]:
+                theirs = tuple(s for s in self.by_pr.get(pr.number, {}).get(h.path, ()) if s.lines)
+                if theirs or (modified and pr.head_sha and self.same(h.pr, pr.number)):
+                    out.append((pr, theirs))
+            self._telling[key] = tuple(out)
+        return self._telling[key]
+
+    def steps(self, number: int, path: str) -> _Steps:
+        """PR `number`'s hunks of the file at `path` (its old path), as a hunk is carried through them."""
+        if (number, path) not in self._steps:
+            theirs = [s for s in self.by_pr[number][path] if (s.old_path or s.path) == path]
+            spans = []
+            for s in theirs:
+                if s.lines:
+                    first = _first(s.old_start, s.old_lines)
+                    spots = _change_spots(s, first)
+                    spans.append(_LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
+            self._steps[(number, path)] = _Steps(
+                tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
+                next((s.path for s in theirs if s.change is FileChange.RENAMED), None))
+        return self._steps[(number, path)]
+
+
+class _LaterHunk(NamedTuple):
+    """A later hunk as `_through` meets it: the hunk, the first line its old side covers, the
+    old-side positions of its first and last change (None: it changes nothing)."""
+
+    hunk: Hunk
+    first: int
+    first_change: int | None
+    last_change: int | None
+
+
+class _Steps(NamedTuple):
+    """A PR's hunks of one file, as a hunk is carried through them."""
+
+    spans: tuple[_LaterHunk, ...]
+    deleted: bool
+    """The PR deletes the file."""
+    renamed_to: str | None
+    """Where the PR moves the file, if it does."""
 
 
 def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
@@ -263,11 +382,18 @@ def cumulative_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> froze
     a diff is that, a file of the earlier patch it does not name is as the later one's base had it
     (two unrelated patches can share a file and a few lines, not most of one's files)."""
     rank, added = _patches_added(prs, hunks)
+    changing: defaultdict[str, list[int]] = defaultdict(list)
+    for number, files in added.items():
+        for path in files:
+            changing[path].append(number)
     out = set()
     for low, files in added.items():
-        for up, theirs in added.items():
-            if rank[up] <= rank[low] or 2 * len(files.keys() & theirs.keys()) <= len(files):
+        # the later patches sharing more than half of this one's files (only those that share one meet)
+        sharing = Counter(up for path in files for up in changing[path] if rank[up] > rank[low])
+        for up, count in sharing.items():
+            if 2 * count <= len(files):
                 continue
+            theirs = added[up]
             shared = [(lines, lines & theirs[path]) for path, lines in files.items() if lines and path in theirs]
             carried = sum(2 * len(both) >= len(lines) for lines, both in shared)
             if shared and 2 * carried >= len(shared) and sum(len(both) for _, both in shared) >= MIN_CARRIED:
@@ -279,6 +405,11 @@ def _patches_added(prs: Sequence[PullRequest],
                    hunks: Sequence[Hunk]) -> tuple[dict[int, int], dict[int, dict[str, set[str]]]]:
     """The patches' (PRs naming no head) places in the order given, and per patch and file the
     lines it adds (stripped, not blank)."""
+    return _asked_again("_patches_added", (*prs, *hunks), lambda: _added_by_patch(prs, hunks))
+
+
+def _added_by_patch(prs: Sequence[PullRequest],
+                    hunks: Sequence[Hunk]) -> tuple[dict[int, int], dict[int, dict[str, set[str]]]]:
     rank = {pr.number: i for i, pr in enumerate(prs) if not pr.head_sha}
     added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for h in hunks:
@@ -393,21 +524,17 @@ def _first(start: int, count: int) -> int:
 Line = tuple[LineKind, str]
 
 
-def _through(lines: list[Line], start: int, theirs: Sequence[Hunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
+def _through(lines: list[Line], start: int, span: int,
+             theirs: Sequence[_LaterHunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
     """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
     (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
-    the later hunks composed in). None when a hunk of the later PR changes the span but its old
-    lines do not agree with the hunk's new ones."""
-    span = sum(1 for k, _ in lines if k != "-")
+    the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
+    the hunk's new side) but its old lines do not agree with the hunk's new ones."""
     delta, touching = 0, []
-    for s in theirs:
-        if not s.lines:
-            continue
-        first = _first(s.old_start, s.old_lines)
-        changes = _change_spots(s, first)
-        if changes and max(changes) < start:
+    for s, first, first_change, last_change in theirs:
+        if last_change is not None and last_change < start:
             delta += s.new_lines - s.old_lines
-        elif _inside(s, first, start, span):
+        elif first_change is not None and first_change < start + span and _inside(s, first, start, span):
             touching.append((s, first))
     if not touching:
         return lines, start + delta, 0, None

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, repeat
 
 from prstack.match.text import (
@@ -93,9 +94,11 @@ class FileIndex:
     @classmethod
     def of(cls, data: bytes) -> FileIndex:
         """The index of a file's bytes; a big file is decoded only where looked at, until some
-        search needs all of it."""
-        lines = LazyLines(data) if len(data) >= LAZY_BYTES else decode(data)
-        return cls(lines, markers=has_markers(data))
+        search needs all of it. The same bytes asked again (the same file judged for another PR of
+        the stack, or in another target) get the index made for them, with what it has found."""
+        if len(data) >= LAZY_BYTES:
+            return cls(LazyLines(data), markers=has_markers(data))
+        return _recent.index(data, lambda: cls(decode(data), markers=has_markers(data)))
 
     @property
     def lines(self) -> list[str]:
@@ -344,3 +347,29 @@ def _outward(occ: list[int], shift: int, expected: int) -> Iterator[int]:
         else:
             yield occ[hi] - shift
             hi += 1
+
+
+KEPT_BYTES = 4_000_000
+"""How many bytes of files the indices kept for reuse may cover in all (the least recently used go)."""
+
+
+class _Recent(threading.local):
+    """The indices of the files indexed last in this thread, by content, up to KEPT_BYTES."""
+
+    def __init__(self) -> None:
+        self.by_data: dict[bytes, FileIndex] = {}
+        self.size = 0
+
+    def index(self, data: bytes, make: Callable[[], FileIndex]) -> FileIndex:
+        got = self.by_data.pop(data, None)
+        if got is None:
+            got = make()
+            self.size += len(data)
+            while self.size > KEPT_BYTES and self.by_data:
+                self.size -= len(next(iter(self.by_data)))
+                del self.by_data[next(iter(self.by_data))]
+        self.by_data[data] = got  # (last: the most recently used)
+        return got
+
+
+_recent = _Recent()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
@@ -494,7 +495,38 @@ def _locate(
 
 
 def _align(a: list[str], b: list[str]) -> list[tuple[int, int]]:
-    """(index in `a`, index in `b`) pairs of a longest common subsequence (multiset match when big)."""
+    """(index in `a`, index in `b`) pairs of a longest common subsequence (multiset match when big).
+    A big alignment asked again (the same hunk against the same region: judged for the stack's
+    composition too, or in another target) is answered from the last ALIGNS_KEPT big ones."""
+    if len(a) * len(b) < BIG_ALIGN:
+        return _aligned(a, b)
+    key = (tuple(a), tuple(b))
+    kept = _big_aligns.kept
+    got = kept.pop(key, None)
+    if got is None:
+        got = _aligned(a, b)
+        if len(kept) >= ALIGNS_KEPT:
+            del kept[next(iter(kept))]
+    kept[key] = got  # (last: the most recently used)
+    return list(got)
+
+
+BIG_ALIGN = 40_000
+"""Alignments of at least this many line pairs are kept for reuse (smaller ones cost less than a lookup)."""
+ALIGNS_KEPT = 32
+
+
+class _BigAligns(threading.local):
+    """The big alignments made last in this thread, by their lines, the most recently used last."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[tuple[str, ...], tuple[str, ...]], list[tuple[int, int]]] = {}
+
+
+_big_aligns = _BigAligns()
+
+
+def _aligned(a: list[str], b: list[str]) -> list[tuple[int, int]]:
     if len(a) > MAX_ALIGN or len(b) > MAX_ALIGN:
         pool: dict[str, list[int]] = {}
         for j in range(len(b) - 1, -1, -1):

@@ -6,7 +6,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from prstack.match.text import LEVELS, LOOSEST, decode, trivial
+from prstack.match.index import FileIndex
+from prstack.match.text import LEVELS, LOOSEST, normalise_all, trivial
 from prstack.models import HunkResult, HunkStatus
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
@@ -23,8 +24,8 @@ def noted_without_base(results: Sequence[HunkResult], target: Target) -> tuple[H
     them in the file at the PR's base; a patch has no such file)."""
     adds: Counter[tuple[str, str]] = Counter()
     for r in results:
-        for t in r.hunk.added:
-            adds[(r.hunk.path, _loose(t))] += 1
+        path = r.hunk.path
+        adds.update((path, t) for t in normalise_all(list(r.hunk.added), LOOSEST))
     counts: dict[str, Counter[str]] = {}
 
     def in_target(path: str) -> Counter[str]:
@@ -33,7 +34,7 @@ def noted_without_base(results: Sequence[HunkResult], target: Target) -> tuple[H
                 data = target.read(path)
             except Unreadable:
                 data = None
-            counts[path] = Counter(map(_loose, decode(data))) if data is not None else Counter()
+            counts[path] = Counter(FileIndex.of(data).norm(LOOSEST)) if data is not None else Counter()
         return counts[path]
 
     out = []
