@@ -22,7 +22,7 @@ from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.held import after_merge, placed_sentence
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
-from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target
+from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target, start_target
 from prstack.targets.built_from import join_build
 
 __all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]
@@ -60,13 +60,19 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
     with _collector_paused():
         spec = _hinted(source, spec)
         early = open_target(spec, (), ()) if not needs_pr_paths(spec) else None
-        loading = source.load()
-        changes = loading.ready if early is not None else loading.finish()
-        if early is not None:
-            target = early
-        else:
-            paths = sorted({h.path for h in changes.hunks})
-            target = open_target(spec, paths, source.repo_files(changes, ()))
+        started = start_target(spec) if early is None else None  # (an image's digests checked meanwhile)
+        try:
+            loading = source.load()
+            changes = loading.ready if early is not None else loading.finish()
+            if early is not None:
+                target = early
+            else:
+                paths = sorted({h.path for h in changes.hunks})
+                target = open_target(spec, paths, source.repo_files(changes, ()), started)
+        except BaseException:
+            if started is not None:
+                started.close()
+            raise
         results, lineage = _verdicts(source, changes, target, spec, None if loading.complete else loading)
         return _reported(source, changes, target, results, lineage), target
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from packaging.utils import canonicalize_name
 
@@ -26,6 +26,9 @@ from prstack.targets.installed import (
     record_paths,
 )
 from prstack.targets.spec import TargetSpec
+
+if TYPE_CHECKING:
+    from prstack.targets.image import StartedImage
 
 __all__ = ["InstalledDistribution", "Target", "TargetSpec", "TreeTarget", "open_target"]
 
@@ -136,8 +139,21 @@ def needs_pr_paths(spec: TargetSpec) -> bool:
     return True
 
 
-def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> Target:
-    """Open what the user asked to audit, choosing the distribution that ships the PRs' files."""
+def start_target(spec: TargetSpec) -> StartedImage | None:
+    """What can begin before the PRs' paths are known, for open_target to go on with: an image's layers
+    opened and their blobs being checked against their digests. None for other targets, or an image that
+    cannot be started (open_target says why)."""
+    if spec.kind is not TargetKind.IMAGE:
+        return None
+    from prstack.targets.image import start_image
+
+    return start_image(spec)
+
+
+def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str],
+                started: StartedImage | None = None) -> Target:
+    """Open what the user asked to audit, choosing the distribution that ships the PRs' files; from
+    `started` (start_target) when it was."""
     if spec.kind is TargetKind.TREE:
         root = Path(spec.path or ".")
         if root.is_dir() and next(root.glob("*.dist-info"), None) is not None:
@@ -151,7 +167,7 @@ def open_target(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequenc
     if spec.kind is TargetKind.IMAGE:
         from prstack.targets.image import open_image
 
-        return open_image(spec, repo_paths, repo_files)
+        return open_image(spec, repo_paths, repo_files, started)
     if spec.kind is TargetKind.WHEEL:
         from prstack.targets.wheel import WheelTarget
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
@@ -21,10 +22,12 @@ from prstack.targets.layers import (
     Blobs,
     ImageError,
     ImageManifest,
+    LayerStream,
     Merged,
     OverCap,
     find_manifest,
     merge_layers,
+    open_layers,
     read_file,
     resolve,
 )
@@ -141,13 +144,51 @@ def _within_metadata_budget(reader: _Reader, env: str, paths: Sequence[str]) -> 
                          f"(.dist-info files), over the {budget}-byte budget; refused.")
 
 
-def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str]) -> ImageTarget:
-    """The image `spec` names, its project's distribution chosen (by `--python-path` among several)."""
-    shown = spec.path or ""
-    blobs = Blobs(Path(shown))
+@dataclass
+class StartedImage:
+    """An image opened before the PRs' paths are known: its manifest found, its layers opened, and their
+    blobs being checked against their digests while the PRs load."""
+
+    path: str
+    platform: str | None
+    blobs: Blobs
+    manifest: ImageManifest
+    layers: dict[int, LayerStream]
+
+    def close(self) -> None:
+        self.blobs.close()
+
+
+def start_image(spec: TargetSpec) -> StartedImage | None:
+    """The image `spec` names, started (StartedImage); None when it cannot be, open_image then says why."""
+    try:
+        blobs = Blobs(Path(spec.path or ""))
+    except Exception:  # (open_image says why, at its turn)
+        return None
     try:
         manifest = find_manifest(blobs, spec.platform)
-        merged = merge_layers(blobs, manifest, verified=False)  # (checked by `evidence`, before any report)
+        return StartedImage(spec.path or "", spec.platform, blobs, manifest, open_layers(blobs, manifest))
+    except Exception:
+        blobs.close()
+        return None
+    except BaseException:
+        blobs.close()
+        raise
+
+
+def open_image(spec: TargetSpec, repo_paths: Sequence[str], repo_files: Sequence[str],
+               started: StartedImage | None = None) -> ImageTarget:
+    """The image `spec` names, its project's distribution chosen (by `--python-path` among several);
+    from `started` (start_image) when it was started before."""
+    shown = spec.path or ""
+    if started is not None and (started.path, started.platform) != (shown, spec.platform):
+        started.close()
+        started = None
+    blobs = started.blobs if started is not None else Blobs(Path(shown))
+    try:
+        manifest = started.manifest if started is not None else find_manifest(blobs, spec.platform)
+        merged = merge_layers(blobs, manifest, verified=False,  # (checked by `evidence`, before any report)
+                              opened=started.layers if started is not None else None)
         reader = _Reader(blobs, merged)
         envs = environments(merged)
         if not envs:
@@ -294,4 +335,4 @@ def _is_dir(target: ImageTarget, path: str) -> bool:
     return entry is not None and entry.kind == "dir"
 
 
-__all__ = ["ImageTarget", "RecordEntry", "environments", "open_image"]
+__all__ = ["ImageTarget", "RecordEntry", "StartedImage", "environments", "open_image", "start_image"]

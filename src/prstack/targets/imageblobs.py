@@ -1,6 +1,6 @@
 """Where an image's blobs are (a layout folder, or a tar of one, or a `docker save` tarball), read as
-seekable windows; its JSON read with a size and nesting limit; its blobs hashed on a worker thread
-while the layers' headers are read; and the budgets an image is read within.
+seekable windows; its JSON read with a size and nesting limit; its blobs hashed in a process of their
+own (targets.blobhash) while the layers' headers are read; and the budgets an image is read within.
 
 Everything is confined to the image: a blob is looked up by digest inside the archive or the layout
 folder (a link there is refused); the outer tar's headers are read as strictly as a layer's
@@ -13,15 +13,18 @@ import hashlib
 import io
 import os
 import stat
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
 from prstack.errors import Option, Part, TargetError
+from prstack.targets import blobhash
 from prstack.targets.confined import inside
 from prstack.targets.metadata import JsonTooDeep, bounded_json
-from prstack.targets.tarheaders import TarDamaged, headers
+from prstack.targets.tarheaders import AHEAD, TarDamaged, headers
 
 JSON_CAP = 4 << 20
 """The largest manifest, index or config read (bytes)."""
@@ -101,6 +104,16 @@ class Window(_Positioned):
         self._pos = max(0, base + offset)
         return self._pos
 
+    def read(self, size: int | None = -1) -> bytes:
+        """Up to `size` bytes (all that is left when -1), in one pread."""
+        want = self.length - self._pos if size is None or size < 0 else min(size, self.length - self._pos)
+        if want <= 0:
+            return b""
+        data = os.pread(self.fd, want, self.start + self._pos)
+        self._pos += len(data)
+        self._counter[0] += len(data)
+        return data
+
     def readinto(self, buffer: Any) -> int:
         want = min(len(buffer), self.length - self._pos)
         if want <= 0:
@@ -148,7 +161,7 @@ class Blobs:
             raise
 
     def _read_members(self, window: Window) -> None:
-        for n, member in enumerate(headers(cast(IO[bytes], window))):
+        for n, member in enumerate(headers(cast(IO[bytes], window), AHEAD)):
             if n >= OUTER_ENTRIES:
                 raise image_error(self.shown, f"the archive holds more than {OUTER_ENTRIES} members; it is no image.")
             self._members.setdefault(member.name.removeprefix("./"),
@@ -265,22 +278,27 @@ class _Job:
 
 @dataclass
 class BlobHashes:
-    """Blobs hashed on one worker thread (hashlib lets go of the GIL) while the merge reads their
-    headers: `check` waits for it and raises naming the first blob whose bytes do not match."""
+    """Blobs hashed while the merge reads their headers: in a child process (targets.blobhash: a core of
+    its own, never waiting for this interpreter's lock), or on a worker thread where no child can be
+    started. `check` waits for them and raises naming the first blob whose bytes do not match."""
 
     shown: str
     jobs: list[_Job] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _child: subprocess.Popen[bytes] | None = None
+    _checked: bool = False
 
     def add(self, label: str, window: Window, expected: str) -> None:
         self.jobs.append(_Job(label, window, expected))
 
     def start(self) -> None:
-        if self._thread is not None or not self.jobs:
+        if self._thread is not None or self._child is not None or not self.jobs:
             return
-        self._thread = threading.Thread(target=self._run, name="prstack-blob-hashes", daemon=True)
-        self._thread.start()
+        self._child = _hashing_child(self.jobs)
+        if self._child is None:
+            self._thread = threading.Thread(target=self._run, name="prstack-blob-hashes", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         for job in self.jobs:
@@ -297,9 +315,25 @@ class BlobHashes:
                 job.failed = exc.strerror or str(exc)
             job.got = "sha256:" + h.hexdigest() if at == end else None
 
+    def _wait_for_child(self, child: subprocess.Popen[bytes]) -> None:
+        out, _ = child.communicate()
+        lines = out.decode("ascii", "replace").splitlines()
+        if child.returncode != 0 or len(lines) != len(self.jobs):
+            self._stop.set()
+            return
+        for job, line in zip(self.jobs, lines, strict=True):
+            if line.startswith("! "):
+                job.failed = line[2:]
+            else:
+                job.got = line
+
     def check(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
+        if not self._checked:
+            if self._child is not None:
+                self._wait_for_child(self._child)
+            if self._thread is not None:
+                self._thread.join()
+            self._checked = True
         if self._stop.is_set():
             raise image_error(self.shown, "its layers were not all checked against their digests; refused.")
         for job in self.jobs:
@@ -310,5 +344,22 @@ class BlobHashes:
 
     def stop(self) -> None:
         self._stop.set()
+        if self._child is not None and self._child.poll() is None:
+            self._child.kill()
+            self._child.wait()
         if self._thread is not None:
             self._thread.join()
+
+
+def _hashing_child(jobs: list[_Job]) -> subprocess.Popen[bytes] | None:
+    """targets.blobhash run on the jobs' byte ranges (their files passed open); None when it cannot run."""
+    program = Path(blobhash.__file__)
+    if not sys.executable or not program.is_file():
+        return None
+    ranges = [f"{job.window.fd}:{job.window.start}:{job.window.length}" for job in jobs]
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-S", str(program), str(os.getpid()), *ranges],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                pass_fds=sorted({job.window.fd for job in jobs}))
+    except OSError:
+        return None

@@ -26,11 +26,11 @@ from prstack.targets.confined import METADATA_CAP
 from prstack.targets.imageblobs import Blobs, ImageBudget, ImageError, image_error
 from prstack.targets.inflate import CHECKPOINT_EVERY, LAYER_CAP, LayerStream, open_layer
 from prstack.targets.manifests import ImageManifest, Layer, find_manifest, host_platform
-from prstack.targets.tarheaders import TarDamaged, headers
+from prstack.targets.tarheaders import AHEAD, BLOCK, TarDamaged, headers
 
 __all__ = ["CHECKPOINT_EVERY", "DIST_INFO_FILES", "LAYER_CAP", "Blobs", "Entry", "ImageBudget", "ImageError",
-           "ImageManifest", "Layer", "Merged", "OverCap", "find_manifest", "host_platform", "merge_layers",
-           "read_file", "resolve"]
+           "ImageManifest", "Layer", "LayerStream", "Merged", "OverCap", "find_manifest", "host_platform",
+           "merge_layers", "open_layers", "read_file", "resolve"]
 
 LINK_HOPS = 40
 """Symbolic links followed on one path before it is refused as a loop (Linux's own limit)."""
@@ -85,6 +85,9 @@ class _Changes:
 
 
 def _clean_name(name: str, shown: str, layer: Layer) -> str:
+    if not name.startswith((".", "/")) and "/." not in name and "//" not in name and not name.endswith("/") \
+            and "\0" not in name:
+        return name  # (no empty, "." or ".." part: as it is)
     raw = name
     if name.startswith("/"):
         raise image_error(shown, f"the layer {layer.digest} holds the absolute path {raw[:200]!r}; refused as hostile.")
@@ -116,29 +119,39 @@ def _parents(path: str, into: set[str]) -> None:
         parent = parent.rpartition("/")[0]
 
 
-def merge_layers(blobs: Blobs, manifest: ImageManifest, *, verified: bool = True) -> Merged:
-    """Every layer's changeset applied in order; no file content is read but the .dist-info files.
-
-    Each distinct blob is hashed on a worker thread meanwhile; with `verified`, the merge waits for it
-    (else the caller does, by `blobs.verify()`, before it reports anything read from the image)."""
+def open_layers(blobs: Blobs, manifest: ImageManifest) -> dict[int, LayerStream]:
+    """Each distinct layer opened, by the number of the first place the manifest lists it; the blobs'
+    checks against their digests started (imageblobs.BlobHashes), to run while the caller goes on."""
     if len(manifest.layers) > blobs.budget.layers:
         raise image_error(blobs.shown, f"its manifest lists {len(manifest.layers)} layers, more than the "
                           f"{blobs.budget.layers} read; refused.")
-    merged = Merged(layers=manifest.layers)
-    listed = Counter(layer.name for layer in manifest.layers)
-    first: dict[str, int] = {}
-    again: dict[str, _Changes] = {}  # (a blob listed more than once: its changeset, read once)
-    hashes = blobs.hashes
+    first: set[str] = set()
     opened: dict[int, LayerStream] = {}
     for number, layer in enumerate(manifest.layers):
         if layer.name not in first:
-            first[layer.name] = number
+            first.add(layer.name)
             opened[number] = open_layer(blobs, layer, hash_tar=layer.diff_id is not None)
             if not opened[number].compressed:
-                hashes.add(layer.digest, opened[number].blob, layer.diff_id or layer.digest)
+                blobs.hashes.add(layer.digest, opened[number].blob, layer.diff_id or layer.digest)
             elif layer.diff_id is None:
-                hashes.add(layer.digest, opened[number].blob, layer.digest)
-    hashes.start()
+                blobs.hashes.add(layer.digest, opened[number].blob, layer.digest)
+    blobs.hashes.start()
+    return opened
+
+
+def merge_layers(blobs: Blobs, manifest: ImageManifest, *, verified: bool = True,
+                 opened: dict[int, LayerStream] | None = None) -> Merged:
+    """Every layer's changeset applied in order; no file content is read but the .dist-info files.
+
+    The layers are those `opened` (open_layers), else opened now. Each distinct blob is hashed apart
+    meanwhile; with `verified`, the merge waits for it (else the caller does, by `blobs.verify()`, before
+    it reports anything read from the image)."""
+    if opened is None:
+        opened = open_layers(blobs, manifest)
+    merged = Merged(layers=manifest.layers)
+    listed = Counter(layer.name for layer in manifest.layers)
+    first = {manifest.layers[number].name: number for number in opened}
+    again: dict[str, _Changes] = {}  # (a blob listed more than once: its changeset, read once)
     for layer in manifest.layers:
         at = first[layer.name]
         changes = again.get(layer.name)
@@ -166,7 +179,7 @@ def _read_changes(blobs: Blobs, merged: Merged, number: int, opened: LayerStream
     changes = _Changes()
     written, folders = changes.written, changes.folders
     try:
-        for member in headers(stream):
+        for member in headers(stream, BLOCK if opened.compressed else AHEAD):  # (seeking back in a plain tar is free)
             spent.entry()
             name = _clean_name(member.name, blobs.shown, layer)
             if not name:
@@ -181,7 +194,7 @@ def _read_changes(blobs: Blobs, merged: Merged, number: int, opened: LayerStream
                 continue
             if member.kind == "file":
                 written[name] = Entry(number, "file", member.offset, member.size)
-                if member.size <= METADATA_CAP and _DIST_INFO_FILE.search(name) \
+                if member.size <= METADATA_CAP and ".dist-info/" in name and _DIST_INFO_FILE.search(name) \
                         and spent.held + member.size <= blobs.budget.metadata:
                     stream.seek(member.offset)
                     merged.held[(number, member.offset)] = stream.read(member.size)

@@ -17,11 +17,14 @@ EXTENDED_CAP = 1 << 20
 """The longest PAX record block or GNU long name read (bytes)."""
 MEMBER_CAP = 1 << 40
 """The largest member size believed (bytes); a header saying more is damaged or hostile."""
-_OCTAL = re.compile(rb"[0-7]+")
 _DECIMAL = re.compile(r"[0-9]+")
 _ZERO = bytes(BLOCK)
 _KINDS = {b"0": "file", b"\0": "file", b"7": "file", b"5": "dir", b"2": "symlink", b"1": "hardlink"}
 _POSIX_MAGIC = b"ustar\x00"
+_LINKS = (b"1", b"2")
+AHEAD = 3 * 512
+"""Bytes to read at once where a header is wanted, in a tar that costs nothing to seek back in (what
+follows a header is often the next header wanted)."""
 _NO_DATA = (b"1", b"2", b"3", b"4", b"5", b"6", b"\0", b"0")
 
 
@@ -38,6 +41,7 @@ class Header:
     """Where the member's data starts in the tar."""
     size: int
     link: str
+    """A link's target ('' for other kinds)."""
 
 
 def _text(raw: bytes) -> str:
@@ -55,12 +59,15 @@ def _number(raw: bytes, at: int) -> int:
         if raw[0] != 0x80:
             raise TarDamaged(f"not a readable tar (a negative number in the header at byte {at})")
         return int.from_bytes(raw[1:], "big")
-    digits = _field(raw).strip(b" ")
+    digits = raw.split(b"\0", 1)[0].strip(b" ")
     if not digits:
         return 0
-    if _OCTAL.fullmatch(digits) is None:
+    if not digits.isdigit():  # (ASCII digits only: int() would take a sign, spaces or underscores)
         raise TarDamaged(f"not a readable tar (no tar header at byte {at})")
-    return int(digits, 8)
+    try:
+        return int(digits, 8)
+    except ValueError:  # (an 8 or a 9)
+        raise TarDamaged(f"not a readable tar (no tar header at byte {at})") from None
 
 
 def _size(value: int | str, at: int) -> int:
@@ -102,25 +109,41 @@ def _pax(data: bytes, at: int) -> dict[str, str]:
     return out
 
 
-def _extended(stream: IO[bytes], at: int, size: int) -> bytes:
+class _Ahead:
+    """A tar's bytes by position, read `ahead` bytes at once: a PAX header, its records and the header
+    they describe, or a small file's header and the next one, are one read."""
+
+    def __init__(self, stream: IO[bytes], ahead: int) -> None:
+        self._stream, self._ahead, self._data, self._at = stream, ahead, b"", 0
+
+    def read(self, pos: int, size: int) -> bytes:
+        start = pos - self._at
+        if start >= 0 and start + size <= len(self._data):
+            return self._data[start : start + size]
+        self._stream.seek(pos)
+        self._data, self._at = self._stream.read(max(size, self._ahead)), pos
+        return self._data[:size]
+
+
+def _extended(tar: _Ahead, at: int, size: int) -> bytes:
     if size > EXTENDED_CAP:
         raise TarDamaged(f"not a readable tar (an extended header of {size} bytes at byte {at})")
-    stream.seek(at)
-    data = stream.read(size)
+    data = tar.read(at, size)
     if len(data) < size:
         raise TarDamaged("truncated (its tar stops inside an extended header)")
     return data
 
 
-def headers(stream: IO[bytes]) -> Iterator[Header]:
+def headers(stream: IO[bytes], ahead: int = BLOCK) -> Iterator[Header]:
     """Every member's header, in order, up to the end-of-archive block; TarDamaged on a cut or a
-    block that is no header."""
+    block that is no header. `ahead`: bytes read at once (AHEAD where seeking back costs nothing: the
+    stream is left past the member's data start, where a reader of the data seeks back)."""
+    tar = _Ahead(stream, ahead)
     pos = 0
     pax: dict[str, str] = {}
     long_name = long_link = None
     while True:
-        stream.seek(pos)
-        block = stream.read(BLOCK)
+        block = tar.read(pos, BLOCK)
         if len(block) < BLOCK:
             raise TarDamaged("truncated: its tar stops without the end-of-archive blocks")
         if block == _ZERO:
@@ -130,7 +153,7 @@ def headers(stream: IO[bytes]) -> Iterator[Header]:
         size = _size(_number(block[124:136], pos), pos)
         data_at = pos + BLOCK
         if kind_byte in (b"x", b"g", b"L", b"K"):
-            data = _extended(stream, data_at, size)
+            data = _extended(tar, data_at, size)
             if kind_byte == b"x":
                 pax = _pax(data, pos)
             elif kind_byte == b"L":
@@ -141,10 +164,9 @@ def headers(stream: IO[bytes]) -> Iterator[Header]:
             continue
         name = pax.get("path") or long_name
         if name is None:
-            name = _text(_field(block[0:100]))
-            prefix = _field(block[345:500]) if block[257:263] == _POSIX_MAGIC else b""
-            name = f"{_text(prefix)}/{name}" if prefix else name
-        link = pax.get("linkpath") or long_link or _text(_field(block[157:257]))
+            name = _text(block[0:100].split(b"\0", 1)[0])
+            if block[257:263] == _POSIX_MAGIC and block[345] != 0:  # (a ustar prefix)
+                name = _text(block[345:500].split(b"\0", 1)[0]) + "/" + name
         if "size" in pax:
             size = _size(pax["size"], pos)
         kind = _KINDS.get(kind_byte, "other")
@@ -152,6 +174,9 @@ def headers(stream: IO[bytes]) -> Iterator[Header]:
             kind = "dir"
         if kind != "file" and kind_byte in _NO_DATA:  # (as tarfile: only files and unknown kinds skip data)
             size = 0
+        link = ""
+        if kind_byte in _LINKS:
+            link = pax.get("linkpath") or long_link or _text(block[157:257].split(b"\0", 1)[0])
         yield Header(name, kind, data_at, size, link)
         pos = data_at + -(-size // BLOCK) * BLOCK
         pax, long_name, long_link = {}, None, None
