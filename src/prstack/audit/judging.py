@@ -80,7 +80,7 @@ def audit_opened(source: PRSource, spec: TargetSpec) -> tuple[AuditReport, Targe
 def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditReport]:
     """The audit of several targets: the stack, its hunks and the files at base and head read once,
     each target opened and read once (a report each, in the order given). A target whose files hold
-    the same bytes as one judged before takes its verdicts (judged_once.same_content); one that
+    the same bytes as one judged before takes its verdicts (audit.same_content.same_content); one that
     differs takes those of each file that holds the same bytes (match.jobs.KeptVerdicts)."""
     with _collector_paused():
         loading = source.load()
