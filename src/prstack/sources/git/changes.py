@@ -336,6 +336,8 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
+    if not merges:  # (each commit's paths are known already: no git call)
+        out = [replace(h, touched_by=tuple(sha for sha in touching(h.path) if sha in scope)) for h in out]
     return _with_taken_back(out, taken_back) if taken_back else out
 
 
