@@ -15,6 +15,8 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
+from prstack.sources.git.patchids import Patches
+from prstack.sources.git.runner import run_git
 
 
 def text(name: str, edits: dict[int, str] | None = None) -> str:
@@ -114,3 +116,17 @@ def test_a_clone_that_dropped_blobs_without_a_promisor(tmp_path: Path, capsys: p
     code, table = audit(capsys, clone, tree, "table")
     assert f"git -C {clone} -c fetch.negotiationAlgorithm=noop fetch origin" in " ".join(table.split())
     shutil.rmtree(clone)
+
+
+
+def test_patch_ids_of_commits_whose_blobs_are_missing_leave_those_files_out(tmp_path: Path) -> None:
+    """In a partial clone whose remote is gone, the patch-id of a commit whose blobs it lacks (a main
+    commit the stack's copies are looked for in) is taken without those files, not an error; a
+    commit whose blobs are at hand keeps its own."""
+    up, clone, _ = blobless_clone(tmp_path)
+    git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
+    git(clone, "cat-file", "-p", "refs/pull/1/head~1:pkg/b.py")
+    up.path.rename(tmp_path / "away")
+    p1, c1 = git(clone, "rev-parse", "refs/pull/1/head", "refs/pull/2/head").split()
+    ids = Patches(lambda args, data: run_git(clone, args, {}, data)).ids([c1, p1])
+    assert set(ids) == {p1}
