@@ -130,8 +130,9 @@ LOCAL_PATH_NAMES = {"--git": "PATH", "--tree": "DIR", "--site-packages": "DIR", 
 
 
 def without_local_paths(step: Step) -> str:
-    """`step.command` with every absolute path (this machine's, meaningless in a PR comment) named
-    by its option's metavar instead: `--git PATH`, `--site-packages DIR`; an interpreter as python."""
+    """`step.command` with every local path (this machine's, meaningless in a PR comment) named by
+    its option's metavar instead: whatever follows a path option, relative or absolute (`--git PATH`,
+    `--site-packages DIR`), and any other absolute path; an interpreter as python."""
     shown = []
     for args in step.commands:
         out = []
@@ -139,7 +140,7 @@ def without_local_paths(step: Step) -> str:
             absolute = PurePath(arg).is_absolute() or arg.startswith("~")
             if absolute and i == 0:
                 arg = "python"
-            elif absolute and i > 0:
+            elif i > 0 and (absolute or args[i - 1] in LOCAL_PATH_NAMES):
                 arg = LOCAL_PATH_NAMES.get(args[i - 1], "PATH")
             out.append(arg)
         shown.append(shlex.join(out))
