@@ -64,6 +64,9 @@ def start_changes(
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = _held_by_top(stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
+    # each PR's own range as measured (a merged one's in the default branch's history, a child's past
+    # its parent's head, through the default branch's commits it merged): blobs lacking there too
+    missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)

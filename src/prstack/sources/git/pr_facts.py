@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from prstack.errors import InputError
+from prstack.errors import InputError, SourceError
 from prstack.hunks import parse_diff
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
@@ -192,7 +192,10 @@ class Reader:
         only when a default-branch commit changes the very files the PR's own change does, as a
         squash of it would."""
         src, base = self.src, _own_base(self.src, f)
-        hunks = parse_diff(src.objects.diff(base, f.head), f.number)
+        try:
+            hunks = parse_diff(src.objects.diff(base, f.head), f.number)
+        except SourceError:  # a blob of it the clone lacks (a partial clone offline): not known to be held
+            return False
         if not hunks:
             return False
         by_path: dict[str, list[Hunk]] = {}
