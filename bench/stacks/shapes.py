@@ -347,10 +347,14 @@ def blobless_clone(m: Path, path: Path) -> Path:
 def lacking_blobs(r: Repo, s: Stack, _: list[Stack]) -> Case | str:
     """A partial clone (commits and trees shared with a blobless clone) holding the blobs of the stack's
     commits and its fork point's versions of the files they touch, but no version of one file the
-    stack changes (shipped .py files first); its
-    promisor remote is GitHub's URL, sent by `url.*.insteadOf` to a folder that is not there (offline).
-    The dropped build reverts a commit's change to another file."""
+    stack changes (shipped .py files first); its promisor remote is GitHub's URL, sent by
+    `url.*.insteadOf` to a folder that is not there (offline).
+    The dropped build reverts a commit's change to another file. Only stacks whose PRs all fork from
+    main at one commit and merge nothing: the clone then holds every other blob the audit reads."""
     base = r.git("merge-base", DEFAULT, s.top_head).strip()
+    if r.git("rev-list", "--merges", "--count", s.top_head, f"^{DEFAULT}").strip() != "0" or any(
+            r.git("merge-base", DEFAULT, h).strip() != base for h in s.parent_heads):
+        return f"#{s.top}: its branch merged main, or its PRs fork from main at other commits"
     files = sorted((p for st, p in name_status(r, base, s.top_head) if st in "AM"),
                    key=lambda p: (not shipped_looking(p), not p.endswith(".py"), p))
     drop = _a_revert(r, s, base)
