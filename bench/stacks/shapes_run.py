@@ -155,7 +155,7 @@ def rate(rs: list[Result]) -> str:
 
 
 def table(rows: dict[tuple[str, str], list[Result]], built: dict[tuple[str, str], int]) -> None:
-    print(f"{'shape':15}{'origin':>7}{'cases':>6}{'top':>14}{'drop':>14}{'false pres':>11}{'twice':>6}"
+    print(f"{'shape':15}{'origin':>7}{'cases':>7}{'top':>16}{'drop':>16}{'false pres':>11}{'twice':>7}"
           f"{'pr null':>8}{'med s':>7}")
     allr = [r for rs in rows.values() for r in rs]
     for (shape, origin), rs in [*sorted(rows.items()), (("all", ""), allr)]:
@@ -163,8 +163,8 @@ def table(rows: dict[tuple[str, str], list[Result]], built: dict[tuple[str, str]
         secs = [x.seconds for r in rs for x in r.audits]
         med = f"{statistics.median(secs):.2f}" if secs else "-"
         n = built.get((shape, origin), 0) if shape != "all" else sum(built.values())
-        print(f"{shape:15}{origin:>7}{n:>6}{rate(of['top']):>14}{rate(of['drop']):>14}"
-              f"{sum(r.false_present for r in rs):>11}{sum(r.detail.get('twice', 0) for r in rs):>6}"
+        print(f"{shape:15}{origin:>7}{n:>7}{rate(of['top']):>16}{rate(of['drop']):>16}"
+              f"{sum(r.false_present for r in rs):>11}{sum(r.detail.get('twice', 0) for r in rs):>7}"
               f"{sum(x.null_pr for r in rs for x in r.audits):>8}{med:>7}")
 
 
