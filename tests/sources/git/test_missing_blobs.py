@@ -15,6 +15,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
+from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.runner import run_git
 
@@ -163,3 +164,13 @@ def test_a_child_that_merged_main_in_a_clone_lacking_main_s_blobs_is_judged(
     assert code == 1, out
     hunks = json.loads(out)["hunks"]
     assert {h["unverifiable"] for h in hunks if h["status"] != "applied"} == {"not-read"}
+
+
+def test_a_trees_files_are_listed_without_the_blobs_the_clone_lacks(tmp_path: Path) -> None:
+    """The files of a revision with their sizes, in a partial clone whose remote is gone: those whose
+    blobs it holds, sized, the others left out, no error."""
+    up, clone, _ = blobless_clone(tmp_path)
+    held = git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
+    up.path.rename(tmp_path / "away")
+    rows = Objects(clone, dict).tree_blobs("refs/pull/1/head")
+    assert [(path, size) for path, _, size in rows] == [("pkg/b.py", len(held.encode()))]
