@@ -10,6 +10,9 @@
   sends to the local copies (prstack runs --offline and fetches nothing).
 - shallow: `git clone --depth SHALLOW_DEPTH file://SNAPSHOT`, then the PR refs fetched with the same depth
   into refs/remotes/origin/pr/N (every PR's: their histories together reach far back into main's).
+- partial: `git clone --bare --filter=blob:none file://SNAPSHOT` with the PR refs fetched the same way:
+  commits and trees only, every blob the audit reads comes from the promisor remote (the snapshot, served
+  as GitHub serves it: filters and wants by id allowed, `remote.origin.uploadpack`).
 - shallow-prs: the same clone with only the PRs of the stacks being run fetched so (a user fetching the
   PRs of interest): a stack forked from main more than SHALLOW_DEPTH commits back has no merge base there.
 
@@ -28,11 +31,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-SHAPES = ("bare", "path-origin", "no-remote", "fork-origin", "shallow", "shallow-prs")
+SHAPES = ("bare", "path-origin", "no-remote", "fork-origin", "shallow", "shallow-prs", "partial")
 SHALLOW_DEPTH = 50
 FORK_BEHIND = 100
 DEFAULT = "main"
 _UPLOAD_PACK = "git -c uploadpack.allowFilter=true upload-pack"  # the snapshots do not allow --filter
+_SERVE_BLOBS = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
 
 
 class HasTop(Protocol):
@@ -54,6 +58,8 @@ def make_clone(shape: str, repo: str, m: Path, root: Path, stacks: Sequence[HasT
         return _fork_origin(m, owner, name, root, stacks)
     if shape == "shallow":
         return _shallow(m, d, ["+refs/pull/*/head:refs/remotes/origin/pr/*"])
+    if shape == "partial":
+        return _partial(m, d)
     if shape == "shallow-prs":
         prs = sorted({n for s in stacks for n in (s.top, *s.parents)})
         return _shallow(m, d, [f"+refs/pull/{n}/head:refs/remotes/origin/pr/{n}" for n in prs])
@@ -146,4 +152,12 @@ def _shallow(m: Path, d: Path, pr_refspecs: list[str]) -> Path:
     for key in ("remote.origin.promisor", "remote.origin.partialclonefilter"):
         git(d, "config", "--unset", key, check=False)
     check_out(d)
+    return d
+
+
+def _partial(m: Path, d: Path) -> Path:
+    git(d.parent, "clone", "-q", "--bare", "--filter=blob:none", "--upload-pack", _SERVE_BLOBS, f"file://{m.resolve()}",
+        str(d))
+    git(d, "config", "remote.origin.uploadpack", _SERVE_BLOBS)
+    git(d, "fetch", "-q", "--filter=blob:none", "origin", "+refs/pull/*/head:refs/pull/*/head")
     return d

@@ -122,6 +122,10 @@ class Hunk:
     """Lines (stripped) that a commit of the PR wrote in this file and a later one removed again,
     none of them added by the PR's net change of the file: back in a target, they tell that the
     commit that removed them is not there."""
+    touched_by: tuple[str, ...] = field(default=(), compare=False)
+    """Every commit of the PR that changed this file, oldest first, where the source knows them (empty
+    otherwise): the file a target holds may be as one of them left it, also one that wrote none of
+    the hunk's lines (a later fix-up put its text back)."""
 
     @property
     def commit(self) -> str | None:

@@ -63,6 +63,16 @@ def test_version_and_help_import_no_pygithub_nor_audit_libraries(args: list[str]
     assert not tops & {*UNUSED_BY_AN_OFFLINE_CLONE_AUDIT, "unidiff"}
 
 
+def test_version_imports_nothing_help_does_not_and_names_the_installed_version() -> None:
+    """`--version` costs what `--help` costs: every module it imports, `--help` imports too (no
+    package metadata read), and the version it prints is the installed distribution's."""
+    from importlib.metadata import version
+
+    assert set(_imports("--version")) <= set(_imports("--help"))
+    done = subprocess.run([sys.executable, "-m", "prstack", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout == f"prstack {version('prstack')}\n"
+
+
 @pytest.mark.slow
 def test_offline_clone_audit_imports_only_what_it_uses(demo_build: DemoBuild) -> None:
     times = _imports(*_audit_args(demo_build))

@@ -5,6 +5,7 @@ advice that fits the command that was run."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -123,6 +124,19 @@ def test_markdown_starts_with_the_summary_without_local_paths(
     assert out.index("**Not fully in the target: #40727") < out.index("| PR |")
     assert "prstack plan 40898 --git PATH --site-packages DIR --emit-patch missing.patch" in out
     assert str(demo_build.repo.path) not in out and str(demo_build.site_packages) not in out
+
+
+def test_markdown_names_relative_local_paths_by_their_metavar_too(
+        demo_build: DemoBuild, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths given relative to the working folder are this machine's too: the markdown's commands
+    show `--git PATH --site-packages DIR`, as for absolute ones."""
+    here = demo_build.site_packages.parent
+    monkeypatch.chdir(here)
+    git = os.path.relpath(demo_build.repo.path, here)
+    main(["audit", "40898", "--git", git, "--site-packages", demo_build.site_packages.name, "--format", "markdown"])
+    out = capsys.readouterr().out
+    assert "prstack plan 40898 --git PATH --site-packages DIR --emit-patch missing.patch" in out
+    assert f"--git {git}" not in out and f"--site-packages {demo_build.site_packages.name}" not in out
 
 
 def test_all_present_says_so(demo_build: DemoBuild, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -69,8 +69,9 @@ def _step(commands: tuple[tuple[str, ...], ...], why: str) -> Step:
 
 
 def without_local_paths(commands: tuple[tuple[str, ...], ...]) -> str:
-    """`commands` joined as a shell line, with every absolute path (this machine's, meaningless in a PR comment) named
-    by its option's metavar instead: `--git PATH`, `--site-packages DIR`; an interpreter as python."""
+    """`commands` joined as a shell line, with every local path (this machine's, meaningless in a PR
+    comment) named by its option's metavar instead: whatever follows a path option, relative or absolute
+    (`--git PATH`, `--site-packages DIR`), and any other absolute path; an interpreter as python."""
     shown = []
     for args in commands:
         out = []
@@ -78,7 +79,7 @@ def without_local_paths(commands: tuple[tuple[str, ...], ...]) -> str:
             absolute = PurePath(arg).is_absolute() or arg.startswith("~")
             if absolute and i == 0:
                 arg = "python"
-            elif absolute and i > 0:
+            elif i > 0 and (absolute or args[i - 1] in LOCAL_PATH_NAMES):
                 arg = LOCAL_PATH_NAMES.get(args[i - 1], "PATH")
             out.append(arg)
         shown.append(shlex.join(out))

@@ -148,7 +148,8 @@ def _at_earlier_commit(results: list[HunkResult], text: bytes, job: FileJob, fil
     those present are partial, since the later commits' change of the file is not there, even
     where the PR's net diff is (a fix-up that restores the base text leaves it as it was)."""
     path = job.hunks[0].path
-    commits = list(dict.fromkeys(c for h in job.hunks for c in h.commits))[-EARLIER_COMMITS:]
+    touched = next((h.touched_by for h in job.hunks if h.touched_by), ())
+    commits = list(touched or dict.fromkeys(c for h in job.hunks for c in h.commits))[-EARLIER_COMMITS:]
     if any(r.superseded_by for r in results):
         return results  # a later PR's rewrite accounts for the file
     for commit in reversed(commits):

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import GitRepo
 from prstack.demo.fixture import GIT_ENV
-from prstack.errors import InputError, SourceError
+from prstack.errors import InputError
 from prstack.models import PRState
 from prstack.sources.git import prrefs
 from prstack.sources.git.changes import read_graph
@@ -248,7 +248,8 @@ def test_shallow_clone(git_repo: GitRepo, tmp_path: Path) -> None:
 
 def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_path: Path) -> None:
     """A blobless clone reads blobs lazily for patch-ids; the source's environment (offline: no
-    transport allowed) reaches every git process detection starts, so offline is never online."""
+    transport allowed) reaches every git process detection starts, so offline is never online
+    (nothing fetched, the copy not told by its patch-id) and online finds the copy."""
     git_repo.commit("base", {"a.py": A0, "b.py": A0})
     git_repo.branch("a")
     a = git_repo.commit("A", {"a.py": edit(A0, 5, "a")})
@@ -267,8 +268,10 @@ def test_detection_runs_git_with_the_sources_environment(git_repo: GitRepo, tmp_
                     "+refs/pull/*/head:refs/pull/*/head"], check=True)
     offline = GitClone(clone)
     offline.git.update_environment(GIT_ALLOW_PROTOCOL="prstack-offline")
-    with pytest.raises(SourceError, match=r"promisor|not allowed"):
-        read_graph(offline, [2])  # the copy of A needs patch-ids, so blobs
+    # the copy of A needs patch-ids, so blobs: offline, none is fetched and its files are left out
+    before = missing_in(clone)
+    assert read_graph(offline, [2]).edge(1, 2) is None
+    assert missing_in(clone) == before != set()
     stack = read_graph(GitClone(clone), [2])
     assert evidence_of(stack, 1, 2) == (Evidence.PATCH_ID,)
 
@@ -343,3 +346,9 @@ def test_pr_commit_subjects_walk_only_heads_that_can_hold_the_commit(git_repo: G
     assert everything == by_git({20, 21, 22, 23})
     recent = GitClone(git_repo.path).refs.pr_commit_subjects("main", authored)
     assert recent == by_git({21, 22, 23})  # #21: eighteen hours before, within the day; #20: years
+
+
+def missing_in(clone: Path) -> set[str]:
+    out = subprocess.run(["git", "-C", str(clone), "rev-list", "--objects", "--all", "--missing=print"],
+                         capture_output=True, text=True, check=True).stdout
+    return {line[1:] for line in out.splitlines() if line.startswith("?")}

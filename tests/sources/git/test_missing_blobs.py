@@ -15,6 +15,9 @@ import pytest
 
 from conftest import GitRepo
 from prstack.cli import main
+from prstack.sources.git.objects import Objects
+from prstack.sources.git.patchids import Patches
+from prstack.sources.git.runner import run_git
 
 
 def text(name: str, edits: dict[int, str] | None = None) -> str:
@@ -117,3 +120,60 @@ def test_a_clone_that_dropped_blobs_without_a_promisor(tmp_path: Path, capsys: p
     code, table = audit(capsys, clone, tree, "table")
     assert f"git -C {clone} -c fetch.negotiationAlgorithm=noop fetch origin" in " ".join(table.split())
     shutil.rmtree(clone)
+
+
+
+def test_patch_ids_of_commits_whose_blobs_are_missing_leave_those_files_out(tmp_path: Path) -> None:
+    """In a partial clone whose remote is gone, the patch-id of a commit whose blobs it lacks (a main
+    commit the stack's copies are looked for in) is taken without those files, not an error; a
+    commit whose blobs are at hand keeps its own."""
+    up, clone, _ = blobless_clone(tmp_path)
+    git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
+    git(clone, "cat-file", "-p", "refs/pull/1/head~1:pkg/b.py")
+    up.path.rename(tmp_path / "away")
+    p1, c1 = git(clone, "rev-parse", "refs/pull/1/head", "refs/pull/2/head").split()
+    ids = Patches(lambda args, data: run_git(clone, args, {}, data)).ids([c1, p1])
+    assert set(ids) == {p1}
+
+
+def test_a_child_that_merged_main_in_a_clone_lacking_main_s_blobs_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#1 landed on main by a squash, main went on (a file moved, one both sides edit), #2 merged main
+    and went on; a partial clone whose remote is gone lacks every blob of those commits: no exit 2;
+    the files not read are unverifiable and every hunk is one of them or judged."""
+    up = GitRepo(tmp_path / "up")
+    up.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b"), "pkg/c.py": text("c")})
+    up.branch("feature")
+    up.commit("P1", {"pkg/b.py": text("b", {5: "b 5 parent"})})
+    up.pr_ref(1)
+    up.commit("C1", {"pkg/a.py": text("a", {20: "a 20 child"}), "pkg/b.py": text("b", {5: "b 5 parent",
+                                                                                       38: "b 38 child"})})
+    up.git("checkout", "-q", "main")
+    up.commit("P1 (#1)", {"pkg/b.py": text("b", {5: "b 5 parent"})})
+    up.commit("main goes on", {"pkg/c.py": None, "pkg/c2.py": text("c", {30: "c 30 main"}),
+                               "pkg/b.py": text("b", {5: "b 5 parent", 33: "b 33 main"})})
+    up.git("checkout", "-q", "feature")
+    up.git("merge", "-q", "--no-edit", "main")
+    up.commit("C2", {"pkg/a.py": text("a", {20: "a 20 child", 25: "a 25 child"})})
+    up.pr_ref(2)
+    up.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", f"file://{up.path}", str(clone)], check=True)
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "+refs/pull/*/head:refs/pull/*/head")
+    tree = up.archive("refs/pull/2/head", tmp_path / "tree")
+    up.path.rename(tmp_path / "away")
+    code, out = audit(capsys, clone, tree)
+    assert code == 1, out
+    hunks = json.loads(out)["hunks"]
+    assert {h["unverifiable"] for h in hunks if h["status"] != "applied"} == {"not-read"}
+
+
+def test_a_trees_files_are_listed_without_the_blobs_the_clone_lacks(tmp_path: Path) -> None:
+    """The files of a revision with their sizes, in a partial clone whose remote is gone: those whose
+    blobs it holds, sized, the others left out, no error."""
+    up, clone, _ = blobless_clone(tmp_path)
+    held = git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
+    up.path.rename(tmp_path / "away")
+    rows = Objects(clone, dict).tree_blobs("refs/pull/1/head")
+    assert [(path, size) for path, _, size in rows] == [("pkg/b.py", len(held.encode()))]

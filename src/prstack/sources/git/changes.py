@@ -64,6 +64,9 @@ def start_changes(
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = _held_by_top(stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
+    # each PR's own range as measured (a merged one's in the default branch's history, a child's past
+    # its parent's head, through the default branch's commits it merged): blobs lacking there too
+    missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
@@ -336,7 +339,20 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
+    out = _with_touched_by(out, touching if not merges else _touching_by_paths(src, order))
     return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:
+    """The PR's commits, oldest first, that change a path against their first parent (merges
+    change none), from the paths of every commit (one git process for the stack, kept)."""
+    paths = src.patches.paths(order)
+    return lambda path: [sha for sha in order if path in paths.get(sha, ())]
+
+
+def _with_touched_by(hunks: Sequence[Hunk], touching: Callable[[str], Sequence[str]]) -> list[Hunk]:
+    """Each hunk with the PR's commits that changed its file (see `Hunk.touched_by`)."""
+    return [replace(h, touched_by=tuple(touching(h.path))) for h in hunks]
 
 
 def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:

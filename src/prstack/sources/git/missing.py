@@ -55,10 +55,11 @@ def wanted_blobs(repo: Path, env: Mapping[str, str], heads: Sequence[str], forks
 
 def find_missing(repo: Path, env: Mapping[str, str], heads: Sequence[str], default: str,
                  forks: Sequence[str]) -> frozenset[str]:
-    """The blobs missing from the commits of `heads` outside `default` and from the trees of
-    `forks` (git rev-list --missing=print: nothing is read, nothing lazily fetched)."""
+    """The blobs missing from the commits of `heads` past `forks` (outside `default` when no fork
+    is given) and from the trees of `forks` (git rev-list --missing=print: nothing is read, nothing
+    lazily fetched). Past the forks, a merged PR's own commits count too."""
     missing: set[str] = set()
-    asks = [["rev-list", "--objects", "--missing=print", *heads, f"^{default}"]]
+    asks = [["rev-list", "--objects", "--missing=print", *heads, *(f"^{f}" for f in forks or [default])]]
     if forks:
         asks.append(["rev-list", "--objects", "--no-walk", "--missing=print", *forks])
     for args in asks:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
+from prstack.errors import SourceError
 from prstack.sources.git.blobs import BlobReader
 from prstack.sources.git.diffs import PendingDiffs, excluding
 from prstack.sources.git.runner import run_git
@@ -62,8 +63,12 @@ class Objects:
         return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
     def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
-        """Every file (blob) of the repository at a revision: path, blob id, size in bytes."""
-        out = self._git("ls-tree", "-r", "-z", "-l", rev)
+        """Every file (blob) of the repository at a revision: path, blob id, size in bytes (in a
+        clone lacking blobs, with no promisor remote answering: every file whose blob it holds)."""
+        try:
+            out = self._git("ls-tree", "-r", "-z", "-l", rev)
+        except SourceError:  # (a size is read from the blob: git stops on one the clone lacks)
+            return self._held_tree_blobs(rev)
         rows = []
         for entry in out.split(b"\0"):
             meta, tab, path = entry.partition(b"\t")
@@ -71,6 +76,23 @@ class Objects:
             if tab and len(fields) == 4 and fields[1] == b"blob" and fields[3].isdigit():
                 rows.append((path.decode("utf-8", "surrogateescape"), fields[2].decode(), int(fields[3])))
         return rows
+
+    def _held_tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
+        """`tree_blobs` of the blobs the clone holds (found by `rev-list --missing=print`, which
+        fetches nothing; the sizes of those held then read without a fetch)."""
+        listed = self._git("rev-list", "--objects", "--no-walk", "--missing=print", rev)
+        missing = {row[1:].decode() for row in listed.split(b"\n") if row.startswith(b"?")}
+        entries = []
+        for entry in self._git("ls-tree", "-r", "-z", rev).split(b"\0"):
+            meta, tab, path = entry.partition(b"\t")
+            fields = meta.split()
+            if tab and len(fields) == 3 and fields[1] == b"blob" and fields[2].decode() not in missing:
+                entries.append((path.decode("utf-8", "surrogateescape"), fields[2].decode()))
+        if not entries:
+            return []
+        sizes = self._git_in(["cat-file", "--batch-check=%(objectsize)"],
+                             "".join(f"{blob}\n" for _, blob in entries).encode()).split()
+        return [(path, blob, int(size)) for (path, blob), size in zip(entries, sizes, strict=True)]
 
     def commit_diffs(self, shas: Sequence[str]) -> list[tuple[str, bytes]]:
         """Each non-merge commit's diff against its parent, without context, renames as renames,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from prstack.errors import SourceError
 from prstack.sources.git.diffs import excluding
 
 Pipe = Callable[[Sequence[str], bytes], bytes]
@@ -93,7 +95,13 @@ class Patches:
 
     def _patch_ids(self, lines: Sequence[str]) -> list[str | None]:
         """`git patch-id --stable` of each stdin line's diff (None when it has none), one pipeline."""
-        sections = self._sections(["-p", *excluding(self.unread)], lines, b"\n")
+        try:
+            sections = self._sections(["-p", *excluding(self.unread)], lines, b"\n")
+        except SourceError:  # a blob of these diffs the clone lacks, no promisor remote answering
+            lacking = self.unread | self._lacking(lines)
+            if lacking == self.unread:
+                raise
+            sections = self._sections(["-p", *excluding(lacking)], lines, b"\n")
         keyed = b"".join(b"%040x\n" % (index + 1) + b"".join(body) for index, body in enumerate(sections) if body)
         found: list[str | None] = [None] * len(lines)
         if keyed:
@@ -102,6 +110,17 @@ class Patches:
                 if pid and key:
                     found[int(key, 16) - 1] = pid
         return found
+
+    def _lacking(self, lines: Sequence[str]) -> frozenset[str]:
+        """The paths whose blob, on either side of one of the lines' diffs, the clone lacks (found
+        by `rev-list --missing=print` over the trees involved, which fetches nothing)."""
+        commits = {sha for line in lines for sha in line.split()} | {f"{line}^" for line in lines if " " not in line}
+        listed = self._pipe(["rev-list", "--objects", "--no-walk", "--missing=print", "--ignore-missing", "--stdin"],
+                            ("\n".join(sorted(commits)) + "\n").encode())
+        missing = {row[1:41] for row in listed.split(b"\n") if row.startswith(b"?")}
+        raw = self._pipe([*_DIFF, "--raw", "-z", "--no-abbrev"], ("\n".join(lines) + "\n").encode()).split(b"\0")
+        return frozenset(path.decode("utf-8", "surrogateescape") for meta, path in itertools.pairwise(raw)
+                         if meta.startswith(b":") and set(meta.split()[2:4]) & missing)
 
     def _names(self, lines: Sequence[str]) -> list[tuple[str, ...]]:
         sections = self._sections(["--name-only", "-z"], lines, b"\0")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from prstack.diff.hunks import parse_diff
-from prstack.errors import InputError, Option
+from prstack.errors import InputError, Option, SourceError
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
 from prstack.sources.base import PRMetadata
@@ -194,7 +194,10 @@ class Reader:
         only when a default-branch commit changes the very files the PR's own change does, as a
         squash of it would."""
         src, base = self.src, _own_base(self.src, f)
-        hunks = parse_diff(src.objects.diff(base, f.head), f.number)
+        try:
+            hunks = parse_diff(src.objects.diff(base, f.head), f.number)
+        except SourceError:  # a blob of it the clone lacks (a partial clone offline): not known to be held
+            return False
         if not hunks:
             return False
         by_path: dict[str, list[Hunk]] = {}

@@ -63,14 +63,20 @@ class GitClone:
         self.objects = Objects(self.path, self.git.environment)
         self.ancestry = Ancestry(self.path, self._run, self.git.environment, self.pipe, self.resolve, self.refs)
 
-    def lacking_blobs(self, heads: Sequence[str]) -> MissingBlobs | None:
-        """The blobs of `heads`' history outside the default branch, and of their fork points'
-        trees, that the clone lacks after one batch fetch from its promisor remote (None: none).
-        Every later diff leaves the files that held them out (git would stop on them); the caller
-        judges those files as not read."""
+    def lacking_blobs(self, heads: Sequence[str], starts: Sequence[str] = (),
+                      known: MissingBlobs | None = None) -> MissingBlobs | None:
+        """The blobs of `heads`' history past `starts` (default: their fork points from the default
+        branch), and of the starts' trees, that the clone lacks after one batch fetch from its
+        promisor remote (None: none), with those `known` to be lacking already. Every later diff
+        leaves the files that held them out (git would stop on them); the caller judges those
+        files as not read."""
         default = self.default_ref
-        forks = [fork for head in heads if (fork := self.ancestry.merge_base(head, default))]
+        forks = list(starts) or [fork for head in heads if (fork := self.ancestry.merge_base(head, default))]
         missing = settle_missing(self.path, self.env, heads, default, forks)
+        if missing is None or known is None:
+            missing = missing or known
+        else:
+            missing = MissingBlobs(known.oids | missing.oids, {**missing.held, **known.held}, known.command)
         if missing is not None:
             self.objects.unread = self.patches.unread = missing.paths
         return missing
