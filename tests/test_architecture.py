@@ -131,3 +131,18 @@ def test_no_class_name_is_defined_twice() -> None:
             if isinstance(node, ast.ClassDef):
                 where[node.name].append(name)
     assert {cls: places for cls, places in where.items() if len(places) > 1} == {}
+
+
+MAX_LINES = 400
+"""Past this, a module holds more than one idea."""
+
+
+def test_no_module_is_longer_than_four_hundred_lines() -> None:
+    long = {name: n for name, path in _modules().items() if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_the_top_of_the_package_holds_only_its_face_and_the_shared_ground() -> None:
+    """Everything else lives in a package of its own (audit/, cli/, diff/, match/, ...)."""
+    top = sorted(p.stem for p in SRC.glob("*.py"))
+    assert top == ["__init__", "__main__", "errors", "files", "models", "progress"]

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from prstack.sources.base import PRMetadata
-from prstack.sources.git.pr_facts import Candidates, Reader, fork_point
+from prstack.sources.git.fork_points import fork_point
+from prstack.sources.git.pr_facts import Candidates, Reader
 from prstack.sources.git.repo import GitClone
 from prstack.stack.facts import Evidence, MissingParent, PRFacts, StackEdge, Unconfirmed
 from prstack.stack.graph import Stack, build_stack, relate

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from prstack.diff.hunks import parse_diff
-from prstack.errors import InputError, Option, SourceError
+from prstack.errors import InputError, SourceError
 from prstack.match.file import match_file
 from prstack.models import Commit, Hunk
 from prstack.sources.base import PRMetadata
+from prstack.sources.git.fork_points import fork_point, own_base
 from prstack.sources.git.history import History
 from prstack.sources.git.repo import GitClone
 from prstack.stack.copies import copy_candidates, may_hold_copies
@@ -21,36 +22,14 @@ from prstack.stack.markers import Marker, commit_id, named_prs
 
 _REVERT_RE = re.compile(r"^This reverts commit ([0-9a-f]{40})\b", re.MULTILINE)
 """The line `git revert` writes into the message of a revert, naming the reverted commit."""
+
+
 MAX_PATCH_IDS = 500
 """Patch-ids are computed for a PR's last commits only (a long-lived branch is no stack)."""
+
+
 SUBJECT_NOISE = 5
 """A head subject shared by more PRs than this ("Update README") is no hint of a stack."""
-
-
-def fork_point(src: GitClone, head: str, default: str) -> str:
-    """Where a PR with no parent PR starts: its merge base with the default branch, or — when the
-    head is already in the default branch through a merge commit — that merge's first parent's
-    merge base with the head."""
-    history = src.ancestry.history(default)
-    if history.in_default(head):
-        merge = src.ancestry.merge_commit_bringing(head, history.default_id)
-        base = src.ancestry.merge_base(f"{merge}^1", head) if merge else None
-        if base is None or base == head:
-            raise InputError(
-                f"the head {head[:12]} is already in {default} without a merge commit, so its fork "
-                "point is unknown; give it with ", Option("base"), " REF."
-            )
-        return base
-    bases = history.merge_bases(head)
-    if not bases and src.shallow:
-        deepen = f"git -C {src.path} fetch --unshallow {src.refs.pr_remote}"
-        raise InputError(f"the clone {src.path} is shallow and its history stops before the fork point of the head "
-                         f"{head[:12]} with {default}; deepen it ({deepen}) or give the fork point with ",
-                         Option("base"), " REF.")
-    if not bases:
-        raise InputError(f"the head {head[:12]} shares no history with {default}; give the fork point with ",
-                         Option("base"), " REF.")
-    return bases[0]  # of several, the newest (see GitClone.merge_bases)
 
 
 @dataclass
@@ -172,7 +151,7 @@ class Reader:
                 rebase, squash_too, compared = self._merged_needs(f, touching)
                 by_pid = {pid: sha for sha, pid in self.src.patches.ids(compared).items()}
                 own_pids = [f.patch_ids.get(c.sha) if rebase else None for c in f.own]
-                squash = self.src.patches.pair_id(_own_base(self.src, f), f.head) if squash_too else None
+                squash = self.src.patches.pair_id(own_base(self.src, f), f.head) if squash_too else None
                 if own_pids and all(p is not None and p in by_pid for p in own_pids):
                     how, landed = "rebase", by_pid[own_pids[-1] or ""]
                 elif squash in by_pid:
@@ -193,7 +172,7 @@ class Reader:
         patch differs: a context line changed upstream meanwhile, or the files made equal). Asked
         only when a default-branch commit changes the very files the PR's own change does, as a
         squash of it would."""
-        src, base = self.src, _own_base(self.src, f)
+        src, base = self.src, own_base(self.src, f)
         try:
             hunks = parse_diff(src.objects.diff(base, f.head), f.number)
         except SourceError:  # a blob of it the clone lacks (a partial clone offline): not known to be held
@@ -219,7 +198,7 @@ class Reader:
         names = self.src.patches.paths(touching)
         touched = set(names.values())
         rebase = all(f.paths.get(c.sha) in touched for c in f.own)
-        squashed = frozenset(self.src.patches.pair_paths(_own_base(self.src, f), f.head))
+        squashed = frozenset(self.src.patches.pair_paths(own_base(self.src, f), f.head))
         squash_too = squashed in touched
         wanted = ({f.paths[c.sha] for c in f.own} if rebase else set()) | ({squashed} if squash_too else set())
         return rebase, squash_too, [sha for sha in touching if names.get(sha) in wanted]
@@ -281,14 +260,14 @@ class Reader:
         touched = [(f, t) for f, paths in asks if (t := self.history.touching(f.fork_point, paths))]
         self.src.patches.warm(
             paths=[sha for _, t in touched for sha in t],
-            pair_paths=[(_own_base(self.src, f), f.head) for f, _ in touched],
+            pair_paths=[(own_base(self.src, f), f.head) for f, _ in touched],
         )
         ids: list[str] = []
         pair_ids: list[tuple[str, str]] = []
         for f, t in touched:
             rebase, squash_too, compared = self._merged_needs(f, t)
             ids += compared + ([c.sha for c in f.own if c.sha in f.patch_ids] if rebase else [])
-            pair_ids += [(_own_base(self.src, f), f.head)] if squash_too else []
+            pair_ids += [(own_base(self.src, f), f.head)] if squash_too else []
         self.src.patches.warm(ids=ids, pair_ids=pair_ids)
 
     def copy_ids(self, child: PRFacts, parents: Iterable[int]) -> set[str]:
@@ -404,13 +383,3 @@ def _reverts(src: GitClone, commits: Sequence[Commit]) -> dict[str, str]:
     ids = src.patches.ids([target for target, _ in named.values()])
     return {sha: target for sha, (target, parent) in named.items()
             if target in ids and src.patches.pair_id(sha, parent) == ids[target]}
-
-
-def _own_base(src: GitClone, f: PRFacts) -> str:
-    """Where the PR's own change starts (its squash merge is own_base..head): with no PR below it,
-    its merge base (its merge bases merged together when it has several), so the default-branch
-    changes a merge of the default branch brought in are not part of it; else its first own
-    commit's parent."""
-    if f.own and len(f.own) == len(f.commits):
-        return (src.ancestry.merged_bases(f.merge_bases) if f.merge_bases else None) or f.fork_point
-    return f.own[0].parents[0] if f.own[0].parents else f.fork_point
