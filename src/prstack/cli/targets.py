@@ -68,7 +68,7 @@ def help_of(kind: TargetKind, repeatable: bool = False) -> str:
 
 def reinstall(kind: TargetKind | None, path: str | None) -> tuple[str, ...] | None:
     """The command that puts a patched checkout's build into the target; None for a plain tree."""
-    if kind is None or (path is None and kind is not TargetKind.INSTALLED):
+    if kind is None or (not path and kind is not TargetKind.INSTALLED):
         return None
     return FLAG_OF[kind].reinstall(path or "")
 
