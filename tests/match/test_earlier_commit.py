@@ -81,15 +81,10 @@ def test_a_pr_above_that_leaves_the_file_as_the_earlier_commit_did(
     assert code == 0 and statuses == {"applied"}
 
 
-def test_a_fix_up_restoring_base_text_another_commit_removed(
-    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A commit that only removes a line of base text far from the PR's hunk, and a fix-up putting it
-    back: the net diff is the first commit's alone, yet a build holding the file as the removal left it
-    has the hunk partial, its note naming the removing commit (which wrote none of the hunk's lines)."""
-    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": text()})
-    git_repo.branch("feature")
-    git_repo.commit("change 5", {"pkg/mod.py": text({5: "line 5 = 'five'"})})
+def _tidied_then_put_back(git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On the checked-out branch: a commit removing line 40, a fix-up putting it back; the PR's own tree
+    is all present, and a build holding the file as the removal left it has the hunk partial, its note
+    naming the removing commit."""
     removed = "\n".join(x for x in text({5: "line 5 = 'five'"}).splitlines() if x != "line 40 = 40") + "\n"
     slip = git_repo.commit("tidy", {"pkg/mod.py": removed})
     git_repo.commit("fix-up: line 40 back", {"pkg/mod.py": text({5: "line 5 = 'five'"})})
@@ -102,6 +97,18 @@ def test_a_fix_up_restoring_base_text_another_commit_removed(
     assert code == 1
     assert isinstance(hunks, list) and [h["status"] for h in hunks] == ["partial"]
     assert f"as at the PR's commit {slip[:12]}" in hunks[0]["note"]
+
+
+def test_a_fix_up_restoring_base_text_another_commit_removed(
+    git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A commit that only removes a line of base text far from the PR's hunk, and a fix-up putting it
+    back: the net diff is the first commit's alone, yet a build holding the file as the removal left it
+    has the hunk partial, its note naming the removing commit (which wrote none of the hunk's lines)."""
+    git_repo.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": text()})
+    git_repo.branch("feature")
+    git_repo.commit("change 5", {"pkg/mod.py": text({5: "line 5 = 'five'"})})
+    _tidied_then_put_back(git_repo, tmp_path, capsys)
 
 
 def test_a_fix_up_in_a_branch_that_merged_main(
@@ -116,15 +123,4 @@ def test_a_fix_up_in_a_branch_that_merged_main(
     git_repo.commit("main goes on", {"pkg/other.py": "x = 2\n"})
     git_repo.git("checkout", "-q", "feature")
     git_repo.git("merge", "-q", "--no-edit", "main")
-    removed = "\n".join(x for x in text({5: "line 5 = 'five'"}).splitlines() if x != "line 40 = 40") + "\n"
-    slip = git_repo.commit("tidy", {"pkg/mod.py": removed})
-    git_repo.commit("fix-up: line 40 back", {"pkg/mod.py": text({5: "line 5 = 'five'"})})
-    git_repo.pr_ref(1)
-    tree = git_repo.archive("refs/pull/1/head", tmp_path / "tree")
-    assert audit(capsys, git_repo, tree)[0] == 0
-    (tree / "pkg/mod.py").write_text(removed)
-    code, report = audit(capsys, git_repo, tree)
-    hunks = report["hunks"]
-    assert code == 1
-    assert isinstance(hunks, list) and [h["status"] for h in hunks] == ["partial"]
-    assert f"as at the PR's commit {slip[:12]}" in hunks[0]["note"]
+    _tidied_then_put_back(git_repo, tmp_path, capsys)

@@ -124,7 +124,7 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
             if h.old_path and (h.old_path != h.path or h.change is FileChange.DELETED)}  # moved or deleted
     index = TargetIndex.of(target, repo_files, left)
     results = noted_by_build(judge_changes(changes, target, source, index, loading, kept), target.evidence,
-                           index.pathmap.binary_for)
+                             index.pathmap.binary_for)
     clone = source.source if isinstance(source, RememberingSource) else source
     if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):
         return after_merge(clone.git, changes, target, index.pathmap, results)
