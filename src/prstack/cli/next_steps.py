@@ -36,7 +36,7 @@ def lacking(report: AuditReport) -> tuple[Lacking, ...]:
         mine = [r for r in report.results if r.hunk.pr == p.pr.number and (r.status.shipped or r.unread)]
         absent = sum(not r.status.present for r in mine)
         if absent:
-            out.append(Lacking(p.pr.number, p.status, absent, len(mine)))
+            out.append(Lacking(p.pr.number, p.status, absent, len(mine), sum(r.unread for r in mine)))
     return tuple(out)
 
 

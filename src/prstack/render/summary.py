@@ -33,6 +33,8 @@ class Lacking:
     status: PRStatus
     not_present: int
     shipped: int
+    unread: int = 0
+    """Of the hunks not present, those whose files could not be read (a blob the clone lacks, a refused file)."""
 
 
 @dataclass(frozen=True)
@@ -54,9 +56,19 @@ class Summary:
                 return (f"The {self.checked} PR(s) audited ship nothing: no hunk of theirs is in a file the "
                         "target ships.")
             return f"Every shipped hunk of the {self.checked} PR(s) audited is in the target."
-        named = [f"#{p.number} ({p.status.value}: {p.not_present} of {p.shipped} shipped hunks not present"
-                 + (", some of their lines are there)" if p.status is PRStatus.PARTIAL and p.not_present == p.shipped
-                    else ")")
-                 for p in self.lacking[:LISTED]]
+        named = [_lacking_words(p) for p in self.lacking[:LISTED]]
         more = len(self.lacking) - LISTED
         return "Not fully in the target: " + ", ".join(named) + (f" and {more} more" if more > 0 else "") + "."
+
+
+def _lacking_words(p: Lacking) -> str:
+    """"#7 (partial: 1 of 2 shipped hunks not present)"; where no hunk was seen missing, only unread,
+    "#7 (not read: 1 of 1 shipped hunks)"."""
+    if p.unread == p.not_present:
+        return f"#{p.number} (not read: {p.unread} of {p.shipped} shipped hunks)"
+    words = f"#{p.number} ({p.status.value}: {p.not_present} of {p.shipped} shipped hunks not present"
+    if p.unread:
+        words += f", {p.unread} of them not read"
+    elif p.status is PRStatus.PARTIAL and p.not_present == p.shipped:
+        words += ", some of their lines are there"
+    return words + ")"

@@ -78,7 +78,8 @@ def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
 ) -> None:
     """The remote gone and pkg/b.py's blobs already at hand: #1's file is judged (applied), #2's
     two files are unverifiable, not read (exit 1); the table's one line names them and a command
-    that, once the remote is back, fetches what the audit needs."""
+    that, once the remote is back, fetches what the audit needs; the closing sentence says #2's
+    hunks were not read, not that they are missing."""
     up, clone, tree = blobless_clone(tmp_path)
     git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/b.py")  # (fetched now, lazily)
     git(clone, "cat-file", "-p", "refs/pull/1/head~1:pkg/b.py")
@@ -95,6 +96,7 @@ def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
     line = re.search(r"The clone lacks the blobs of 2 file\(s\) \(pkg/a\.py, pkg/c\.py\): not read, so not present\. "
                      r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
     assert line is not None, table
+    assert "Not fully in the target: #2 (not read: 2 of 2 shipped hunks)." in flat
     away.rename(up.path)
     subprocess.run(line.group(1), shell=True, check=True, capture_output=True)
     assert not missing_in(clone) & {git(clone, "rev-parse", "refs/pull/2/head:pkg/a.py").strip()}
