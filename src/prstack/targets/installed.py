@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import cached_property
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 
 from packaging.utils import canonicalize_name
@@ -14,7 +13,14 @@ from prstack.models import EditableSource, TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact
 from prstack.placement.forge import repo_slug
 from prstack.placement.paths import BINARY_SUFFIXES
-from prstack.targets.confined import READ_CAP, Unreadable, confined_distributions, read_confined, size_confined
+from prstack.targets.confined import (
+    READ_CAP,
+    ConfinedDistribution,
+    Unreadable,
+    confined_distributions,
+    read_confined,
+    size_confined,
+)
 from prstack.targets.editable import (
     enclosing_checkout,
     find_editable,
@@ -31,19 +37,19 @@ from prstack.targets.metadata import (
 from prstack.targets.record import check_installed, matches, parse_record, read_under, recorded_paths
 
 
-def _text(dist: metadata.Distribution, name: str) -> str | None:
+def _text(dist: ConfinedDistribution, name: str) -> str | None:
     try:
         return dist.read_text(name)
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _recorded(dist: metadata.Distribution) -> frozenset[str]:
+def _recorded(dist: ConfinedDistribution) -> frozenset[str]:
     """RECORD's paths that stay inside the site directory (parsed by us: a garbage RECORD has no rows)."""
     return recorded_paths(_text(dist, "RECORD") or "")
 
 
-def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
+def _editable_of(dist: ConfinedDistribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
     direct = parse_direct_url(_text(dist, "direct_url.json"))
     source = find_editable(root, recorded)
     if source is None:
@@ -56,7 +62,7 @@ def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[st
     return source
 
 
-def dist_files(dist: metadata.Distribution, editable: EditableSource | None = None) -> DistFiles:
+def dist_files(dist: ConfinedDistribution, editable: EditableSource | None = None) -> DistFiles:
     """A distribution's identity and files (an editable install's source files included)."""
     root = Path(str(dist.locate_file("")))
     recorded = frozenset() if editable and editable.mechanism == "egg-link" else _recorded(dist)
@@ -85,9 +91,9 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
     )
 
 
-def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribution, DistFiles]]:
+def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[ConfinedDistribution, DistFiles]]:
     """Every distribution in `dirs` (first one wins per name, as for imports), legacy egg-links too."""
-    found: dict[str, tuple[metadata.Distribution, DistFiles]] = {}
+    found: dict[str, tuple[ConfinedDistribution, DistFiles]] = {}
     for dist in confined_distributions(list(dirs)):
         name = dist.metadata["Name"]
         if name and (key := canonicalize_name(name)) not in found:
@@ -102,7 +108,7 @@ def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribu
     return found
 
 
-def record_paths(found: dict[str, tuple[metadata.Distribution, DistFiles]], root: Path, skip: str) -> frozenset[str]:
+def record_paths(found: dict[str, tuple[ConfinedDistribution, DistFiles]], root: Path, skip: str) -> frozenset[str]:
     """Every path the other distributions of `root` record (to tell shared namespace folders)."""
     out: set[str] = set()
     for key, (dist, files) in found.items():
@@ -115,7 +121,7 @@ class InstalledDistribution:
     """A distribution installed in a site directory, read through its RECORD; an editable
     install is read from the source directory its finder, .pth or .egg-link points at."""
 
-    def __init__(self, kind: TargetKind, shown_path: str, dist: metadata.Distribution, meta: DistFiles,
+    def __init__(self, kind: TargetKind, shown_path: str, dist: ConfinedDistribution, meta: DistFiles,
                  choice: Choice | None = None, others: frozenset[str] = frozenset()) -> None:
         self._dist = dist
         self.root = Path(str(dist.locate_file("")))
@@ -192,7 +198,7 @@ class InstalledDistribution:
         )
 
 
-def intact_on_disk(found: dict[str, tuple[metadata.Distribution, DistFiles]]) -> Intact:
+def intact_on_disk(found: dict[str, tuple[ConfinedDistribution, DistFiles]]) -> Intact:
     """How many of a candidate's files (those the PRs change) still match its RECORD."""
 
     def intact(cand: DistFiles, paths: Sequence[str]) -> int:
