@@ -66,24 +66,23 @@ KeptKey = tuple[tuple[int, ...], str, bool, FileKey | None, FileKey, tuple[tuple
 
 @dataclass(frozen=True)
 class _Kept:
-    """What a job gave: its verdicts from its file alone, the head it was judged with, the verdicts
-    once its blocks were looked for elsewhere, and its final verdicts (the kept job and hunks hold
-    the objects the key names by identity: no other object takes their ids)."""
+    """A job's verdicts from its file alone (the kept job and hunks hold the objects the key names
+    by identity: no other object takes their ids), the head it was judged with, and its final
+    verdicts when no block of it was looked for in the target's other files."""
 
     job: FileJob
     others: tuple[Hunk, ...]
     own: tuple[OwnVerdict, ...]
     head: bytes | None
-    looked: tuple[HunkResult, ...]
-    final: tuple[HunkResult, ...]
+    final: tuple[HunkResult, ...] | None
 
 
 class KeptVerdicts:
     """The verdicts of file jobs kept across the targets of one run, whatever their kind: a job
     asked again of a file holding the same bytes (with the same audited hunks at its path) gets
     again what its file alone gave (see `file_verdicts`), so only its blocks looked for in the
-    other files are looked for again (those files may differ); where that gives what it gave
-    before (or it looked for none), the job's final verdicts are those it gave before."""
+    other files are looked for again (those files may differ); a job that looked for none gets
+    its final verdicts again."""
 
     def __init__(self) -> None:
         self._kept: dict[KeptKey, _Kept] = {}
@@ -142,20 +141,18 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere
         others = explain.hunks_of(job.installed_path) if explain is not None else ()
         key = _kept_key(job, others, text) if kept is not None and text is not None else None
         earlier = kept.get(key) if kept is not None and key is not None else None
+        if earlier is not None and earlier.final is not None:
+            yield list(earlier.final)
+            continue
         if earlier is not None:
             own, head = list(earlier.own), earlier.head
-            looked = looked_up(own, job.installed_path, elsewhere) if any(ask for _, ask in own) else earlier.looked
-            if list(looked) == list(earlier.looked):
-                yield list(earlier.final)
-                continue
         else:
             head = file_at(*job.head)
             new_blob = job.hunks[0].new_blob
             if head is None and text is not None and new_blob is not None and names_blob(new_blob, text):
                 head = text  # a target whose blob id is the one the diff names for the head is the head
             own = file_verdicts(job.hunks, text, job.installed_path, (_base(job, text, head, file_at), head), explain)
-            looked = looked_up(own, job.installed_path, elsewhere)
-        results = list(looked)
+        results = looked_up(own, job.installed_path, elsewhere)
         # (the heads above are read only where the head is known: a source without files knows neither)
         if job.top_blobs or (job.tops and head is not None):
             top = StackTop(partial(_read_each, file_at, job.tops if head is not None else ()), job.top_blobs)
@@ -163,7 +160,8 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere
         if text is not None and head is not None and not same_text(text, head):
             results = _at_earlier_commit(results, text, job, file_at)
         if kept is not None and key is not None and earlier is None:
-            kept.keep(key, _Kept(job, others, tuple(own), head, tuple(looked), tuple(results)))
+            final = None if any(ask for _, ask in own) else tuple(results)
+            kept.keep(key, _Kept(job, others, tuple(own), head, final))
         yield results
 
 
