@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from functools import cached_property
@@ -128,6 +129,8 @@ class InstalledDistribution:
         self.meta = meta
         self._choice = choice
         self._others = others
+        self._digests: dict[str, bytes] = {}
+        """Recorded path -> the SHA-256 of the bytes read there (RECORD's check takes them: no second read)."""
         version = parse_version(meta.version) if meta.version else None
         direct = parse_direct_url(meta.direct_url)
         self._info = TargetInfo(
@@ -148,7 +151,10 @@ class InstalledDistribution:
     def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.meta.files:
             return None
-        return read_confined(*self._where(path), cap)
+        data = read_confined(*self._where(path), cap)
+        if data is not None and path not in self.meta.sources and "evidence" not in self.__dict__:
+            self._digests[path] = hashlib.sha256(data).digest()
+        return data
 
     def _where(self, path: str) -> tuple[str, str]:
         """(root, relative path) a file is read from: the site directory, or the editable source
@@ -175,7 +181,7 @@ class InstalledDistribution:
         record_text = _text(dist, "RECORD")
         record = None
         if record_text is not None:
-            record = check_installed(self.root, record_text, self._others)
+            record = check_installed(self.root, record_text, self._others, self._digests)
         installer = (_text(dist, "INSTALLER") or "").strip() or None
         files = self.meta.files
         meta = dist.metadata

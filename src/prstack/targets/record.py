@@ -9,7 +9,7 @@ import io
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -137,11 +137,20 @@ Reader = Callable[[str], bytes | None]
 """A recorded path -> the bytes now there, or None when nothing is."""
 
 
-def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegrity:
-    """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped)."""
+def check_entries(entries: Iterable[RecordEntry], read: Reader,
+                  read_before: Mapping[str, bytes] | None = None) -> RecordIntegrity:
+    """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped).
+    `read_before`: path -> the SHA-256 of the bytes a reader of the same root read there earlier in
+    the run (a file RECORD hashes with SHA-256 is not read again)."""
     checked, edited, absent = 0, [], []
     for entry in entries:
         if entry.path.startswith("../") or PurePosixPath(entry.path).is_absolute():
+            continue
+        sha = read_before.get(entry.path) if read_before and entry.algorithm == "sha256" else None
+        if sha is not None and entry.digest is not None:
+            checked += 1
+            if base64.urlsafe_b64encode(sha).rstrip(b"=").decode() != entry.digest:
+                edited.append(entry.path)
             continue
         try:
             data = read(entry.path)
@@ -195,14 +204,15 @@ def unrecorded_files(root: Path, dirs: Iterable[str], recorded: frozenset[str]) 
     return tuple(found)
 
 
-def check_installed(root: Path, record_text: str, other_records: frozenset[str]) -> RecordIntegrity:
+def check_installed(root: Path, record_text: str, other_records: frozenset[str],
+                    read_before: Mapping[str, bytes] | None = None) -> RecordIntegrity:
     """RECORD integrity of a distribution installed under `root` (a site directory).
 
     `other_records` holds every path the site directory's other distributions record, so a
-    namespace package shared with them is not reported as unrecorded.
+    namespace package shared with them is not reported as unrecorded. `read_before`: see check_entries.
     """
     entries = parse_record(record_text)
-    result = check_entries(entries, read_under(root))
+    result = check_entries(entries, read_under(root), read_before)
     recorded = frozenset(e.path for e in entries) | other_records
     extra = unrecorded_files(root, package_dirs(entries), recorded)
     return RecordIntegrity(result.checked, result.edited, extra, result.absent)
