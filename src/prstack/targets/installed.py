@@ -6,7 +6,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from functools import cached_property
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
@@ -109,13 +109,11 @@ def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[ConfinedDistribut
     return found
 
 
-def record_paths(found: dict[str, tuple[ConfinedDistribution, DistFiles]], root: Path, skip: str) -> frozenset[str]:
-    """Every path the other distributions of `root` record (to tell shared namespace folders)."""
-    out: set[str] = set()
-    for key, (dist, files) in found.items():
-        if key != skip and Path(str(dist.locate_file(""))) == root:
-            out |= files.files
-    return frozenset(out)
+def record_paths(found: dict[str, tuple[ConfinedDistribution, DistFiles]], root: Path,
+                 skip: str) -> tuple[frozenset[str], ...]:
+    """The paths each other distribution of `root` records (to tell shared namespace folders)."""
+    return tuple(files.files for key, (dist, files) in found.items()
+                 if key != skip and Path(str(dist.locate_file(""))) == root)
 
 
 class InstalledDistribution:
@@ -123,7 +121,7 @@ class InstalledDistribution:
     install is read from the source directory its finder, .pth or .egg-link points at."""
 
     def __init__(self, kind: TargetKind, shown_path: str, dist: ConfinedDistribution, meta: DistFiles,
-                 choice: Choice | None = None, others: frozenset[str] = frozenset()) -> None:
+                 choice: Choice | None = None, others: tuple[frozenset[str], ...] = ()) -> None:
         self._dist = dist
         self.root = Path(str(dist.locate_file("")))
         self.meta = meta
@@ -197,11 +195,18 @@ class InstalledDistribution:
             project_urls=core.project_urls,
             record=record,
             editable=self.meta.editable,
-            binaries=tuple(sorted(f for f in files if PurePosixPath(f).suffix in BINARY_SUFFIXES)),
+            binaries=tuple(sorted(f for f in files if _suffix(f) in BINARY_SUFFIXES)),
             candidates=self._choice.candidates if self._choice else (),
             chosen_by=self._choice.reason if self._choice else None,
             checkout_commit=checkout[1] if checkout else None,
         )
+
+
+def _suffix(path: str) -> str:
+    """PurePosixPath(path).suffix, without making the path (a distribution has thousands)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def intact_on_disk(found: dict[str, tuple[ConfinedDistribution, DistFiles]]) -> Intact:
