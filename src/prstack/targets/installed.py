@@ -84,7 +84,7 @@ def dist_files(dist: ConfinedDistribution, editable: EditableSource | None = Non
     return DistFiles(
         name=meta["Name"] or "",
         version=dist.version,
-        files=recorded | frozenset(sources),
+        files=recorded | frozenset(sources) if sources else recorded,
         direct_url=direct_text,
         repos=frozenset(repos),
         sources=sources,
