@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import NamedTuple
 
 from prstack.match.file import (
     Elsewhere,
@@ -64,8 +65,7 @@ KeptKey = tuple[tuple[int, ...], str, bool, FileKey | None, FileKey, tuple[tuple
                tuple[tuple[int, str | None], ...], tuple[int, ...], bytes]
 
 
-@dataclass(frozen=True)
-class _Kept:
+class _Kept(NamedTuple):
     """A job's verdicts from its file alone (the kept job and hunks hold the objects the key names
     by identity: no other object takes their ids), the head it was judged with, and its final
     verdicts when no block of it was looked for in the target's other files."""
