@@ -138,7 +138,7 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere
                                   evidence=MatchEvidence(note=f"the target's file was not read: {exc.reason}"))
                        for h in job.hunks]
                 continue
-        others = explain.hunks_of(job.installed_path) if explain is not None else ()
+        others = explain.hunks_of(job.installed_path) if explain is not None and kept is not None else ()
         key = _kept_key(job, others, text) if kept is not None and text is not None else None
         earlier = kept.get(key) if kept is not None and key is not None else None
         if earlier is not None and earlier.final is not None:
