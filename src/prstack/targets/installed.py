@@ -127,8 +127,9 @@ class InstalledDistribution:
         self.meta = meta
         self._choice = choice
         self._others = others
-        self._digests: dict[str, bytes] = {}
-        """Recorded path -> the SHA-256 of the bytes read there (RECORD's check takes them: no second read)."""
+        self._digests: dict[str, bytes] | None = {}
+        """Recorded path -> the SHA-256 of the bytes read there, until RECORD's check takes them (no
+        second read of a file judged)."""
         version = parse_version(meta.version) if meta.version else None
         direct = parse_direct_url(meta.direct_url)
         self._info = TargetInfo(
@@ -150,7 +151,7 @@ class InstalledDistribution:
         if path not in self.meta.files:
             return None
         data = read_confined(*self._where(path), cap)
-        if data is not None and path not in self.meta.sources and "evidence" not in self.__dict__:
+        if data is not None and self._digests is not None and path not in self.meta.sources:
             self._digests[path] = hashlib.sha256(data).digest()
         return data
 
@@ -178,8 +179,9 @@ class InstalledDistribution:
         dist = self._dist
         record_text = _text(dist, "RECORD")
         record = None
+        read_before, self._digests = self._digests, None
         if record_text is not None:
-            record = check_installed(self.root, record_text, self._others, self._digests)
+            record = check_installed(self.root, record_text, self._others, read_before)
         installer = (_text(dist, "INSTALLER") or "").strip() or None
         files = self.meta.files
         meta = dist.metadata
