@@ -173,6 +173,13 @@ def test_header_fields_are_those_emails_parser_reads(lines: list[str], ends: lis
         assert ours.get(name) == theirs.get(name) and ours[name] == theirs[name]
 
 
+def test_header_fields_with_lone_surrogates_are_those_emails_parser_reads() -> None:
+    """Text decoded with surrogate escapes is read as email reads it (values with them are its Headers)."""
+    text = "Name: kv\udcff\nVersion: 1.0\n"
+    ours, theirs = header_fields(text), HeaderParser().parsestr(text)
+    assert str(ours.get("Name")) == str(theirs.get("Name")) and ours.get_all("Version") == ["1.0"]
+
+
 def test_distributions_are_found_as_importlib_finds_them(tmp_path: Path) -> None:
     """Every *.dist-info and *.egg-info folder (any case), grouped by normalised name in the order
     listed, then an *.egg folder's EGG-INFO; a folder that is not there, or a file, holds none."""
