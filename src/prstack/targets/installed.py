@@ -51,10 +51,10 @@ def _recorded(dist: ConfinedDistribution) -> frozenset[str]:
 
 
 def _editable_of(dist: ConfinedDistribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
-    direct = parse_direct_url(_text(dist, "direct_url.json"))
     source = find_editable(root, recorded)
     if source is None:
         return None
+    direct = parse_direct_url(_text(dist, "direct_url.json"))
     if source.mechanism == "pth" and not (direct and direct.editable):
         # a .pth of a regular distribution adds folders of its own (pywin32): not editable
         inside = all(Path(d).is_relative_to(root.resolve()) for d in source.source_dirs)
