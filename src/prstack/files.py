@@ -5,7 +5,6 @@ run is refused (InputError), and so is a folder swap that would drop files that 
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import stat
@@ -182,6 +181,8 @@ def _swap_in(staged: Path, dest: Path, there: bool) -> None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Exchange two paths in one step (Linux renameat2 RENAME_EXCHANGE); False where it is not offered."""
+    import ctypes  # (only a folder swap calls into libc)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         renameat2 = libc.renameat2

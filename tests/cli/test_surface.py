@@ -243,3 +243,21 @@ def test_piped_output_honours_columns(demo_build: DemoBuild) -> None:
         assert done.returncode == 1, done.stderr
         widths[columns] = {len(line) for line in done.stdout.splitlines() if line.startswith(("╭", "╰"))}
     assert widths == {"100": {100}, "132": {132}, "": {80}}
+
+
+def test_the_command_a_run_names_is_built_alone_as_it_is_among_all() -> None:
+    """A run builds only the command (or group) its first word names: the same options, help and
+    subcommands as in the whole command line; any other first word gets them all."""
+    from prstack.cli.app import _command
+
+    whole = _command()
+    for name, command in whole.commands.items():
+        alone = _command(name)
+        assert list(alone.commands) == [name]
+        built = alone.commands[name]
+        assert [(p.name, p.opts, getattr(p, "help", None)) for p in built.params] == [
+            (p.name, p.opts, getattr(p, "help", None)) for p in command.params]
+        assert (built.help, built.epilog, sorted(getattr(built, "commands", {}))) == (
+            command.help, command.epilog, sorted(getattr(command, "commands", {})))
+    for other in ("--help", "--version", "audi", None):
+        assert list(_command(other).commands) == list(whole.commands)

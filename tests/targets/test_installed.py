@@ -18,7 +18,7 @@ from helpers.targets import (
     statuses,
 )
 from prstack.render import OutputFormat, render_audit
-from prstack.targets.base import TargetSpec
+from prstack.targets.base import TargetSpec, open_target
 from prstack.targets.built_from import Containment
 
 
@@ -199,3 +199,19 @@ def test_the_builders_make_an_installable_wheel(tmp_path: Path) -> None:
     install_into(wheel, tmp_path / "site")
     assert (tmp_path / "site" / "kvs" / "model.py").read_text() == MODEL_FIXED
     assert (tmp_path / "site" / "kvs-1.0.0.dist-info" / "INSTALLER").read_text() == "pip\n"
+
+
+def test_record_is_checked_against_the_bytes_the_audit_read(tmp_path: Path) -> None:
+    """A file the audit has read is checked against RECORD as it was read, not read again: the
+    integrity line speaks of the bytes judged (a file read before it was edited is intact, one
+    edited before it was read is edited)."""
+    project = make_project(tmp_path)
+    site = tmp_path / "site"
+    install_into(make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head)), site)
+    target = open_target(site_spec(site), ["src/kvs/model.py"], ["src/kvs/model.py", "src/kvs/runner.py"])
+    assert target.read("kvs/model.py") is not None
+    (site / "kvs" / "model.py").write_text(MODEL)
+    (site / "kvs" / "runner.py").write_text("X = 1\n")
+    assert target.read("kvs/runner.py") == b"X = 1\n"
+    record = target.evidence.record
+    assert record is not None and record.edited == ("kvs/runner.py",)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+from email.parser import HeaderParser
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prstack.placement.forge import repo_slug
-from prstack.targets.confined import ConfinedDistribution
+from prstack.targets.confined import ConfinedDistribution, confined_distributions
 from prstack.targets.metadata import (
     VersionInfo,
     commit_from_direct_url,
     commit_from_version,
     core_metadata,
+    header_fields,
     metadata_of,
     parse_direct_url,
     parse_version,
@@ -147,3 +151,47 @@ def test_installed_metadata_is_its_header_fields_read_once(tmp_path: Path, end: 
         "Source, https://github.com/acme/kvserve", "Issues, https://github.com/acme/kvserve/issues"]
     dist = ConfinedDistribution(info)
     assert dist.metadata is dist.metadata
+
+
+FIELD_NAMES = ("Name", "name", "Version", "Project-URL", "Summary", "From", "X", "")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(
+    st.sampled_from(["Name: kv", "name:  kv-2 ", "Version:1.0", "Project-URL: Source, https://x/y", "From x",
+                     "From: a", ": lost", "  folded", "\tfolded", " ", "Summary:", "X:y:z", "Näme: no", "no colon",
+                     "", "From ", "Version: 2\x0c", "Summary: a\x85b", "Summary: \u2028"]),
+    st.text(alphabet=" \t:FNromaeX-\x0c\x85", max_size=12)), max_size=12),
+    st.lists(st.sampled_from(["\n", "\r\n", "\r"]), min_size=1, max_size=3), st.booleans())
+def test_header_fields_are_those_emails_parser_reads(lines: list[str], ends: list[str], last_end: bool) -> None:
+    """METADATA's fields as email's HeaderParser reads them, whatever the lines, their ends and folds."""
+    text = "".join(line + ends[i % len(ends)] for i, line in enumerate(lines))
+    text = text if last_end else text.rstrip("\r\n")
+    ours, theirs = header_fields(text), HeaderParser().parsestr(text)
+    for name in FIELD_NAMES:
+        assert ours.get_all(name) == theirs.get_all(name), (name, text)
+        assert ours.get(name) == theirs.get(name) and ours[name] == theirs[name]
+
+
+def test_header_fields_with_lone_surrogates_are_those_emails_parser_reads() -> None:
+    """Text decoded with surrogate escapes is read as email reads it (values with them are its Headers)."""
+    text = "Name: kv\udcff\nVersion: 1.0\n"
+    ours, theirs = header_fields(text), HeaderParser().parsestr(text)
+    assert str(ours.get("Name")) == str(theirs.get("Name")) and ours.get_all("Version") == ["1.0"]
+
+
+def test_distributions_are_found_as_importlib_finds_them(tmp_path: Path) -> None:
+    """Every *.dist-info and *.egg-info folder (any case), grouped by normalised name in the order
+    listed, then an *.egg folder's EGG-INFO; a folder that is not there, or a file, holds none."""
+    site = tmp_path / "site"
+    for name in ("b_pkg-1.0.dist-info", "A.Pkg-2.0.DIST-INFO", "c-1.0.egg-info", "a_pkg-1.0.dist-info",
+                 "B-Pkg-0.1.dist-info", "notes", "x.dist-info.bak"):
+        (site / name).mkdir(parents=True)
+        (site / name / "METADATA").write_text(f"Name: {name}\n")
+    egg = tmp_path / "d-1.0.egg"
+    (egg / "EGG-INFO").mkdir(parents=True)
+    (tmp_path / "file.zip").write_bytes(b"not a zip")
+    dirs = [str(site), str(egg), str(tmp_path / "missing"), str(tmp_path / "file.zip")]
+    ours = [d.read_text("METADATA") for d in confined_distributions(dirs)]
+    theirs = [d.read_text("METADATA") for d in metadata.distributions(path=dirs)]
+    assert ours == theirs and len(ours) == 6

@@ -95,12 +95,12 @@ def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditRe
             target = open_target(spec, paths, source.repo_files(changes, ()))
             before = next((j for j in done if same_content(j, target)), None)
             if before is not None:
-                reports.append(_reported(remembering, changes, target, before.results, before.lineage))
+                reports.append(_reported(remembering, changes, target, before.results, before.lineage, before.report))
                 continue
             recording = RecordingTarget(target)
             results, lineage = _verdicts(remembering, changes, recording, spec, None, kept)
-            done.append(judged(recording, results, lineage))
             reports.append(_reported(remembering, changes, target, results, lineage))
+            done.append(judged(recording, reports[-1], lineage))
         return reports
 
 
@@ -132,12 +132,16 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
 
 
 def _reported(source: PRSource, changes: Changes, target: Target, results: Sequence[HunkResult],
-              lineage: Lineage | None = None) -> AuditReport:
+              lineage: Lineage | None = None, same: AuditReport | None = None) -> AuditReport:
     """The report of `results` on `target`, with what its build says and where it sits in history
-    (a PR found landed upstream is merged, whatever the clone's refs alone showed)."""
-    prs = changes.prs if lineage is None else [replace(pr, merged=True) if pr.number in lineage.landed else pr
-                                               for pr in changes.prs]
-    done = report(target.info, prs, results)
+    (a PR found landed upstream is merged, whatever the clone's refs alone showed). `same`: the
+    report of a target judged the same, whose PRs' roll-ups these results make again."""
+    if same is not None:
+        done = AuditReport(target.info, same.prs, same.results)
+    else:
+        prs = changes.prs if lineage is None else [replace(pr, merged=True) if pr.number in lineage.landed
+                                                   else pr for pr in changes.prs]
+        done = report(target.info, prs, results)
     build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                        source.contains, source.patch_contains)
     if lineage is not None:

@@ -8,6 +8,7 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from prstack.match.report import AuditReport
 from prstack.models import Changes, HunkResult, Lineage, TargetInfo
 from prstack.sources.base import Loading, PRSource, RepoHint
 from prstack.targets.base import Target
@@ -66,13 +67,16 @@ class Judged:
     files: frozenset[str]
     answers: Mapping[ReadKey, str]
     file_issues: Mapping[str, str]
-    results: tuple[HunkResult, ...]
+    report: AuditReport
     lineage: Lineage | None = None
 
+    @property
+    def results(self) -> tuple[HunkResult, ...]:
+        return self.report.results
 
-def judged(recording: RecordingTarget, results: Sequence[HunkResult], lineage: Lineage | None = None) -> Judged:
-    return Judged(recording.files(), dict(recording.answers), recording.evidence.file_issues(), tuple(results),
-                  lineage)
+
+def judged(recording: RecordingTarget, report: AuditReport, lineage: Lineage | None = None) -> Judged:
+    return Judged(recording.files(), dict(recording.answers), recording.evidence.file_issues(), report, lineage)
 
 
 def same_content(before: Judged, target: Target) -> bool:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
 
     from prstack.cli.next_steps import AuditCall
     from prstack.match.report import AuditReport
+    from prstack.placement.forge import RepoId
     from prstack.sources.open import OpenedClone
     from prstack.targets.base import TargetSpec
 from prstack.cli.surface import (
@@ -125,7 +125,6 @@ def audit(
     from prstack.audit import AuditRequest, run_audit
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
-    from prstack.targets.repos import repo_candidates
 
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
                                        image or (), dist, platform, python_path), check_interpreter)
@@ -155,11 +154,22 @@ def audit(
     with progress_shown():
         src = found.options
         source = open_clone(numbers, git=src.git, repo=src.repo, access=Access(api_url, offline=offline),
-                             named=lambda: repo_candidates(spec))
+                             named=_named_by(spec))
         if source.repo is not None:  # breaks ties between distributions by their Project-URL / direct_url
             spec = replace(spec, repo=source.repo.full_name)
         report = found.noted(run_audit(AuditRequest(source.prs(numbers, base), (spec,)))[0])
     raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
+
+
+def _named_by(spec: TargetSpec) -> Callable[[], Sequence[tuple[str, frozenset[RepoId]]]]:
+    """The repositories the target's distributions name, read when the opening asks (it often does not)."""
+
+    def named() -> Sequence[tuple[str, frozenset[RepoId]]]:
+        from prstack.targets.repos import repo_candidates  # (with packaging's requirement parser)
+
+        return repo_candidates(spec)
+
+    return named
 
 
 def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSource, shown_as: _Shown) -> int:
@@ -168,13 +178,12 @@ def _audit_matrix(numbers: list[int], specs: list[TargetSpec], found: FoundSourc
     from prstack.render import render_matrix
     from prstack.sources.github.access import Access
     from prstack.sources.open import open_clone
-    from prstack.targets.repos import repo_candidates
 
     given = found.options
     with progress_shown():
         source = open_clone(numbers, git=given.git, repo=given.repo,
                              access=Access(given.api_url, offline=given.offline),
-                             named=lambda: repo_candidates(specs[0]))
+                             named=_named_by(specs[0]))
         if source.repo is not None:
             specs = [replace(spec, repo=source.repo.full_name) for spec in specs]
         reports = [found.noted(r) for r in run_audit(AuditRequest(source.prs(numbers, given.base), tuple(specs)))]
@@ -242,6 +251,8 @@ def demo(
         "--keep", metavar="DIR", help="Build the example in DIR (new, empty or an earlier demo) and keep it.")] = None,
 ) -> None:
     """The whole audit on the bundled offline example (no network, no token); exits 1 by design."""
+    import tempfile
+
     from prstack.cli.next_steps import AuditCall
     from prstack.demo.example import prepare_keep, rerun_commands, run_demo
 

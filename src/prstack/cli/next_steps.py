@@ -5,11 +5,14 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from prstack.cli.targets import reinstall
 from prstack.match.report import AuditReport
 from prstack.models import TargetKind
-from prstack.render.summary import Lacking, Step, Summary
+
+if TYPE_CHECKING:  # (imported by the steps' makers: a JSON audit makes none)
+    from prstack.render.summary import Lacking, Step, Summary
 
 PATCH_FILE = "missing.patch"
 
@@ -31,6 +34,8 @@ class AuditCall:
 def lacking(report: AuditReport) -> tuple[Lacking, ...]:
     """The PRs of `report` with a shipped hunk not present (a file that could not be read counts
     as shipped and not present), in stack order."""
+    from prstack.render.summary import Lacking
+
     out = []
     for p in report.prs:
         mine = [r for r in report.results if r.hunk.pr == p.pr.number and (r.status.shipped or r.unread)]
@@ -43,6 +48,8 @@ def lacking(report: AuditReport) -> tuple[Lacking, ...]:
 def summary(report: AuditReport, call: AuditCall | None) -> Summary:
     """Which PRs of `report` lack shipped hunks, and the steps: a patch of those hunks (`prstack
     plan ... --emit-patch`), the command that rebuilds or reinstalls the target, every hunk (`--verbose`)."""
+    from prstack.render.summary import Summary
+
     missing = lacking(report)
     ships = any(r.status.shipped or r.unread for r in report.results)
     if call is None:
@@ -65,6 +72,8 @@ LOCAL_PATH_NAMES = {"--git": "PATH", "--tree": "DIR", "--site-packages": "DIR", 
 
 
 def _step(commands: tuple[tuple[str, ...], ...], why: str) -> Step:
+    from prstack.render.summary import Step
+
     return Step(commands, why, without_local_paths(commands))
 
 

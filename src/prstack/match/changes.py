@@ -233,8 +233,8 @@ def _judge(jobs: Sequence[FileJob], bench: _JudgingTools, late: _LateJobs | None
 
     def judged_here(todo: Sequence[FileJob]) -> list[list[HunkResult]]:
         bench.revisions.prefetch_files([key for job in todo for key in job.ahead if key is not None])
-        kept = bench.kept.of(bench.target.files()) if bench.kept is not None else None
-        return list(_counted(run_jobs(todo, bench.target, bench.revisions.file_at, bench.elsewhere, kept), len(todo)))
+        return list(_counted(run_jobs(todo, bench.target, bench.revisions.file_at, bench.elsewhere, bench.kept),
+                             len(todo)))
 
     alone = judged_here(jobs)
     return alone + (judged_here(late.jobs()) if late is not None else [])

@@ -75,6 +75,10 @@ class Explainer:
                 return other
         return None
 
+    def hunks_of(self, path: str) -> tuple[Hunk, ...]:
+        """The audited hunks of `path`: all that `added_by_others` reads of it."""
+        return tuple(self._hunks_at.get(path, ()))
+
     def added_by_others(self, pr: int, path: str) -> Container[str]:
         """The lines (stripped) that the audited hunks of `path` of PRs other than `pr` add: a
         line of the target among a hunk's changes that one of them adds is no foreign line.

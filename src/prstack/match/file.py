@@ -32,8 +32,8 @@ from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, names_blob, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence, Rewrite
 
-__all__ = ["Elsewhere", "Explainer", "PackageIndex", "StackTop", "at_stack_top", "decode", "match_file", "relocated",
-           "relocation_blocks", "settle"]
+__all__ = ["Elsewhere", "Explainer", "OwnVerdict", "PackageIndex", "StackTop", "at_stack_top", "decode",
+           "file_verdicts", "looked_up", "match_file", "relocated", "relocation_blocks", "settle"]
 
 FOUND_TEXT_MAX = 40
 """At most this many target lines are quoted as evidence."""
@@ -86,12 +86,33 @@ def match_file(
     at the PR's base and head, where known (fast paths and anchoring). `elsewhere`: where a block
     not found in its file is looked for (relocated).
     """
+    explain = elsewhere.explain if elsewhere is not None else None
+    return looked_up(file_verdicts(hunks, target, installed_path, (base, head), explain), installed_path, elsewhere)
+
+
+OwnVerdict = tuple[HunkResult, bool]
+"""A hunk's verdict from its own file alone, and whether its block is then looked for in the
+target's other files (a verdict of missing or diverged there)."""
+
+
+def file_verdicts(hunks: Sequence[Hunk], target: bytes | None, installed_path: str,
+                  sides: tuple[bytes | None, bytes | None], explain: Explainer | None = None) -> list[OwnVerdict]:
+    """The verdicts `match_file` gives before any block is looked for elsewhere: they depend on the
+    file's bytes, its `sides` (base, head) and the lines the other PRs' hunks of the file add
+    (`explain`), never on the target's other files."""
     if any(h.symlink for h in hunks):  # (one file's hunks: all of them)
         note = "a symbolic link: what it points to is not compared (only file contents are)"
-        return [HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path, evidence=MatchEvidence(note=note))
+        return [(HunkResult(h, HunkStatus.UNVERIFIABLE, installed_path, evidence=MatchEvidence(note=note)), False)
                 for h in hunks]
-    package, explain = (elsewhere.package, elsewhere.explain) if elsewhere is not None else (None, None)
-    return _match_file(hunks, target, installed_path, (base, head), package, explain)
+    return _match_file(hunks, target, installed_path, sides, explain)
+
+
+def looked_up(verdicts: Iterable[OwnVerdict], installed_path: str, elsewhere: Elsewhere | None) -> list[HunkResult]:
+    """The verdicts with each block that asks it looked for in the target's other files."""
+    if elsewhere is None:
+        return [result for result, _ in verdicts]
+    return [looked_up_elsewhere(result, elsewhere.package, installed_path, elsewhere.explain) if ask else result
+            for result, ask in verdicts]
 
 
 def at_stack_top(results: list[HunkResult], target: bytes | None, installed_path: str,
@@ -109,37 +130,34 @@ def at_stack_top(results: list[HunkResult], target: bytes | None, installed_path
 
 
 def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str,
-                sides: tuple[bytes | None, bytes | None], package: PackageIndex | None,
-                explain: Explainer | None) -> list[HunkResult]:
+                sides: tuple[bytes | None, bytes | None], explain: Explainer | None) -> list[OwnVerdict]:
     base, head = sides
     if target is None:
-        return [_absent(h, installed_path, package, explain) for h in hunks]
+        return [_absent(h, installed_path) for h in hunks]
     if head is not None and same_text(target, head):
-        return [_file_level(h, target, installed_path) or _at_head(h, installed_path) for h in hunks]
+        return [(_file_level(h, target, installed_path) or _at_head(h, installed_path), False) for h in hunks]
     if base is not None and same_text(target, base):
         note = "file identical to the PR's base"
         out = []
         for h in hunks:
             result = _file_level(h, target, installed_path) or HunkResult(
                 h, HunkStatus.MISSING, installed_path, evidence=MatchEvidence(note=note))
-            if result.status is HunkStatus.MISSING and package is not None:
-                result = looked_up_elsewhere(result, package, installed_path, explain)
-            out.append(result)
+            out.append((result, result.status is HunkStatus.MISSING))
         return out
     idx = FileIndex.of(target)
     ref = head if head is not None else base
     anchors = Anchors(ref, idx) if ref is not None else None
-    results: list[HunkResult] = []
+    results: list[OwnVerdict] = []
     carry = 0
     min_start = 0
     known: Container[str] | None = None
     for h in hunks:
         fixed = _file_level(h, target, installed_path)
         if fixed is not None:
-            results.append(fixed)
+            results.append((fixed, False))
             continue
         if h.change is FileChange.DELETED and not h.new_lines:
-            results.append(_deleted_present(h, idx, installed_path))
+            results.append((_deleted_present(h, idx, installed_path), False))
             continue
         exp_new = _start0(h.new_start, h.new_lines)
         refine = None
@@ -156,9 +174,7 @@ def _match_file(hunks: Sequence[Hunk], target: bytes | None, installed_path: str
         result = _result(h, verdict, idx, installed_path, exp_new)
         if result.status is HunkStatus.APPLIED and head is not None:
             result = _more_than_base(result, hunks, idx, head)
-        if result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED) and package is not None:
-            result = looked_up_elsewhere(result, package, installed_path, explain)
-        results.append(result)
+        results.append((result, result.status in (HunkStatus.MISSING, HunkStatus.DIVERGED)))
     return results
 
 
@@ -266,17 +282,14 @@ def _deleted_present(h: Hunk, idx: FileIndex, installed_path: str) -> HunkResult
     return HunkResult(h, status, installed_path, evidence=MatchEvidence(note=note))
 
 
-def _absent(h: Hunk, installed_path: str, package: PackageIndex | None,
-            explain: Explainer | None) -> HunkResult:
+def _absent(h: Hunk, installed_path: str) -> OwnVerdict:
     if h.change is FileChange.DELETED or (h.change is FileChange.BINARY and h.old_blob and not h.new_blob):
         # (a binary file's deletion names its old blob and a null new one)
         return HunkResult(h, HunkStatus.APPLIED, installed_path,
-                          evidence=MatchEvidence(note="file deleted, as the PR does"))
+                          evidence=MatchEvidence(note="file deleted, as the PR does")), False
     result = HunkResult(h, HunkStatus.FILE_MISSING, installed_path,
                         evidence=MatchEvidence(note="the target has no such file"))
-    if package is not None and h.lines:
-        return looked_up_elsewhere(result, package, installed_path, explain)
-    return result
+    return result, bool(h.lines)
 
 
 def _result(h: Hunk, v: Finding, idx: FileIndex, installed_path: str, exp_new: int) -> HunkResult:

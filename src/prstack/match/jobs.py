@@ -11,8 +11,17 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import NamedTuple
 
-from prstack.match.file import Elsewhere, PackageIndex, StackTop, at_stack_top, match_file
+from prstack.match.file import (
+    Elsewhere,
+    OwnVerdict,
+    PackageIndex,
+    StackTop,
+    at_stack_top,
+    file_verdicts,
+    looked_up,
+)
 from prstack.match.package import INDEX_MAX_BYTES
 from prstack.match.text import blob_id, names_blob, same_text
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
@@ -52,32 +61,44 @@ class FileJob:
         return (self.base if self.base is not None and self.base[1] else None), self.head
 
 
-ALONE = frozenset({HunkStatus.APPLIED, HunkStatus.PARTIAL, HunkStatus.CONFLICT})
-"""Verdicts a file's own text gives (a block looked for in the other files ends missing, diverged or
-relocated)."""
+KeptKey = tuple[tuple[int, ...], str, bool, FileKey | None, FileKey, tuple[tuple[int, FileKey], ...],
+               tuple[tuple[int, str | None], ...], tuple[int, ...], bytes]
 
-JobKey = tuple[tuple[int, ...], str, bool, FileKey | None, FileKey, tuple[tuple[int, FileKey], ...],
-               tuple[tuple[int, str | None], ...], bytes]
+
+class _Kept(NamedTuple):
+    """A job's verdicts from its file alone (the kept job and hunks hold the objects the key names
+    by identity: no other object takes their ids), the head it was judged with, and its final
+    verdicts when no block of it was looked for in the target's other files."""
+
+    job: FileJob
+    others: tuple[Hunk, ...]
+    own: tuple[OwnVerdict, ...]
+    head: bytes | None
+    final: tuple[HunkResult, ...] | None
 
 
 class KeptVerdicts:
-    """The verdicts of file jobs kept across the targets of one run: a job asked again of a file
-    holding the same bytes, in a target with the same files (so the same path map and the same
-    hunks at each path), gets them again instead of being judged anew. Kept only where they came
-    from the file alone (every verdict in ALONE: no block was looked for in the other files)."""
+    """The verdicts of file jobs kept across the targets of one run, whatever their kind: a job
+    asked again of a file holding the same bytes (with the same audited hunks at its path) gets
+    again what its file alone gave (see `file_verdicts`), so only its blocks looked for in the
+    other files are looked for again (those files may differ); a job that looked for none gets
+    its final verdicts again."""
 
     def __init__(self) -> None:
-        self._by_files: dict[frozenset[str], dict[JobKey, tuple[FileJob, list[HunkResult]]]] = {}
+        self._kept: dict[KeptKey, _Kept] = {}
 
-    def of(self, files: frozenset[str]) -> dict[JobKey, tuple[FileJob, list[HunkResult]]]:
-        """Those kept for targets with these files."""
-        return self._by_files.setdefault(files, {})
+    def get(self, key: KeptKey) -> _Kept | None:
+        return self._kept.get(key)
+
+    def keep(self, key: KeptKey, kept: _Kept) -> None:
+        self._kept[key] = kept
 
 
-def _job_key(job: FileJob, text: bytes) -> JobKey:
-    """The job (its hunks by identity: the same stack's objects in every target) and the file's bytes."""
+def _kept_key(job: FileJob, others: tuple[Hunk, ...], text: bytes) -> KeptKey:
+    """The job (its hunks, and those of the file's other PRs, by identity: the same stack's objects
+    in every target) and the file's bytes."""
     return (tuple(map(id, job.hunks)), job.installed_path, job.present, job.base, job.head, job.tops,
-            job.top_blobs, hashlib.sha256(text).digest())
+            job.top_blobs, tuple(map(id, others)), hashlib.sha256(text).digest())
 
 
 def package_index(target: Target) -> PackageIndex:
@@ -101,10 +122,11 @@ def _read_or_none(target: Target, path: str) -> bytes | None:
 
 
 def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere: Elsewhere | None,
-             kept: dict[JobKey, tuple[FileJob, list[HunkResult]]] | None = None) -> Iterator[list[HunkResult]]:
+             kept: KeptVerdicts | None = None) -> Iterator[list[HunkResult]]:
     """Each job's verdicts, in order (blocks that moved looked up `elsewhere` when given; the
-    target files its package index has read already are not read again). `kept`: verdicts of an
-    earlier target of the run with the same files (see KeptVerdicts), taken and added to."""
+    target files its package index has read already are not read again). `kept`: what the run's
+    earlier targets' files with the same bytes gave (see KeptVerdicts), taken and added to."""
+    explain = elsewhere.explain if elsewhere is not None else None
     for job in jobs:
         text = None
         if job.present:
@@ -116,25 +138,30 @@ def run_jobs(jobs: Sequence[FileJob], target: Target, file_at: FileAt, elsewhere
                                   evidence=MatchEvidence(note=f"the target's file was not read: {exc.reason}"))
                        for h in job.hunks]
                 continue
-        key = _job_key(job, text) if kept is not None and text is not None else None
-        if key is not None and kept is not None and (earlier := kept.get(key)) is not None:
-            yield list(earlier[1])  # (the kept job holds its hunks: their ids name no other objects)
+        others = explain.hunks_of(job.installed_path) if explain is not None and kept is not None else ()
+        key = _kept_key(job, others, text) if kept is not None and text is not None else None
+        earlier = kept.get(key) if kept is not None and key is not None else None
+        if earlier is not None and earlier.final is not None:
+            yield list(earlier.final)
             continue
-        head = file_at(*job.head)
-        new_blob = job.hunks[0].new_blob
-        if head is None and text is not None and new_blob is not None and names_blob(new_blob, text):
-            head = text  # a target whose blob id is the one the diff names for the head is the head
-        results = match_file(job.hunks, text, installed_path=job.installed_path,
-                             base=_base(job, text, head, file_at), head=head, elsewhere=elsewhere)
-        alone = all(r.status in ALONE for r in results)
+        if earlier is not None:
+            own, head = list(earlier.own), earlier.head
+        else:
+            head = file_at(*job.head)
+            new_blob = job.hunks[0].new_blob
+            if head is None and text is not None and new_blob is not None and names_blob(new_blob, text):
+                head = text  # a target whose blob id is the one the diff names for the head is the head
+            own = file_verdicts(job.hunks, text, job.installed_path, (_base(job, text, head, file_at), head), explain)
+        results = looked_up(own, job.installed_path, elsewhere)
         # (the heads above are read only where the head is known: a source without files knows neither)
         if job.top_blobs or (job.tops and head is not None):
             top = StackTop(partial(_read_each, file_at, job.tops if head is not None else ()), job.top_blobs)
             results = at_stack_top(results, text, job.installed_path, top)
         if text is not None and head is not None and not same_text(text, head):
             results = _at_earlier_commit(results, text, job, file_at)
-        if key is not None and kept is not None and alone:
-            kept[key] = (job, results)
+        if kept is not None and key is not None and earlier is None:
+            final = None if any(ask for _, ask in own) else tuple(results)
+            kept.keep(key, _Kept(job, others, tuple(own), head, final))
         yield results
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from packaging.utils import canonicalize_name
 
@@ -69,19 +70,30 @@ def _pool(candidates: Sequence[DistFiles], packages: frozenset[str]) -> Sequence
     (a package renamed on install, a repository without packages)."""
     if not packages:
         return candidates
+    own, near = False, []
+    for cand in candidates:
+        holds = _holds(cand.files, packages)
+        if holds == "top":
+            own = True
+            near.append(cand)
+        elif holds == "deeper":
+            near.append(cand)
+    return near if own else candidates
+
+
+@lru_cache(maxsize=4096)
+def _holds(files: frozenset[str], packages: frozenset[str]) -> str:
+    """"top" when `files` install one of `packages` as a top-level name, else "deeper" when they hold
+    a copy of one deeper down, else "" (looked through once per run: a distribution in another
+    environment of the run is the same set of paths)."""
     names = "|".join(map(re.escape, sorted(packages)))
     # searched in a candidate's paths joined by newlines: this looks at every file of every candidate
     top = re.compile(f"\n(?:{names})(?:/|\\.[^/\n]*\n)")  # acme/..., or a module acme.py, acme.cpython-311.so
     deeper = re.compile(f"/(?:{names})/")  # pip/_vendor/acme/...
-    own, near = False, []
-    for cand in candidates:
-        text = "\n" + "\n".join(cand.files) + "\n"
-        if top.search(text):
-            own = True
-            near.append(cand)
-        elif deeper.search(text):
-            near.append(cand)
-    return near if own else candidates
+    text = "\n" + "\n".join(files) + "\n"
+    if top.search(text):
+        return "top"
+    return "deeper" if deeper.search(text) else ""
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,11 @@ from prstack.placement.forge import RepoId
 from prstack.sources.git.prs import ClonePRs
 from prstack.sources.git.repo import GitClone
 from prstack.sources.github.access import DEFAULT_ACCESS, Access
-from prstack.sources.github.cache import Cache
-from prstack.sources.github.errors import with_clone
-from prstack.sources.github.fetch import CacheRepo
 from prstack.sources.github.repo_id import infer_repo, remote_repos, repo_from_git
 
 if TYPE_CHECKING:  # PyGithub and requests are imported only when GitHub is asked (not for a --git clone alone)
     from prstack.sources.github.api import GitHub, PRMeta
+    from prstack.sources.github.cache import Cache
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,6 @@ def open_clone(
     the target's one distribution does not name). `access`: how GitHub is reached (its token
     defaults to GITHUB_TOKEN, GH_TOKEN or `gh auth token`).
     """
-    cache = cache if cache is not None else Cache()
     if repo is not None and named is not None:
         _named_by_target(infer_repo(explicit=repo), named())
     if git is not None:
@@ -71,19 +68,24 @@ def open_clone(
         known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
         if known is None or (repo is None and access.api_url is None and known.host != "github.com"):
             return OpenedClone(source)
-        gh = _github(known, cache, access)
+        gh = _github(known, _cache(cache), access)
         if access.offline:  # the clone holds the PRs: the cache adds what it knows of them, nothing is asked
             return OpenedClone(source, gh.stack(numbers, known_only=True), gh.repo)
         if repo is not None:
             try:
                 return OpenedClone(source, gh.stack(numbers), gh.repo)
             except SourceError as exc:
+                from prstack.sources.github.errors import with_clone
+
                 raise with_clone(exc) from None
         try:  # the clone's remote names the repository: titles and bodies from GitHub when it answers
             return OpenedClone(source, gh.stack(numbers), gh.repo)
         except PrstackError:
             return OpenedClone(source)  # the clone answers everything else
+    from prstack.sources.github.fetch import CacheRepo
+
     repo_id = infer_repo(explicit=repo, dists=named() if named is not None and repo is None else ())
+    cache = _cache(cache)
     gh = _github(repo_id, cache, access)
     metas = gh.stack(numbers)
     first = metas[numbers[0]]
@@ -110,6 +112,13 @@ def open_clone(
             store.fetch(metas, first.default_branch, gh.token)
         cache.put(ns, key, {**recorded, **wanted})
     return OpenedClone(store.source(gh.token, access.offline), metas, repo_id, tuple(stale))
+
+
+def _cache(given: Cache | None) -> Cache:
+    """The cache given, else the user's (a clone whose PRs GitHub is not asked about needs none)."""
+    from prstack.sources.github.cache import Cache
+
+    return given if given is not None else Cache()
 
 
 def _same_project(path: Path, repo: RepoId) -> None:

@@ -11,13 +11,11 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from email.parser import HeaderParser
 from functools import cached_property, lru_cache
-from importlib import metadata
 from pathlib import Path
-from typing import cast
 
 from prstack.errors import TargetError
+from prstack.targets.metadata import HeaderFields, header_fields
 
 READ_CAP = 64 << 20
 """The largest file read (bytes): a file over it is not read, and its hunks say so."""
@@ -124,27 +122,34 @@ def text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
-class ConfinedDistribution(metadata.PathDistribution):
-    """An installed distribution whose metadata files (METADATA, RECORD, ...) are read confined to its
-    site directory: a dist-info or METADATA symlinked out, a FIFO, a huge or non-UTF-8 file read as
-    missing (or with replacement characters), never followed, never hung on."""
+class ConfinedDistribution:
+    """An installed distribution (its *.dist-info or *.egg-info folder) whose metadata files
+    (METADATA, RECORD, ...) are read confined to its site directory: a dist-info or METADATA
+    symlinked out, a FIFO, a huge or non-UTF-8 file read as missing (or with replacement
+    characters), never followed, never hung on."""
 
     def __init__(self, path: Path) -> None:
-        super().__init__(path)
+        self._path = path
         self._site = str(path.parent)
         self._info_dir = path.name
 
     def read_text(self, filename: str | os.PathLike[str]) -> str | None:
         return text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
 
+    def locate_file(self, path: str | os.PathLike[str]) -> Path:
+        """A path relative to the site directory."""
+        return self._path.parent / path
+
     @cached_property
-    def metadata(self) -> metadata.PackageMetadata:
-        """METADATA's header fields, parsed once by the parser a wheel's METADATA is read with. The
-        body (the long description, often the whole README) is cut off unread: importlib parses
-        all of it, line by line, at every ask."""
+    def metadata(self) -> HeaderFields:
+        """METADATA's header fields, parsed once. The body (the long description, often the whole
+        README) is cut off unread."""
         text = self.read_text("METADATA") or self.read_text("PKG-INFO") or ""
-        headers = _HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n")
-        return cast(metadata.PackageMetadata, HeaderParser().parsestr(headers))
+        return header_fields(_HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n"))
+
+    @property
+    def version(self) -> str | None:
+        return self.metadata["Version"]
 
 
 _HEADERS_END = re.compile(r"\r?\n\r?\n")
@@ -154,9 +159,34 @@ METADATA_CAP = 16 << 20
 """The largest metadata file (METADATA, RECORD, top_level.txt...) read, in bytes."""
 
 
-def confined_distributions(dirs: list[str]) -> Iterator[metadata.Distribution]:
-    """importlib's distributions of `dirs`, each read through ConfinedDistribution (others skipped)."""
-    for dist in metadata.distributions(path=dirs):
-        where = getattr(dist, "_path", None)
-        if isinstance(where, Path) and inside(str(where.parent), where.name) is not None:
+def confined_distributions(dirs: list[str]) -> Iterator[ConfinedDistribution]:
+    """The distributions of `dirs` as importlib.metadata finds them (each folder's *.dist-info and
+    *.egg-info, grouped by normalised name in the order first listed; an *.egg folder's EGG-INFO),
+    those whose folder stays inside its site directory."""
+    for where in _metadata_dirs(dirs):
+        if inside(str(where.parent), where.name) is not None:
             yield ConfinedDistribution(where)
+
+
+def _metadata_dirs(dirs: list[str]) -> Iterator[Path]:
+    for root in dirs:
+        try:
+            children = os.listdir(root or ".")
+        except (OSError, ValueError):
+            continue  # (not a folder: a zip's distributions are never read confined)
+        base = os.path.basename(root).lower()
+        infos: dict[str, list[Path]] = {}
+        eggs = []
+        for child in children:
+            low = child.lower()
+            if low.endswith((".dist-info", ".egg-info")):
+                name = _NORMAL.sub("-", low.rpartition(".")[0].partition("-")[0]).replace("-", "_")
+                infos.setdefault(name, []).append(Path(root, child))
+            elif base.endswith(".egg") and low == "egg-info":
+                eggs.append(Path(root, child))
+        for found in infos.values():
+            yield from found
+        yield from eggs
+
+
+_NORMAL = re.compile(r"[-_.]+")

@@ -9,6 +9,7 @@ import ast
 import os
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from prstack.models import EditableSource
@@ -65,7 +66,7 @@ _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 def find_editable(site: Path, recorded: Iterable[str]) -> EditableSource | None:
     """The editable source of a distribution, from the finder or .pth files its RECORD lists."""
-    top_files = sorted(p for p in recorded if "/" not in p)
+    top_files = _top_level(frozenset(recorded))
     for name in top_files:
         if _FINDER.match(name) and (text := _read(site / name)) is not None:
             mapping = _finder_mapping(text)
@@ -84,6 +85,13 @@ def find_editable(site: Path, recorded: Iterable[str]) -> EditableSource | None:
             if paths:
                 return EditableSource("pth", name, tuple(("", p) for p in paths))
     return None
+
+
+@lru_cache(maxsize=4096)
+def _top_level(recorded: frozenset[str]) -> tuple[str, ...]:
+    """The files at the top of the site directory among `recorded`, in order (the paths of a RECORD
+    parsed before, the same distribution in another target of the run, are looked through once)."""
+    return tuple(sorted(p for p in recorded if "/" not in p))
 
 
 def _as_package_roots(roots: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
@@ -31,7 +30,7 @@ from prstack.targets.layers import (
     read_file,
     resolve,
 )
-from prstack.targets.metadata import metadata_of, parse_direct_url, parse_version, top_level_names
+from prstack.targets.metadata import header_fields, metadata_of, parse_direct_url, parse_version, top_level_names
 from prstack.targets.record import RecordEntry, RecordIntegrity, confined_path, matches, parse_record
 from prstack.targets.spec import TargetSpec
 
@@ -97,7 +96,7 @@ class _Installed:
 
     def __init__(self, env: str, info_dir: str, texts: dict[str, str | None]) -> None:
         self.env, self.info_dir, self.texts = env, info_dir, texts
-        self.headers = HeaderParser().parsestr(_HEADERS_END.split(texts.get("METADATA") or "", maxsplit=1)[0])
+        self.headers = header_fields(_HEADERS_END.split(texts.get("METADATA") or "", maxsplit=1)[0])
         self.record = {e.path: e for e in parse_record(texts.get("RECORD") or "")
                        if confined_path(e.path) == e.path}
         core = metadata_of(self.headers)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Sequence
 from functools import cached_property
-from importlib import metadata
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
@@ -14,7 +14,14 @@ from prstack.models import EditableSource, TargetInfo, TargetKind
 from prstack.placement.choose import Choice, DistFiles, Intact
 from prstack.placement.forge import repo_slug
 from prstack.placement.paths import BINARY_SUFFIXES
-from prstack.targets.confined import READ_CAP, Unreadable, confined_distributions, read_confined, size_confined
+from prstack.targets.confined import (
+    READ_CAP,
+    ConfinedDistribution,
+    Unreadable,
+    confined_distributions,
+    read_confined,
+    size_confined,
+)
 from prstack.targets.editable import (
     enclosing_checkout,
     find_editable,
@@ -31,23 +38,23 @@ from prstack.targets.metadata import (
 from prstack.targets.record import check_installed, matches, parse_record, read_under, recorded_paths
 
 
-def _text(dist: metadata.Distribution, name: str) -> str | None:
+def _text(dist: ConfinedDistribution, name: str) -> str | None:
     try:
         return dist.read_text(name)
     except (OSError, UnicodeDecodeError):
         return None
 
 
-def _recorded(dist: metadata.Distribution) -> frozenset[str]:
+def _recorded(dist: ConfinedDistribution) -> frozenset[str]:
     """RECORD's paths that stay inside the site directory (parsed by us: a garbage RECORD has no rows)."""
     return recorded_paths(_text(dist, "RECORD") or "")
 
 
-def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
-    direct = parse_direct_url(_text(dist, "direct_url.json"))
+def _editable_of(dist: ConfinedDistribution, root: Path, recorded: frozenset[str]) -> EditableSource | None:
     source = find_editable(root, recorded)
     if source is None:
         return None
+    direct = parse_direct_url(_text(dist, "direct_url.json"))
     if source.mechanism == "pth" and not (direct and direct.editable):
         # a .pth of a regular distribution adds folders of its own (pywin32): not editable
         inside = all(Path(d).is_relative_to(root.resolve()) for d in source.source_dirs)
@@ -56,7 +63,7 @@ def _editable_of(dist: metadata.Distribution, root: Path, recorded: frozenset[st
     return source
 
 
-def dist_files(dist: metadata.Distribution, editable: EditableSource | None = None) -> DistFiles:
+def dist_files(dist: ConfinedDistribution, editable: EditableSource | None = None) -> DistFiles:
     """A distribution's identity and files (an editable install's source files included)."""
     root = Path(str(dist.locate_file("")))
     recorded = frozenset() if editable and editable.mechanism == "egg-link" else _recorded(dist)
@@ -77,7 +84,7 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
     return DistFiles(
         name=meta["Name"] or "",
         version=dist.version,
-        files=recorded | frozenset(sources),
+        files=recorded | frozenset(sources) if sources else recorded,
         direct_url=direct_text,
         repos=frozenset(repos),
         sources=sources,
@@ -85,9 +92,9 @@ def dist_files(dist: metadata.Distribution, editable: EditableSource | None = No
     )
 
 
-def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribution, DistFiles]]:
+def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[ConfinedDistribution, DistFiles]]:
     """Every distribution in `dirs` (first one wins per name, as for imports), legacy egg-links too."""
-    found: dict[str, tuple[metadata.Distribution, DistFiles]] = {}
+    found: dict[str, tuple[ConfinedDistribution, DistFiles]] = {}
     for dist in confined_distributions(list(dirs)):
         name = dist.metadata["Name"]
         if name and (key := canonicalize_name(name)) not in found:
@@ -102,26 +109,27 @@ def find_distributions(dirs: Sequence[str]) -> dict[str, tuple[metadata.Distribu
     return found
 
 
-def record_paths(found: dict[str, tuple[metadata.Distribution, DistFiles]], root: Path, skip: str) -> frozenset[str]:
-    """Every path the other distributions of `root` record (to tell shared namespace folders)."""
-    out: set[str] = set()
-    for key, (dist, files) in found.items():
-        if key != skip and Path(str(dist.locate_file(""))) == root:
-            out |= files.files
-    return frozenset(out)
+def record_paths(found: dict[str, tuple[ConfinedDistribution, DistFiles]], root: Path,
+                 skip: str) -> tuple[frozenset[str], ...]:
+    """The paths each other distribution of `root` records (to tell shared namespace folders)."""
+    return tuple(files.files for key, (dist, files) in found.items()
+                 if key != skip and Path(str(dist.locate_file(""))) == root)
 
 
 class InstalledDistribution:
     """A distribution installed in a site directory, read through its RECORD; an editable
     install is read from the source directory its finder, .pth or .egg-link points at."""
 
-    def __init__(self, kind: TargetKind, shown_path: str, dist: metadata.Distribution, meta: DistFiles,
-                 choice: Choice | None = None, others: frozenset[str] = frozenset()) -> None:
+    def __init__(self, kind: TargetKind, shown_path: str, dist: ConfinedDistribution, meta: DistFiles,
+                 choice: Choice | None = None, others: tuple[frozenset[str], ...] = ()) -> None:
         self._dist = dist
         self.root = Path(str(dist.locate_file("")))
         self.meta = meta
         self._choice = choice
         self._others = others
+        self._digests: dict[str, bytes] | None = {}
+        """Recorded path -> the SHA-256 of the bytes read there, until RECORD's check takes them (no
+        second read of a file judged)."""
         version = parse_version(meta.version) if meta.version else None
         direct = parse_direct_url(meta.direct_url)
         self._info = TargetInfo(
@@ -142,7 +150,10 @@ class InstalledDistribution:
     def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.meta.files:
             return None
-        return read_confined(*self._where(path), cap)
+        data = read_confined(*self._where(path), cap)
+        if data is not None and self._digests is not None and path not in self.meta.sources:
+            self._digests[path] = hashlib.sha256(data).digest()
+        return data
 
     def _where(self, path: str) -> tuple[str, str]:
         """(root, relative path) a file is read from: the site directory, or the editable source
@@ -168,8 +179,9 @@ class InstalledDistribution:
         dist = self._dist
         record_text = _text(dist, "RECORD")
         record = None
+        read_before, self._digests = self._digests, None
         if record_text is not None:
-            record = check_installed(self.root, record_text, self._others)
+            record = check_installed(self.root, record_text, self._others, read_before)
         installer = (_text(dist, "INSTALLER") or "").strip() or None
         files = self.meta.files
         meta = dist.metadata
@@ -185,14 +197,21 @@ class InstalledDistribution:
             project_urls=core.project_urls,
             record=record,
             editable=self.meta.editable,
-            binaries=tuple(sorted(f for f in files if PurePosixPath(f).suffix in BINARY_SUFFIXES)),
+            binaries=tuple(sorted(f for f in files if _suffix(f) in BINARY_SUFFIXES)),
             candidates=self._choice.candidates if self._choice else (),
             chosen_by=self._choice.reason if self._choice else None,
             checkout_commit=checkout[1] if checkout else None,
         )
 
 
-def intact_on_disk(found: dict[str, tuple[metadata.Distribution, DistFiles]]) -> Intact:
+def _suffix(path: str) -> str:
+    """PurePosixPath(path).suffix, without making the path (a distribution has thousands)."""
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
+def intact_on_disk(found: dict[str, tuple[ConfinedDistribution, DistFiles]]) -> Intact:
     """How many of a candidate's files (those the PRs change) still match its RECORD."""
 
     def intact(cand: DistFiles, paths: Sequence[str]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterable
@@ -196,9 +197,79 @@ def core_metadata(
 
 
 class Headers(Protocol):
-    """METADATA's fields as a parser gives them (importlib.metadata's, or email's HeaderParser)."""
+    """METADATA's fields as a parser gives them (`header_fields`, or importlib.metadata's)."""
 
     def get_all(self, name: str, failobj: None = None) -> list[Any] | None: ...
+
+
+class HeaderFields:
+    """The header fields of a METADATA (or PKG-INFO), in order, looked up by name in any case."""
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        self._fields = fields
+
+    def get_all(self, name: str, failobj: None = None) -> list[str] | None:
+        """Every value of the field `name`, or None when it has none."""
+        name = name.lower()
+        return [value for key, value in self._fields if key.lower() == name] or failobj
+
+    def get(self, name: str, failobj: None = None) -> str | None:
+        """The field's first value, or None."""
+        name = name.lower()
+        return next((value for key, value in self._fields if key.lower() == name), failobj)
+
+    def __getitem__(self, name: str) -> str | None:
+        return self.get(name)
+
+
+_FIELD_LINE = re.compile(r"From |[\041-\071\073-\176]*:|[\t ]")
+"""A line of the header block: a field (its name printable ASCII but ':'), a folded line, or a mbox
+"From " line; any other line (a blank one among them) ends the block."""
+
+
+def header_fields(text: str) -> HeaderFields:
+    """The header fields of METADATA's `text` as email's HeaderParser reads them (its default
+    policy): lines end at CR, LF or CRLF; a folded line joins its field's value as it is; a value
+    loses the spaces and tabs that lead it and the line ends that close it; a mbox "From " line
+    is skipped, and so are a line that starts with ':' and the lines folded under either (or
+    under none). Text with lone surrogates is left to email's parser."""
+    if not text.isascii() and not _encodable(text):
+        from email.parser import HeaderParser  # (values with surrogates are its Header objects)
+
+        return HeaderParser().parsestr(text)  # type: ignore[return-value]
+    block = []
+    for line in io.StringIO(text, newline="").readlines():
+        if not _FIELD_LINE.match(line):
+            break
+        block.append(line)
+    fields: list[tuple[str, str]] = []
+    field: list[str] = []
+    for line in block:
+        if line[0] in " \t":
+            if field:
+                field.append(line)
+            continue
+        if field:
+            fields.append(_field(field))
+            field = []
+        if not line.startswith(("From ", ":")):
+            field = [line]
+    if field:
+        fields.append(_field(field))
+    return HeaderFields(fields)
+
+
+def _field(lines: list[str]) -> tuple[str, str]:
+    name, value = lines[0].split(":", 1)
+    return name, (value.lstrip(" \t") + "".join(lines[1:])).rstrip("\r\n")
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def metadata_of(headers: Headers, version: str | None = None) -> CoreMetadata:

@@ -9,10 +9,10 @@ import io
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from prstack.targets.confined import Unreadable, inside, read_confined
 
@@ -137,11 +137,20 @@ Reader = Callable[[str], bytes | None]
 """A recorded path -> the bytes now there, or None when nothing is."""
 
 
-def check_entries(entries: Iterable[RecordEntry], read: Reader) -> RecordIntegrity:
-    """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped)."""
+def check_entries(entries: Iterable[RecordEntry], read: Reader,
+                  read_before: Mapping[str, bytes] | None = None) -> RecordIntegrity:
+    """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped).
+    `read_before`: path -> the SHA-256 of the bytes a reader of the same root read there earlier in
+    the run (a file RECORD hashes with SHA-256 is not read again)."""
     checked, edited, absent = 0, [], []
     for entry in entries:
-        if entry.path.startswith("../") or PurePosixPath(entry.path).is_absolute():
+        if entry.path.startswith(("../", "/")):
+            continue
+        sha = read_before.get(entry.path) if read_before and entry.algorithm == "sha256" else None
+        if sha is not None and entry.digest is not None:
+            checked += 1
+            if base64.urlsafe_b64encode(sha).rstrip(b"=").decode() != entry.digest:
+                edited.append(entry.path)
             continue
         try:
             data = read(entry.path)
@@ -179,7 +188,7 @@ def package_dirs(entries: Iterable[RecordEntry]) -> frozenset[str]:
     return frozenset(dirs)
 
 
-def unrecorded_files(root: Path, dirs: Iterable[str], recorded: frozenset[str]) -> tuple[str, ...]:
+def unrecorded_files(root: Path, dirs: Iterable[str], recorded: Container[str]) -> tuple[str, ...]:
     """Files under `dirs` of `root` that `recorded` (every RECORD of the site directory) lacks."""
     found = []
     for top in sorted(dirs):
@@ -195,14 +204,24 @@ def unrecorded_files(root: Path, dirs: Iterable[str], recorded: frozenset[str]) 
     return tuple(found)
 
 
-def check_installed(root: Path, record_text: str, other_records: frozenset[str]) -> RecordIntegrity:
+class _AnyOf:
+    """A path in any of several sets (the environment's RECORDs), asked without their union."""
+
+    def __init__(self, sets: Sequence[frozenset[str]]) -> None:
+        self._sets = sets
+
+    def __contains__(self, path: object) -> bool:
+        return any(path in s for s in self._sets)
+
+
+def check_installed(root: Path, record_text: str, other_records: Sequence[frozenset[str]],
+                    read_before: Mapping[str, bytes] | None = None) -> RecordIntegrity:
     """RECORD integrity of a distribution installed under `root` (a site directory).
 
-    `other_records` holds every path the site directory's other distributions record, so a
-    namespace package shared with them is not reported as unrecorded.
+    `other_records` holds the paths each other distribution of the site directory records, so a
+    namespace package shared with them is not reported as unrecorded. `read_before`: see check_entries.
     """
     entries = parse_record(record_text)
-    result = check_entries(entries, read_under(root))
-    recorded = frozenset(e.path for e in entries) | other_records
-    extra = unrecorded_files(root, package_dirs(entries), recorded)
+    result = check_entries(entries, read_under(root), read_before)
+    extra = unrecorded_files(root, package_dirs(entries), _AnyOf((frozenset(e.path for e in entries), *other_records)))
     return RecordIntegrity(result.checked, result.edited, extra, result.absent)

@@ -7,9 +7,9 @@ import os
 import sys
 import zipfile
 from collections.abc import Iterable, Sequence
-from email.parser import HeaderParser
 from importlib import metadata
 from pathlib import Path
+from typing import cast
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -19,9 +19,16 @@ from prstack.models import TargetKind
 from prstack.placement.forge import RepoId, repo_from_url, repo_of_remotes
 from prstack.placement.installed_from import InstallRecord
 from prstack.targets.base import TargetSpec, site_dirs_of
-from prstack.targets.confined import confined_distributions
+from prstack.targets.confined import ConfinedDistribution, confined_distributions
 from prstack.targets.editable import git_head, git_remote_urls, pr_ref_heads
-from prstack.targets.metadata import CoreMetadata, DirectUrl, metadata_of, parse_direct_url, parse_version
+from prstack.targets.metadata import (
+    CoreMetadata,
+    DirectUrl,
+    header_fields,
+    metadata_of,
+    parse_direct_url,
+    parse_version,
+)
 
 OWN_NAME = "prstack"
 
@@ -55,11 +62,31 @@ def environment_dirs(spec: TargetSpec) -> list[str] | None:
     return None
 
 
-def _requires(dist: metadata.Distribution, extras: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
+class _Requirements(metadata.Distribution):
+    """importlib's reading of what an installed distribution requires (Requires-Dist, else an
+    egg-info's requires.txt), its files read confined."""
+
+    def __init__(self, dist: ConfinedDistribution) -> None:
+        self._dist = dist
+
+    def read_text(self, filename: str | os.PathLike[str]) -> str | None:
+        return self._dist.read_text(filename)
+
+    def locate_file(self, path: str | os.PathLike[str]) -> Path:
+        return self._dist.locate_file(path)
+
+    @property
+    def metadata(self) -> metadata.PackageMetadata:
+        return cast(metadata.PackageMetadata, self._dist.metadata)
+
+
+def _requires(dist: ConfinedDistribution | metadata.Distribution,
+              extras: frozenset[str]) -> list[tuple[str, frozenset[str]]]:
     """(name, extras asked of it) of what a distribution requires with `extras` asked of it (a
     requirement's marker evaluated for each, and for none)."""
     out: list[tuple[str, frozenset[str]]] = []
-    for line in dist.requires or []:
+    requires = (_Requirements(dist) if isinstance(dist, ConfinedDistribution) else dist).requires
+    for line in requires or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
@@ -74,7 +101,7 @@ def own_closure(dirs: Sequence[str]) -> frozenset[str]:
     """prstack and everything it requires, transitively (extras asked of a requirement included),
     by normalised name: of the environment's prstack where it has one, and of the running
     prstack's requirements (never the audited project)."""
-    by_name: dict[str, metadata.Distribution] = {}
+    by_name: dict[str, ConfinedDistribution] = {}
     for d in confined_distributions(list(dirs)):
         by_name.setdefault(canonicalize_name(d.metadata["Name"] or ""), d)
     try:
@@ -109,7 +136,7 @@ def install_records(spec: TargetSpec, numbers: Sequence[int]) -> list[InstallRec
     return list(records.values())
 
 
-def _install_record(dist: metadata.Distribution, numbers: Sequence[int]) -> InstallRecord | None:
+def _install_record(dist: ConfinedDistribution, numbers: Sequence[int]) -> InstallRecord | None:
     name = dist.metadata["Name"] or ""
     try:
         direct = parse_direct_url(dist.read_text("direct_url.json"))
@@ -147,7 +174,7 @@ def repo_of_checkout(root: Path) -> RepoId | None:
 
 def repos_from_metadata(metadata_text: str, direct_url: str | None = None) -> frozenset[RepoId]:
     """GitHub repositories named by a distribution's METADATA text and its direct_url.json."""
-    return repos_named(metadata_of(HeaderParser().parsestr(metadata_text)), parse_direct_url(direct_url))
+    return repos_named(metadata_of(header_fields(metadata_text)), parse_direct_url(direct_url))
 
 
 def repos_named(core: CoreMetadata, direct: DirectUrl | None) -> frozenset[RepoId]:
@@ -175,7 +202,7 @@ def wheel_repos(path: Path) -> Named:
     except (OSError, zipfile.BadZipFile):
         return []
     return [
-        (HeaderParser().parsestr(text).get("Name") or name.split("-")[0], repos_from_metadata(text))
+        (header_fields(text).get("Name") or name.split("-")[0], repos_from_metadata(text))
     ]
 
 

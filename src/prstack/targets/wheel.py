@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import zipfile
 import zlib
-from email.parser import HeaderParser
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 
@@ -14,7 +13,7 @@ from prstack.models import TargetInfo, TargetKind
 from prstack.placement.paths import BINARY_SUFFIXES
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
-from prstack.targets.metadata import metadata_of, parse_direct_url, parse_version, top_level_names
+from prstack.targets.metadata import header_fields, metadata_of, parse_direct_url, parse_version, top_level_names
 from prstack.targets.record import RecordIntegrity, check_entries, confined_path, parse_record
 
 _DATA_LIB = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/")
@@ -47,7 +46,7 @@ class WheelTarget:
             for n in names
             if not n.startswith(data_dir) or _DATA_LIB.match(n)
         }
-        self._meta = HeaderParser().parsestr(self._text("METADATA") or "")
+        self._meta = header_fields(self._text("METADATA") or "")
         version = self._meta.get("Version")
         direct = parse_direct_url(self._text("direct_url.json"))
         self._info = TargetInfo(

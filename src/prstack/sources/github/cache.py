@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from prstack.errors import InputError, SourceError
 from prstack.files import write_file
 
@@ -32,6 +30,8 @@ def default_cache_root(env: Mapping[str, str] | None = None) -> Path:
     override = env.get(CACHE_ENV)
     if override:
         return Path(override).expanduser()
+    import platformdirs  # (only when no folder is given)
+
     return Path(platformdirs.user_cache_dir("prstack", appauthor=False))
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -40,8 +39,14 @@ def pyproject_repo(cwd: Path) -> str | None:
     """[tool.prstack] repo of ./pyproject.toml, when set."""
     path = cwd / "pyproject.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    import tomllib  # (a parser imported only when there is a file to parse)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return None
     tool = data.get("tool")
     section = tool.get("prstack") if isinstance(tool, dict) else None
