@@ -7,8 +7,12 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from itertools import islice
 
+SAMPLED_PARTS = (2, 8)
+"""The longest run is looked for through every k-th line, with k a half, then an eighth, of the
+box's shorter side, before line by line: a look that finds no run that long is time lost, so they
+are few (on lines repeated in short runs, none long, the whole costs about what difflib's walk does)."""
 SAMPLED_MIN = 8
-"""Runs are looked for through every k-th line only while k is at least this (else line by line)."""
+"""The least k looked through (a narrower box is walked line by line)."""
 
 Box = tuple[int, int, int, int]
 """[alo, ahi) of `a` and [blo, bhi) of `b`."""
@@ -19,10 +23,10 @@ def matching_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
     `difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()` gives, in order.
 
     As difflib does: the longest run of equal lines in the two ranges (of the longest, the one that
-    starts first in `a`, then in `b`), then the same left and right of it. The longest run is found
-    by looking only through every k-th line of `a` while some run is at least k long: every run
-    that long holds one of those lines, and each is followed both ways from there (difflib walks
-    every line of `a` against every equal line of `b`, which costs most where lines repeat)."""
+    starts first in `a`, then in `b`), then the same left and right of it. The longest run is first
+    looked for through every k-th line of `a` only (see SAMPLED_PARTS): a run at least k long holds
+    one of those lines, and is followed both ways from there. Where none is, line by line as difflib
+    does, walking every line of `a` against every equal line of `b` (the cost where lines repeat)."""
     where: dict[str, list[int]] = {}
     for j, line in enumerate(b):
         where.setdefault(line, []).append(j)
@@ -32,10 +36,10 @@ def matching_pairs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
         box = todo.pop()
         alo, ahi, blo, bhi = box
         found = None
-        step = min(ahi - alo, bhi - blo) // 4
-        while found is None and step >= SAMPLED_MIN:
-            found = _longest_sampled(a, b, where, box, step)
-            step //= 4
+        for part in SAMPLED_PARTS:
+            step = min(ahi - alo, bhi - blo) // part
+            if step < SAMPLED_MIN or (found := _longest_sampled(a, b, where, box, step)) is not None:
+                break
         i, j, size = found if found is not None else _longest(a, where, box)
         if size:
             blocks.append((i, j, size))
