@@ -66,3 +66,30 @@ def test_truncated_diff_is_bad_input() -> None:
     diff = "--- a/f.py\n+++ b/f.py\n@@ -1,5 +1,5 @@\n ctx\n-old\n"
     with pytest.raises(InputError, match="malformed or truncated"):
         parse_diff(diff, 3)
+
+
+TRICKY_BODIES = {
+    "crlf": "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\r\n-b\r\n+c\r\n \r\n",
+    "bare line endings": "--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a\n-b\n+c\n\n\r\n\r\r\n",
+    "a CR inside a line's ending": "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-b\r\r\n+c\rd\n \rzz\n",
+    "no newline markers": ("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n"
+                           "+c\n\\ No newline at end of file\n"),
+    "blank lines after the last hunk": "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-b\n+c\n\n\n",
+    "no final newline": "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-b\n+c",
+    "lengths left out, two files": ("--- a/f\n+++ b/f\n@@ -1 +1 @@ def f():\n-a\n+b\n@@ -5,2 +5 @@\n-x\n-y\n+z\n"
+                                    "--- a/g\n+++ b/g\n@@ -0,0 +1,2 @@\n+@@ -1 +1 @@\n+--- a/h\n"),
+}
+
+
+@pytest.mark.parametrize("diff", TRICKY_BODIES.values(), ids=TRICKY_BODIES.keys())
+def test_hunk_lines_are_read_as_unidiffs_full_parse_reads_them(diff: str) -> None:
+    """Each hunk's lines (kind, text without its line ending) are those unidiff's full parse reads,
+    its "no newline" markers and trailing blank lines left out, whatever the line endings."""
+    from unidiff.patch import PatchSet
+
+    def text(value: str) -> str:
+        return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith(("\n", "\r")) else value
+
+    expected = [tuple((line.line_type, text(line.value)) for line in hunk if line.line_type in (" ", "-", "+"))
+                for patched in PatchSet(diff) for hunk in patched]
+    assert [tuple(h.lines) for h in parse_diff(diff, 1)] == expected

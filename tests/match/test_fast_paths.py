@@ -233,6 +233,16 @@ def test_search_among_loose_finds_is_the_search(lines: list[str], image: list[st
                               radius=radius) == want, level
 
 
+@SETTINGS
+@given(st.lists(st.text(alphabet=" \t\f\v\r'\"a\u00e9\u00a0\u2028\udcff", max_size=8), max_size=6))
+def test_a_line_normalised_alone_is_as_within_its_file(lines: list[str]) -> None:
+    """At every level, a line normalised on its own (as blocks and hunk lines are) equals the
+    same line normalised with the rest of its file (as the index does), ASCII or not, whatever
+    mix of ASCII and other whitespace, quotes and undecodable bytes it holds."""
+    for level, (_, norm) in enumerate(LEVELS):
+        assert [norm(line) for line in lines] == normalise_all(list(lines), level)
+
+
 def test_trailing_non_ascii_space_is_still_a_trailing_space() -> None:
     """A no-break space after the changed line: the trailing-space level finds it, although the
     loosest level (which keeps non-ASCII spaces) does not; its search must not be skipped."""

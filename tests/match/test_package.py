@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from itertools import islice, permutations
 
-from prstack.match.package import PackageIndex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prstack.match.package import PackageIndex, key
+from prstack.match.text import LEVELS, LOOSEST
 from prstack.placement.paths import PathMap
 
 BLOCK = ("log.info('start')", "metrics.count('calls')", "state.touch()")
@@ -43,3 +47,11 @@ def test_a_tie_between_two_installed_prefixes_maps_to_neither_whatever_the_order
     # one folder with more votes is a renamed one
     renamed = PathMap(["kvs/mod.py", "kvs/util.py", "kvs/other.py"], ["lib/kvserve/mod.py", "lib/kvserve/util.py"])
     assert renamed.locate("lib/kvserve/mod.py").installed_path == "kvs/mod.py"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\f\v\r'\"a\u00e9\u00a0\u2028\udcff", max_size=12))
+def test_a_lines_key_is_its_loosest_normalisation_in_utf8(line: str) -> None:
+    """The key the index holds a line by is the line at the loosest level, UTF-8 encoded with
+    each stray byte's escape kept apart, whatever whitespace, quotes and stray bytes it holds."""
+    assert key(line) == LEVELS[LOOSEST][1](line).encode("utf-8", "surrogatepass")

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
+from unidiff.constants import RE_HUNK_HEADER
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from prstack.diff.quoting import unquote_git
 from prstack.errors import InputError
-from prstack.models import FileChange, Hunk, HunkLine, LineKind
+from prstack.models import FileChange, Hunk, HunkLine
 
 _INDEX_RE = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.MULTILINE)
 _NULL_BLOB = re.compile(r"^0+$")
@@ -40,23 +41,49 @@ def check_path(path: str) -> str:
 
 
 _SYMLINK_RE = re.compile(r"^(?:new file |deleted file |old |new )?mode 120000$", re.MULTILINE)
-_KINDS: frozenset[LineKind] = frozenset((" ", "-", "+"))
 
 
-def _line_text(value: str) -> str:
-    """A diff line's text without its line ending (LF or CRLF)."""
-    return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith(("\n", "\r")) else value
+def _bodies(text: str) -> Iterator[tuple[HunkLine, ...]]:
+    """The lines of each hunk of a diff unidiff has checked, in order, as unidiff's full parse reads
+    them: lines split at LF only, a bare line ending an empty context line, the "No newline at end
+    of file" marker no line of ours. (unidiff's parse without line contents checks the same in a
+    third of the time; reading the contents here costs less than the rest.) A line's text is
+    without its line ending: its LF, then one CR."""
+    lines = iter(text.split("\n"))
+    for header in lines:
+        if not header.startswith("@@ -") or (m := RE_HUNK_HEADER.match(header)) is None:
+            continue  # (outside a hunk, every line that reads as a hunk header is one)
+        old_left, new_left = int(m.group(2) or 1), int(m.group(4) or 1)
+        body: list[HunkLine] = []
+        for line in lines:
+            kind = line[:1]
+            if kind == "+":
+                new_left -= 1
+                body.append(HunkLine("+", line[1:].removesuffix("\r")))
+            elif kind == "-":
+                old_left -= 1
+                body.append(HunkLine("-", line[1:].removesuffix("\r")))
+            elif kind != "\\":  # (the marker: no line)
+                old_left -= 1
+                new_left -= 1
+                # a bare line ending (unidiff takes its first one or two CR/LFs for the line)
+                bare = "\r" if line.startswith("\r\r") else ""
+                body.append(HunkLine(" ", line[1:].removesuffix("\r") if kind == " " else bare))
+            if old_left == 0 and new_left == 0:
+                break
+        yield tuple(body)
 
 
 def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
     """Parse a unified git diff into Hunks of PR `pr`, file-level changes included."""
     text = diff.decode("utf-8", "surrogateescape") if isinstance(diff, bytes) else diff
     try:
-        patch = PatchSet(text)
+        patch = PatchSet(text, metadata_only=True)
     except UnidiffParseError as exc:
         raise InputError(
             f"the diff of PR #{pr} is malformed or truncated ({exc}); refetch it."
         ) from None
+    bodies = _bodies(text)
     hunks: list[Hunk] = []
     for pfile in patch:
         old_path = _strip_prefix(pfile.source_file)
@@ -90,14 +117,9 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
             )
             continue
         for uh in pfile:
-            lines = tuple(
-                HunkLine(line.line_type, _line_text(line.value))
-                for line in uh
-                if line.line_type in _KINDS
-            )
             hunks.append(
                 Hunk(pr, path, old_path, change, uh.source_start, uh.source_length,
-                     uh.target_start, uh.target_length, lines, (), old_blob, new_blob, symlink)
+                     uh.target_start, uh.target_length, next(bodies), (), old_blob, new_blob, symlink)
             )
     return hunks
 

@@ -6,9 +6,8 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
-from prstack.match.text import LEVELS, LOOSEST, decode, trivial
+from prstack.match.text import decode, trivial
 
-_loose = LEVELS[LOOSEST][1]
 _QUOTES = bytes.maketrans(b"'", b'"')
 _SPACES = b" \t\f\v\r"
 INDEX_MAX_BYTES = 8_000_000
@@ -17,8 +16,10 @@ moved code lands in code modules, and indexing them would double the cost of the
 
 
 def key(line: str) -> bytes:
-    """A line as the index holds it: loosely normalised, UTF-8 (stray-byte escapes kept apart)."""
-    return _loose(line).encode("utf-8", "surrogatepass")
+    """A line as the index holds it: loosely normalised, UTF-8 (stray-byte escapes kept apart).
+    Normalised as bytes (see `loose_keys`: the bytes it drops or maps are ASCII, in no other
+    character's UTF-8, nor in a stray byte's escape)."""
+    return line.encode("utf-8", "surrogatepass").translate(_QUOTES, _SPACES)
 
 
 def loose_keys(data: bytes) -> bytes:

@@ -1,6 +1,6 @@
 """A hunk's region in the target judged line by line: the lines between the hunk's anchors aligned
-to its old and new images (difflib; big alignments kept), the verdict they give (applied, partial,
-diverged, conflict) and the normalisation that made the lines equal."""
+to its old and new images (as difflib aligns them; big alignments kept), the verdict they give
+(applied, partial, diverged, conflict) and the normalisation that made the lines equal."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from prstack.match.alignment import matching_pairs
 from prstack.match.index import FileIndex
 from prstack.match.shape import Shape
 from prstack.match.text import LEVELS, LOOSEST, trivial
@@ -289,6 +290,4 @@ def _aligned(a: list[str], b: list[str]) -> list[tuple[int, int]]:
             if slot:
                 pairs.append((i, slot.pop()))
         return pairs
-    return [(block.a + k, block.b + k)
-            for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-            for k in range(block.size)]
+    return matching_pairs(a, b)

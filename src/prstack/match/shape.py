@@ -84,6 +84,8 @@ class Shape:
 
     def _distinguishes(self, norm: tuple[str, ...]) -> bool:
         """Whether no added line is, normalised as in `norm`, the same as a different removed line."""
+        if self.pure:
+            return True  # (nothing removed, or nothing added)
         texts = self.texts
         seen: dict[str, set[str]] = {}
         added = [i for i, k in enumerate(self.kinds) if k == "+"]

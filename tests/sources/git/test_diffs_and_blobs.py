@@ -115,3 +115,17 @@ def test_a_git_that_stops_answering_reads_as_absent(tmp_path: Path) -> None:
     assert reader.read(head, "b.py") is None
     assert reader.read(head, "missing.py") is None
     reader.close()
+
+
+def test_a_prefetch_longer_than_one_write_serves_every_file_from_the_one_git(git_repo: GitRepo) -> None:
+    """Hundreds of long names (more than one write to git holds): every file is served, in any
+    order, and the git that answered them answers the files asked alone after them."""
+    files = {f"pkg/{'deep/' * 20}module_{i:03}.py": f"x = {i}\n" for i in range(300)}
+    head = git_repo.commit("head", files)
+    reader = BlobReader(git_repo.path)
+    reader.prefetch([(head, path) for path in files])
+    git = reader._proc  # (private: the one long-lived git)
+    assert [reader.read(head, path) for path in reversed(files)] == [t.encode() for t in reversed(files.values())]
+    assert reader.read(head, "pkg/" + "deep/" * 20 + "module_007.py") == b"x = 7\n"  # asked alone
+    assert reader._proc is git and git is not None and git.poll() is None
+    reader.close()

@@ -8,8 +8,11 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from prstack.errors import SourceError
-from prstack.sources.git.runner import Env, run_git, spawn
+from prstack.sources.git.runner import Env, spawn
+
+ASK_CHUNK = 1 << 12
+"""Bytes of names written to git at a time: well under what a pipe holds (64 KB on Linux, 16 KB on
+macOS), so the write never waits on git, whose answers are read before the next write."""
 
 
 class _Died:
@@ -20,9 +23,9 @@ DIED = _Died()
 
 
 class BlobReader:
-    """Files at revisions from `git cat-file --batch`: `prefetch` reads a list of them at once
-    from one git (a round trip per file costs more than the reading), `read` returns a
-    prefetched answer or asks a long-lived git directly. (Reader threads that read ahead while
+    """Files at revisions from one long-lived `git cat-file --batch`: `prefetch` reads a list of
+    them in a few round trips (a round trip per file costs more than the reading), `read` returns
+    a prefetched answer or asks for the file alone. (Reader threads that read ahead while
     matching went: on the main-path bench they saved 6%, see bench/README.md.)"""
 
     def __init__(self, repo: Path, env: Env = None) -> None:
@@ -55,62 +58,58 @@ class BlobReader:
         return None if "\n" in path else self._ask(_object_name(rev, path))
 
     def _ask(self, name: str) -> bytes | None:
-        proc = self._process()
-        assert proc.stdin is not None
-        with contextlib.suppress(OSError):  # git died: _answer says so
-            proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
-            proc.stdin.flush()
-        got = _answer(proc)
-        if isinstance(got, _Died):
-            self._proc = None
-            _end(proc)
-            return None
-        return got
+        found = self._ask_all([name])
+        return None if found is None else found[0]
 
     def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
-        """Read these files now, from one git; each is kept until `read` has been asked for it as
-        many times as it is listed. A git that fails (a partial clone that may not fetch) leaves
-        them to `read`, which asks for each."""
+        """Read these files now, in a few round trips to the long-lived git; each is kept until
+        `read` has been asked for it as many times as it is listed. A git that stops (a partial
+        clone that may not fetch) leaves them to `read`, which asks for each."""
         counts: dict[tuple[str, str], int] = {}
         for key in keys:
             if "\n" not in key[1]:
                 counts[key] = counts.get(key, 0) + 1
         wanted = [key for key in counts if key not in self._uses]
         if wanted:
-            names = "".join(f"{_object_name(rev, path)}\n" for rev, path in wanted)
-            try:
-                out = run_git(self._repo, ["cat-file", "--batch"], self._env, names.encode("utf-8", "surrogateescape"))
-                found = _answers(out, len(wanted))
-            except SourceError:
+            found = self._ask_all([_object_name(rev, path) for rev, path in wanted])
+            if found is None:
                 return
             self._data.update(zip(wanted, found, strict=True))
         for key, count in counts.items():
             self._uses[key] = self._uses.get(key, 0) + count
+
+    def _ask_all(self, names: list[str]) -> list[bytes | None] | None:
+        """The long-lived git's answers to `names`, asked in chunks its pipe takes whole, each
+        chunk's answers read before the next is written (so neither side waits on the other);
+        None when git stopped answering."""
+        proc = self._process()
+        assert proc.stdin is not None
+        found: list[bytes | None] = []
+        at = 0
+        while at < len(names):
+            chunk: list[bytes] = []
+            size = 0
+            while at < len(names) and (not chunk or size + len(names[at]) < ASK_CHUNK):  # (at least one name)
+                chunk.append(f"{names[at]}\n".encode("utf-8", "surrogateescape"))
+                size += len(chunk[-1])
+                at += 1
+            with contextlib.suppress(OSError):  # git died: _answer says so
+                proc.stdin.write(b"".join(chunk))
+                proc.stdin.flush()
+            for _ in chunk:
+                got = _answer(proc)
+                if isinstance(got, _Died):
+                    self._proc = None
+                    _end(proc)
+                    return None
+                found.append(got)
+        return found
 
     def close(self) -> None:
         """Stop the long-lived git."""
         proc, self._proc = self._proc, None
         if proc is not None:
             _end(proc)
-
-
-def _answers(out: bytes, count: int) -> list[bytes | None]:
-    """The `count` answers of one `git cat-file --batch` run: a blob's bytes, else None."""
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in range(count):
-        end = out.find(b"\n", pos)
-        if end < 0:
-            raise SourceError("git cat-file --batch answered short")
-        parts = out[pos:end].split(b" ")
-        pos = end + 1
-        if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():
-            size = int(parts[2])  # "<id> <type> <size>", then the content and a newline
-            found.append(out[pos : pos + size] if parts[1] == b"blob" else None)
-            pos += size + 1
-        else:
-            found.append(None)  # "<name> missing" / "ambiguous"
-    return found
 
 
 _OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
