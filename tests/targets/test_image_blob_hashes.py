@@ -22,7 +22,8 @@ from prstack.targets.imageblobs import BlobHashes, ImageError, Window
 
 
 def children() -> list[int]:
-    """The processes this one started that are not reaped yet (running or finished)."""
+    """The processes this one started that are not reaped yet (running or finished), gits aside: a
+    git an earlier test's reader left to finish on its own is not a hasher."""
     mine = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -30,7 +31,8 @@ def children() -> list[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat.rpartition(")")[2].split()[1]) == os.getpid():
+            name, _, fields = stat.partition("(")[2].rpartition(")")
+            if int(fields.split()[1]) == os.getpid() and not name.startswith("git"):
                 mine.append(int(entry))
     return mine
 
