@@ -14,6 +14,7 @@ from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import failed, run, run_git
+from prstack.sources.github.repo_id import remote_urls
 
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -89,6 +90,12 @@ class GitClone:
         return run_git(self.path, args, self.git.environment())
 
     # -- refs -----------------------------------------------------------------
+
+    @cached_property
+    def remote_urls(self) -> dict[str, str]:
+        """remote.NAME.url -> URL of the clone's remotes, read once (opening the clone and naming
+        its repository both ask)."""
+        return remote_urls(self.path)
 
     @cached_property
     def shallow(self) -> bool:
