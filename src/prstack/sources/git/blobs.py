@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import re
 import subprocess
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from prstack.errors import SourceError
-from prstack.sources.git.runner import Env, run_git, spawn
+from prstack.sources.git.runner import Env, spawn
 
 
 class _Died:
@@ -20,9 +20,9 @@ DIED = _Died()
 
 
 class BlobReader:
-    """Files at revisions from `git cat-file --batch`: `prefetch` reads a list of them at once
-    from one git (a round trip per file costs more than the reading), `read` returns a
-    prefetched answer or asks a long-lived git directly. (Reader threads that read ahead while
+    """Files at revisions from one long-lived `git cat-file --batch`: `prefetch` asks it for a
+    list of them at once (a round trip per file costs more than the reading), `read` returns a
+    prefetched answer or asks it for one. (Reader threads that read ahead while
     matching went: on the main-path bench they saved 6%, see bench/README.md.)"""
 
     def __init__(self, repo: Path, env: Env = None) -> None:
@@ -78,39 +78,43 @@ class BlobReader:
         wanted = [key for key in counts if key not in self._uses]
         if wanted:
             names = "".join(f"{_object_name(rev, path)}\n" for rev, path in wanted)
-            try:
-                out = run_git(self._repo, ["cat-file", "--batch"], self._env, names.encode("utf-8", "surrogateescape"))
-                found = _answers(out, len(wanted))
-            except SourceError:
+            found = self._ask_all(names.encode("utf-8", "surrogateescape"), len(wanted))
+            if len(found) < len(wanted):
                 return
             self._data.update(zip(wanted, found, strict=True))
         for key, count in counts.items():
             self._uses[key] = self._uses.get(key, 0) + count
+
+    def _ask_all(self, names: bytes, count: int) -> list[bytes | None]:
+        """The answers to `count` names at once from the long-lived git (fed from a thread, so
+        neither side waits on a full pipe); fewer when git stopped answering."""
+        proc = self._process()
+        stdin = proc.stdin
+        assert stdin is not None
+
+        def feed() -> None:
+            with contextlib.suppress(OSError):  # git died: _answer says so
+                stdin.write(names)
+                stdin.flush()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        found: list[bytes | None] = []
+        while len(found) < count:
+            got = _answer(proc)
+            if isinstance(got, _Died):
+                self._proc = None
+                _end(proc)
+                break
+            found.append(got)
+        feeder.join()
+        return found
 
     def close(self) -> None:
         """Stop the long-lived git."""
         proc, self._proc = self._proc, None
         if proc is not None:
             _end(proc)
-
-
-def _answers(out: bytes, count: int) -> list[bytes | None]:
-    """The `count` answers of one `git cat-file --batch` run: a blob's bytes, else None."""
-    found: list[bytes | None] = []
-    pos = 0
-    for _ in range(count):
-        end = out.find(b"\n", pos)
-        if end < 0:
-            raise SourceError("git cat-file --batch answered short")
-        parts = out[pos:end].split(b" ")
-        pos = end + 1
-        if len(parts) == 3 and _OBJECT_ID.fullmatch(parts[0]) and parts[2].isdigit():
-            size = int(parts[2])  # "<id> <type> <size>", then the content and a newline
-            found.append(out[pos : pos + size] if parts[1] == b"blob" else None)
-            pos += size + 1
-        else:
-            found.append(None)  # "<name> missing" / "ambiguous"
-    return found
 
 
 _OBJECT_ID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
