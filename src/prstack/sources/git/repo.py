@@ -60,7 +60,8 @@ class GitClone:
         self.bare = _opened_bare(self.path)
         self.git = GitEnv()
         self.patches = Patches(self._pipe)
-        self.refs = PRRefs(self.path, self._run, self.pipe)
+        also = [ref for ref in DEFAULT_BRANCH_CANDIDATES if not ref.startswith("refs/remotes/")]
+        self.refs = PRRefs(self.path, self._run, self.pipe, also)
         self.objects = Objects(self.path, self.git.environment)
         self.ancestry = Ancestry(self.path, self._run, self.git.environment, self.pipe, self.resolve, self.refs)
 
@@ -106,8 +107,7 @@ class GitClone:
     def default_ref(self) -> str:
         """The default branch's ref: upstream's HEAD, main or master (the project, when origin is a
         fork), else origin/HEAD, else main, else master."""
-        out = self._run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES)
-        present = set(out.split())
+        present = self.refs.present(DEFAULT_BRANCH_CANDIDATES)
         for candidate in DEFAULT_BRANCH_CANDIDATES:
             if candidate in present:
                 return candidate
