@@ -64,8 +64,8 @@ def open_clone(
     if git is not None:
         source = GitClone(git)
         if repo is not None:
-            _same_project(source.path, infer_repo(explicit=repo))
-        known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path)
+            _same_project(source, infer_repo(explicit=repo))
+        known = infer_repo(explicit=repo) if repo is not None else repo_from_git(source.path, source.remote_urls)
         if known is None or (repo is None and access.api_url is None and known.host != "github.com"):
             return OpenedClone(source)
         gh = _github(known, _cache(cache), access)
@@ -121,10 +121,10 @@ def _cache(given: Cache | None) -> Cache:
     return given if given is not None else Cache()
 
 
-def _same_project(path: Path, repo: RepoId) -> None:
+def _same_project(clone: GitClone, repo: RepoId) -> None:
     """Refuse a repository (a PR URL's, --repo) that is not the clone's: one whose name none of
     the clone's remotes has (a fork's own origin, another owner, is the same project by name)."""
-    remotes = remote_repos(path)
+    remotes, path = remote_repos(clone.remote_urls), clone.path
     if remotes and all(r.name.lower().removesuffix(".git") != repo.name.lower() for r in remotes):
         shown = ", ".join(sorted({str(r) for r in remotes}))
         raise InputError(f"{repo} is not the repository of the clone {path} (its remotes name {shown}); "

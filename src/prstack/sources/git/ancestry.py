@@ -19,6 +19,7 @@ from prstack.sources.git.runner import run, run_git
 T = TypeVar("T")
 _FIXED_RE = re.compile(r"[0-9a-f]{40}(?:\^\d*)?")
 """A commit named by its id (or its parent): what it stands for never changes."""
+_HEX_RE = re.compile(r"[0-9a-fA-F]{4,64}")
 _VIRTUAL_IDENTITY = {
     "GIT_AUTHOR_NAME": "prstack", "GIT_AUTHOR_EMAIL": "prstack@invalid", "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+00:00",
     "GIT_COMMITTER_NAME": "prstack", "GIT_COMMITTER_EMAIL": "prstack@invalid",
@@ -38,6 +39,7 @@ class Ancestry:
         self.pipe, self.resolve, self.refs = pipe, resolve, refs
         self._histories: dict[str, History] = {}
         self._answers = _Answers()
+        self._commits: dict[str, str] = {}
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         for history in self._histories.values():
@@ -49,11 +51,21 @@ class Ancestry:
 
     def contains(self, commit: str, head: str) -> bool | None:
         """Whether `commit` has `head` in its history; None when `commit` is not in the clone."""
+        full = self._commit_of(commit)
+        return self.is_ancestor(head, full) if full else None
+
+    def _commit_of(self, commit: str) -> str | None:
+        """`commit`'s full id, None when the clone does not hold it; kept when `commit` is a
+        (possibly abbreviated) id of the one it resolves to (each PR asks of the same commit)."""
+        if (known := self._commits.get(commit)) is not None:
+            return known
         try:
             full = self._run("rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}").strip()
         except SourceError:
             return None
-        return self.is_ancestor(head, full) if full else None
+        if full and _HEX_RE.fullmatch(commit) and full.startswith(commit.lower()):
+            self._commits[commit] = full
+        return full or None
 
     def patch_contains(self, commit: str, pr_commit: str) -> bool | None:
         """Whether `commit`'s history holds a patch-equal copy of `pr_commit` (git cherry)."""

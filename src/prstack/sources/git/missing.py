@@ -110,9 +110,12 @@ def settle_missing(repo: Path, env: Mapping[str, str], heads: Sequence[str], def
     """Of the file versions the commits of `heads` (outside `default`, past their `forks`) change,
     those the clone lacks after one batch fetch from its promisor remote (when it has one); None
     when it lacks none."""
+    lacking = find_missing(repo, env, heads, default, forks)
+    if not lacking:  # (the common case: the file versions wanted need not be listed)
+        return None
     wanted = wanted_blobs(repo, env, heads, forks)
     every = frozenset().union(*wanted.values())
-    missing = every & find_missing(repo, env, heads, default, forks)
+    missing = every & lacking
     if not missing:
         return None
     remotes = promisor_remotes(repo, env)

@@ -30,9 +30,12 @@ class PRRefs:
     are read once per clone opened: a run's one view of them."""
 
     def __init__(self, path: Path, run: Callable[..., str],
-                 pipe: Callable[[Sequence[str], str | bytes], bytes]) -> None:
+                 pipe: Callable[[Sequence[str], str | bytes], bytes], also: Sequence[str] = ()) -> None:
         self.path = path
         self._run, self.pipe = run, pipe
+        self._also = also
+        """Refs outside refs/pull/ and refs/remotes/ listed with the PR refs (the default branch's
+        candidates), for `present`."""
 
     def pr_head(self, number: int) -> tuple[str, str]:
         """(ref name, head sha) of a PR, from refs/pull/N/head or refs/remotes/*/pr/N."""
@@ -68,15 +71,30 @@ class PRRefs:
         options (unfiltered: read once)."""
         return self._read_pr_ref_rows(*filters) if filters else self._all_pr_ref_rows
 
+    def present(self, names: Iterable[str]) -> set[str]:
+        """Which of these refs (under refs/remotes/, or given as `also`) the clone has."""
+        listed = {ref for ref, _ in self._listing}
+        return {name for name in names if name in listed}
+
+    @cached_property
+    def _listing(self) -> list[tuple[str, str]]:
+        """(ref name, object id) of every ref under refs/pull/ and refs/remotes/ and of the refs
+        `also` names, in one git call (a run's one view of them)."""
+        return self._rows(self._run("for-each-ref", "--format=%(refname) %(objectname)",
+                                    "refs/pull/", "refs/remotes/", *self._also))
+
     @cached_property
     def _all_pr_ref_rows(self) -> list[tuple[str, str]]:
-        return self._read_pr_ref_rows()
+        return [(ref, sha) for ref, sha in self._listing if pr_number_of_ref(ref) is not None]
 
     def _read_pr_ref_rows(self, *filters: str) -> list[tuple[str, str]]:
         out = self._run("for-each-ref", "--format=%(refname) %(objectname)", *filters,
                         "refs/pull/", "refs/remotes/")
-        rows = (line.partition(" ") for line in out.splitlines())
-        return [(ref, sha) for ref, _, sha in rows if pr_number_of_ref(ref) is not None]
+        return [(ref, sha) for ref, sha in self._rows(out) if pr_number_of_ref(ref) is not None]
+
+    @staticmethod
+    def _rows(out: str) -> list[tuple[str, str]]:
+        return [(ref, sha) for ref, _, sha in (line.partition(" ") for line in out.splitlines())]
 
     def pr_ref_rows_holding(self, shas: Sequence[str], oldest: int) -> list[tuple[str, str]]:
         """(ref name, head sha) of the PR refs whose head holds one of `shas`, the oldest of which

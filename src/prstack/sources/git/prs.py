@@ -33,7 +33,7 @@ class ClonePRs:
         """The clone's remote's OWNER/NAME and its folder's name (a cache repository's folder,
         `owner+name`, names the repository too)."""
         path = self.git.path
-        found = repo_from_git(path)
+        found = repo_from_git(path, self.git.remote_urls)
         folder = path.name.removesuffix(".git")
         names = (folder, path.parent.name.rpartition("+")[2]) if "+" in path.parent.name else (folder,)
         return RepoHint(found.full_name if found else None, names)

@@ -14,6 +14,7 @@ from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
 from prstack.sources.git.runner import failed, run, run_git
+from prstack.sources.github.repo_id import remote_urls
 
 DEFAULT_BRANCH_CANDIDATES = (
     "refs/remotes/upstream/HEAD",
@@ -59,7 +60,8 @@ class GitClone:
         self.bare = _opened_bare(self.path)
         self.git = GitEnv()
         self.patches = Patches(self._pipe)
-        self.refs = PRRefs(self.path, self._run, self.pipe)
+        also = [ref for ref in DEFAULT_BRANCH_CANDIDATES if not ref.startswith("refs/remotes/")]
+        self.refs = PRRefs(self.path, self._run, self.pipe, also)
         self.objects = Objects(self.path, self.git.environment)
         self.ancestry = Ancestry(self.path, self._run, self.git.environment, self.pipe, self.resolve, self.refs)
 
@@ -91,6 +93,12 @@ class GitClone:
     # -- refs -----------------------------------------------------------------
 
     @cached_property
+    def remote_urls(self) -> dict[str, str]:
+        """remote.NAME.url -> URL of the clone's remotes, read once (opening the clone and naming
+        its repository both ask)."""
+        return remote_urls(self.path)
+
+    @cached_property
     def shallow(self) -> bool:
         """Whether the clone is shallow (`git clone --depth`): its history stops at some commits."""
         return self._run("rev-parse", "--is-shallow-repository") == "true"
@@ -99,8 +107,7 @@ class GitClone:
     def default_ref(self) -> str:
         """The default branch's ref: upstream's HEAD, main or master (the project, when origin is a
         fork), else origin/HEAD, else main, else master."""
-        out = self._run("for-each-ref", "--format=%(refname)", *DEFAULT_BRANCH_CANDIDATES)
-        present = set(out.split())
+        present = self.refs.present(DEFAULT_BRANCH_CANDIDATES)
         for candidate in DEFAULT_BRANCH_CANDIDATES:
             if candidate in present:
                 return candidate

@@ -15,7 +15,7 @@ from prstack.sources.git.runner import run
 REPO_ENV = "PRSTACK_REPO"
 
 
-def _remote_urls(path: Path) -> dict[str, str]:
+def remote_urls(path: Path) -> dict[str, str]:
     """remote.NAME.url -> URL of a clone's remotes."""
     try:
         out = run(path, ["config", "--get-regexp", r"^remote\..*\.url$"], timeout=30).stdout.decode("utf-8", "replace")
@@ -24,14 +24,17 @@ def _remote_urls(path: Path) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
 
 
-def remote_repos(path: Path) -> set[RepoId]:
-    """The repositories a clone's remotes name by URL (a remote that is a local path names none)."""
-    return {r for u in _remote_urls(path).values() if (r := repo_from_url(u, any_host=True))}
+def remote_repos(urls: Mapping[str, str]) -> set[RepoId]:
+    """The repositories a clone's remotes (its `remote_urls`) name by URL (a remote that is a
+    local path names none)."""
+    return {r for u in urls.values() if (r := repo_from_url(u, any_host=True))}
 
 
-def repo_from_git(path: Path) -> RepoId | None:
-    """The repository of a clone's upstream remote, else origin, else its only remote."""
-    by_name = {key.removeprefix("remote.").removesuffix(".url"): url for key, url in _remote_urls(path).items()}
+def repo_from_git(path: Path, urls: Mapping[str, str] | None = None) -> RepoId | None:
+    """The repository of a clone's upstream remote, else origin, else its only remote (`urls`: the
+    clone's `remote_urls`, when already read)."""
+    urls = remote_urls(path) if urls is None else urls
+    by_name = {key.removeprefix("remote.").removesuffix(".url"): url for key, url in urls.items()}
     return repo_of_remotes(by_name)
 
 
