@@ -62,7 +62,7 @@ def start_changes(
     base_sha = src.resolve(base) if base else None
     missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
-    stack, held = _held_by_top(stack)
+    stack, held = _held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
     # its parent's head, through the default branch's commits it merged): blobs lacking there too
@@ -161,7 +161,7 @@ def _audited(stack: Stack, numbers: Sequence[int]) -> Stack:
     return replace(stack, order=tuple(n for n in stack.order if n in keep))
 
 
-def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]]:
+def _held_by_top(src: GitClone, stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]]:
     """PR -> (start, head) of its change as the top of the stack holds it, when the top's history
     holds some PR below it only as a copy (a parent force-pushed, rebased or merged since the top
     was built on it): the top's commits are cut where each PR's copy ends (its head, the tip of its
@@ -203,14 +203,34 @@ def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]
     if away:
         stack = replace(stack, order=tuple(n for n in stack.order if n not in away))
     held: dict[int, tuple[str | None, str]] = {}
-    previous: str | None = None
-    for number in sorted(tips, key=lambda n: (tips[n], stack.order.index(n))):
+    first_at: dict[int, int] = {}
+    for number in sorted(tips, key=stack.order.index):
         head = facts.commits[tips[number]].sha
-        held[number] = (previous, head)  # (two PRs ending at one commit: the later one's piece is empty)
-        previous = head
-    if previous is not None:
-        held[top] = (previous, facts.head)
+        if tips[number] in first_at:  # two PRs ending at one commit: the later one's piece is empty
+            held[number] = (head, head)
+            continue
+        first_at[tips[number]] = number
+        # a piece starts where the nearest PR under it ends in the piece's own history; a PR with none
+        # there starts at its own fork point, however many other PRs' pieces come before it in the
+        # top's history (a second stack merged in)
+        under = {tips[n] for n in stack.below(number) if n in tips} | {
+            position[t] for t in stack.tips_of(number) if t in position}
+        inside = [at for at in sorted(under, reverse=True)
+                  if at != tips[number] and src.ancestry.is_ancestor(facts.commits[at].sha, head)]
+        held[number] = (facts.commits[inside[0]].sha if inside else None, head)
+    ends = _last_pieces(src, [held[n][1] for n in tips])
+    if len(ends) == 1:
+        held[top] = (ends[0], facts.head)
+    elif ends:  # the top collects stacks that do not hold one another: their ends merged together
+        merges = [c.sha for c in facts.commits if len(c.parents) > 1]
+        held[top] = (src.ancestry.merged_tips(sorted(ends), merges), facts.head)
     return stack, held
+
+
+def _last_pieces(src: GitClone, ends: Sequence[str]) -> list[str]:
+    """Of the pieces' last commits, those no other one's history holds."""
+    ends = list(dict.fromkeys(ends))
+    return [e for e in ends if not any(o != e and src.ancestry.is_ancestor(e, o) for o in ends)]
 
 
 def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
