@@ -16,6 +16,7 @@ from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
 from prstack.sources.git.missing import MissingBlobs, changed_among
 from prstack.sources.git.repo import GitClone
+from prstack.sources.git.top_pieces import counted_once, held_by_top
 from prstack.stack.graph import Stack
 
 __all__ = ["ChangesLoad", "StackChanges", "fork_point", "load_changes", "read_graph", "start_changes"]
@@ -62,7 +63,7 @@ def start_changes(
     base_sha = src.resolve(base) if base else None
     missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
-    stack, held = _held_by_top(src, stack)
+    stack, held = held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
     # its parent's head, through the default branch's commits it merged): blobs lacking there too
@@ -114,7 +115,7 @@ class ChangesLoad:
         return self._done
 
     def _changes(self) -> StackChanges:
-        hunks = tuple(h for own in self._own for h in own)
+        hunks = tuple(counted_once(self._own, self._stack))
         stack = self._stack
         return StackChanges(self._prs, hunks, stack, self._src.default_ref, stack.facts[stack.order[-1]].head)
 
@@ -161,84 +162,12 @@ def _audited(stack: Stack, numbers: Sequence[int]) -> Stack:
     return replace(stack, order=tuple(n for n in stack.order if n in keep))
 
 
-def _held_by_top(src: GitClone, stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]]:
-    """PR -> (start, head) of its change as the top of the stack holds it, when the top's history
-    holds some PR below it only as a copy (a parent force-pushed, rebased or merged since the top
-    was built on it): the top's commits are cut where each PR's copy ends (its head, the tip of its
-    copy there, or its last commit's patch-id-equal copy), and each PR is judged by its piece
-    (start None: where it starts anyway). The stack is then the top's history, every commit of it
-    under one PR, and an open PR none of whose commits the top's history holds is left out: only
-    content similarity tied it to the stack. Nothing changes when every PR below the top is in its
-    history as it is (the ranges then are these pieces already)."""
-    top = stack.order[-1]
-    facts = stack.facts.get(top)
-    below = set(stack.order[:-1])
-    if facts is None or not below or not below <= stack.below(top):
-        return stack, {}
-    position = {c.sha: i for i, c in enumerate(facts.commits)}
-    tips: dict[int, int] = {}
-    for number in below:
-        f = stack.facts.get(number)
-        if f is None:
-            continue
-        if f.head in position:
-            tips[number] = position[f.head]
-        elif found := [position[e.tip] for e in stack.edges if e.parent == number and e.tip in position]:
-            tips[number] = max(found)
-    if all(facts.commits[at].sha == stack.facts[n].head for n, at in tips.items()) and len(tips) == len(below):
-        return stack, {}
-    own_start = position.get(stack.base_of(top) or "", len(facts.commits) - 1)
-    for number in sorted(below - set(tips), key=stack.order.index):
-        f = stack.facts.get(number)
-        if f is None:
-            continue
-        ids = {pid for c in (f.own or f.commits) if (pid := f.patch_ids.get(c.sha)) is not None}
-        lowest = max((tips[n] for n in stack.below(number) if n in tips), default=-1)
-        # a copy below the top's own commits and above those of the PRs under it, or none
-        found = [i for i, c in enumerate(facts.commits)
-                 if lowest < i <= own_start and facts.patch_ids.get(c.sha) in ids]
-        if found:
-            tips[number] = max(found)
-    away = {n for n in below - set(tips) if stack.states.get(n) is not PRState.MERGED}
-    if away:
-        stack = replace(stack, order=tuple(n for n in stack.order if n not in away))
-    held: dict[int, tuple[str | None, str]] = {}
-    first_at: dict[int, int] = {}
-    for number in sorted(tips, key=stack.order.index):
-        head = facts.commits[tips[number]].sha
-        if tips[number] in first_at:  # two PRs ending at one commit: the later one's piece is empty
-            held[number] = (head, head)
-            continue
-        first_at[tips[number]] = number
-        # a piece starts where the nearest PR under it ends in the piece's own history; a PR with none
-        # there starts at its own fork point, however many other PRs' pieces come before it in the
-        # top's history (a second stack merged in)
-        under = {tips[n] for n in stack.below(number) if n in tips} | {
-            position[t] for t in stack.tips_of(number) if t in position}
-        inside = [at for at in sorted(under, reverse=True)
-                  if at != tips[number] and src.ancestry.is_ancestor(facts.commits[at].sha, head)]
-        held[number] = (facts.commits[inside[0]].sha if inside else None, head)
-    ends = _last_pieces(src, [held[n][1] for n in tips])
-    if len(ends) == 1:
-        held[top] = (ends[0], facts.head)
-    elif ends:  # the top collects stacks that do not hold one another: their ends merged together
-        merges = [c.sha for c in facts.commits if len(c.parents) > 1]
-        held[top] = (src.ancestry.merged_tips(sorted(ends), merges), facts.head)
-    return stack, held
-
-
-def _last_pieces(src: GitClone, ends: Sequence[str]) -> list[str]:
-    """Of the pieces' last commits, those no other one's history holds."""
-    ends = list(dict.fromkeys(ends))
-    return [e for e in ends if not any(o != e and src.ancestry.is_ancestor(e, o) for o in ends)]
-
-
 def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
                held: tuple[str | None, str] | None = None) -> _OwnRange:
     """A PR's scope is its commits the default branch does not reach: a branch that merged the
     default branch back in keeps only its own change, measured from its merge base (from the
     merged tree of its merge bases when it has several, so none of theirs counts as its own).
-    `held`: (start, head) of the PR as the top of the stack holds it (see `_held_by_top`)."""
+    `held`: (start, head) of the PR as the top of the stack holds it (see `held_by_top`)."""
     f = stack.facts[number]
     head = f.head if held is None else held[1]
     if head != f.head:  # a copy in the top's history: its own fork point and commits
