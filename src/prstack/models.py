@@ -126,6 +126,9 @@ class Hunk:
     """Every commit of the PR that changed this file, oldest first, where the source knows them (empty
     otherwise): the file a target holds may be as one of them left it, also one that wrote none of
     the hunk's lines (a later fix-up put its text back)."""
+    touched_above: tuple[str, ...] = field(default=(), compare=False)
+    """The same of the PRs of the stack built on this one: the commits that changed this file,
+    oldest first (one of them may have changed it and a fix-up put it back, leaving no hunk)."""
 
     @property
     def commit(self) -> str | None:

@@ -74,6 +74,7 @@ def start_changes(
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
     if missing is not None:
         own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
+    own = _with_touched_above(src, stack, ranges, own)
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -290,6 +291,24 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
     out = _with_touched_by(out, touching if not merges else _touching_by_paths(src, order))
     return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _with_touched_above(src: GitClone, stack: Stack, ranges: Sequence[_OwnRange],
+                        own: list[list[Hunk]]) -> list[list[Hunk]]:
+    """Each hunk with the commits of the PRs built on its PR that changed its file (see
+    `Hunk.touched_above`; paths stack detection read are known already)."""
+    known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
+    shas = [c.sha for r in ranges[1:] for c in r.commits]
+    paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
+    out = []
+    for at, (r, hunks) in enumerate(zip(ranges, own, strict=True)):
+        above = [c.sha for up in ranges[at + 1:] if r.number in stack.below(up.number) for c in up.commits]
+        if not above:
+            out.append(hunks)
+            continue
+        out.append([replace(h, touched_above=touched) if (touched := tuple(
+            sha for sha in above if h.path in paths.get(sha, ()))) else h for h in hunks])
+    return out
 
 
 def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:
