@@ -123,7 +123,8 @@ def counted_once(own: Sequence[Sequence[Hunk]], stack: Stack) -> list[Hunk]:
 
 
 def _change_of(h: Hunk) -> tuple[object, ...]:
-    """What a hunk changes, whichever PR has it: its lines where they are, from which blob to which
-    (two hunks of one file's lines can differ in its final newline alone)."""
-    return (h.path, h.old_path, h.change, h.old_start, h.old_lines, h.new_start, h.new_lines, h.lines,
-            h.old_blob, h.new_blob, h.unread)
+    """What a hunk changes, whichever PR has it: its lines where they are and the commits that wrote
+    them (two hunks of one file's lines can differ in its final newline alone); a change with no
+    text, from which blob to which."""
+    made = (h.commits,) if h.lines else (h.old_blob, h.new_blob, h.unread)
+    return (h.path, h.old_path, h.change, h.old_start, h.old_lines, h.new_start, h.new_lines, h.lines, *made)
