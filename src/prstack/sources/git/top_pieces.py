@@ -17,7 +17,7 @@ def held_by_top(src: GitClone, stack: Stack) -> tuple[Stack, dict[int, tuple[str
     holds some PR below it only as a copy (a parent force-pushed, rebased or merged since the top
     was built on it): the top's commits are cut where each PR's copy ends (its head, the tip of its
     copy there, or its last commit's patch-id-equal copy), and each PR is judged by its piece
-    (start None: where it starts anyway). The stack is then the top's history, every commit of it
+    (see `_pieces`; start None: where it starts anyway). The stack is then the top's history, every commit of it
     under one PR, and an open PR none of whose commits the top's history holds is left out: only
     content similarity tied it to the stack. Nothing changes when every PR below the top is in its
     history as it is (the ranges then are these pieces already)."""
