@@ -24,8 +24,8 @@ def test_two_prs_sharing_one_head_count_its_change_once(
     git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """#1 and #2 name one head, #3 builds on it: each hunk once (the shared one under the PR owning
-    its commit in `graph`), exit 0 on #3's tree and exit 1 with that hunk missing where the tree
-    lacks it."""
+    its commit in `graph`, the table saying the other one has its head), exit 0 on #3's tree and
+    exit 1 with that hunk missing where the tree lacks it."""
     git_repo.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b")})
     git_repo.branch("f", "main")
     git_repo.commit("change a", {"pkg/a.py": text("a", {10: "a 10 changed"})})
@@ -44,6 +44,10 @@ def test_two_prs_sharing_one_head_count_its_change_once(
     assert sorted((h["pr"], h["path"], h["status"]) for h in report["hunks"]) == [
         (owner, "pkg/a.py", "applied"), (3, "pkg/b.py", "applied")]
     assert code == 0
+    other = 3 - owner
+    assert main(argv[:-2]) == 0
+    assert f"#{other} has the head of #{owner}; its change is counted there." in " ".join(
+        capsys.readouterr().out.split())
     (tree / "pkg/a.py").write_text(text("a"))
     code = main(argv)
     lacking = [(h["pr"], h["path"]) for h in json.loads(capsys.readouterr().out)["hunks"]
