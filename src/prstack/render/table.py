@@ -114,7 +114,8 @@ def footnotes(report: AuditReport) -> list[str]:
               f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
     notes += lacking_blobs(report)
     with_hunks = {r.hunk.pr for r in report.results}
-    sharing = {p.pr.head_sha: p.pr.number for p in report.prs if p.pr.number in with_hunks and p.pr.head_sha}
+    sharing = {p.pr.head_sha: p.pr.number for p in report.prs  # (a PR's own head, not where its copy ends)
+               if p.pr.number in with_hunks and p.pr.head_sha and not p.pr.pr_head}
     for p in report.prs:
         if p.pr.number in with_hunks:
             continue
