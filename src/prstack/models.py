@@ -92,8 +92,7 @@ class Hunk:
     """One hunk of a PR's own net change, with its provenance.
 
     File-level changes with no text body (pure renames, mode changes, binary files) are one
-    Hunk each with empty `lines` and zero ranges, so nothing a PR changes is dropped.
-    """
+    Hunk each with empty `lines` and zero ranges, so nothing a PR changes is dropped."""
 
     pr: int
     """The PR whose own net change holds this hunk."""
@@ -123,9 +122,10 @@ class Hunk:
     none of them added by the PR's net change of the file: back in a target, they tell that the
     commit that removed them is not there."""
     touched_by: tuple[str, ...] = field(default=(), compare=False)
-    """Every commit of the PR that changed this file, oldest first, where the source knows them (empty
-    otherwise): the file a target holds may be as one of them left it, also one that wrote none of
-    the hunk's lines (a later fix-up put its text back)."""
+    touched_above: tuple[str, ...] = field(default=(), compare=False)
+    """Every commit of the PR (above: of the PRs built on it) that changed this file, oldest first, where
+    the source knows them: the file a target holds may be as one of them left it, also one that wrote
+    none of the hunk's lines (a later fix-up put its text back)."""
 
     @property
     def commit(self) -> str | None:

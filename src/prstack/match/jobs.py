@@ -177,15 +177,18 @@ def _at_earlier_commit(results: list[HunkResult], text: bytes, job: FileJob, fil
     path = job.hunks[0].path
     touched = next((h.touched_by for h in job.hunks if h.touched_by), ())
     commits = list(touched or dict.fromkeys(c for h in job.hunks for c in h.commits))[-EARLIER_COMMITS:]
+    above = next((h.touched_above for h in job.hunks if h.touched_above), ())[-EARLIER_COMMITS:]
     if any(r.superseded_by for r in results):
         return results  # a later PR's rewrite accounts for the file
-    for commit in reversed(commits):
+    for commit in [*reversed(above), *reversed(commits)]:
         earlier = file_at(commit, path)
         if earlier is not None and same_text(text, earlier):
             if any((top := file_at(*key)) is not None and same_text(text, top) for _, key in job.tops):
                 return results  # the file as a PR built on this one leaves it
             note = (f"the file is as at the PR's commit {commit[:12]}, not as at its head: a later commit's "
-                    "change of it is not there")
+                    "change of it is not there") if commit in commits else (
+                    f"the file is as at commit {commit[:12]} of a PR built on this one, not as at that PR's "
+                    "head: a later commit's change of it is not there")
             return [replace(r, status=HunkStatus.PARTIAL if r.status.present else r.status,
                             evidence=replace(r.evidence, note=f"{r.evidence.note}; {note}" if r.evidence.note
                                              else note)) for r in results]

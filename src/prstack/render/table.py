@@ -114,8 +114,15 @@ def footnotes(report: AuditReport) -> list[str]:
               f"ends at {p.pr.head_sha[:10]}." for p in report.prs if p.pr.pr_head]
     notes += lacking_blobs(report)
     with_hunks = {r.hunk.pr for r in report.results}
-    notes += [f"#{p.pr.number} carries {', '.join(f'#{n}' for n in p.pr.depends_on)}; no change of its own."
-              for p in report.prs if p.pr.depends_on and p.pr.number not in with_hunks]
+    sharing = {p.pr.head_sha: p.pr.number for p in report.prs  # (a PR's own head, not where its copy ends)
+               if p.pr.number in with_hunks and p.pr.head_sha and not p.pr.pr_head}
+    for p in report.prs:
+        if p.pr.number in with_hunks:
+            continue
+        if sharing.get(p.pr.head_sha, p.pr.number) != p.pr.number:
+            notes.append(f"#{p.pr.number} has the head of #{sharing[p.pr.head_sha]}; its change is counted there.")
+        elif p.pr.depends_on:
+            notes.append(f"#{p.pr.number} carries {', '.join(f'#{n}' for n in p.pr.depends_on)}; no change of its own.")
     notes += [f"#{p.pr.number} was built on a stale copy of the PR below it (`prstack graph` says which commits "
               "it lacks)." for p in report.prs if p.pr.state is PRState.STALE and not p.pr.merged]
     return notes

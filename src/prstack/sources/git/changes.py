@@ -16,6 +16,7 @@ from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
 from prstack.sources.git.missing import MissingBlobs, changed_among
 from prstack.sources.git.repo import GitClone
+from prstack.sources.git.top_pieces import counted_once, held_by_top
 from prstack.stack.graph import Stack
 
 __all__ = ["ChangesLoad", "StackChanges", "fork_point", "load_changes", "read_graph", "start_changes"]
@@ -62,7 +63,7 @@ def start_changes(
     base_sha = src.resolve(base) if base else None
     missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
-    stack, held = _held_by_top(stack)
+    stack, held = held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
     # its parent's head, through the default branch's commits it merged): blobs lacking there too
@@ -73,6 +74,7 @@ def start_changes(
     own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
     if missing is not None:
         own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
+    own = _with_touched_above(src, stack, ranges, own)
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -114,7 +116,7 @@ class ChangesLoad:
         return self._done
 
     def _changes(self) -> StackChanges:
-        hunks = tuple(h for own in self._own for h in own)
+        hunks = tuple(counted_once(self._own, self._stack))
         stack = self._stack
         return StackChanges(self._prs, hunks, stack, self._src.default_ref, stack.facts[stack.order[-1]].head)
 
@@ -161,64 +163,12 @@ def _audited(stack: Stack, numbers: Sequence[int]) -> Stack:
     return replace(stack, order=tuple(n for n in stack.order if n in keep))
 
 
-def _held_by_top(stack: Stack) -> tuple[Stack, dict[int, tuple[str | None, str]]]:
-    """PR -> (start, head) of its change as the top of the stack holds it, when the top's history
-    holds some PR below it only as a copy (a parent force-pushed, rebased or merged since the top
-    was built on it): the top's commits are cut where each PR's copy ends (its head, the tip of its
-    copy there, or its last commit's patch-id-equal copy), and each PR is judged by its piece
-    (start None: where it starts anyway). The stack is then the top's history, every commit of it
-    under one PR, and an open PR none of whose commits the top's history holds is left out: only
-    content similarity tied it to the stack. Nothing changes when every PR below the top is in its
-    history as it is (the ranges then are these pieces already)."""
-    top = stack.order[-1]
-    facts = stack.facts.get(top)
-    below = set(stack.order[:-1])
-    if facts is None or not below or not below <= stack.below(top):
-        return stack, {}
-    position = {c.sha: i for i, c in enumerate(facts.commits)}
-    tips: dict[int, int] = {}
-    for number in below:
-        f = stack.facts.get(number)
-        if f is None:
-            continue
-        if f.head in position:
-            tips[number] = position[f.head]
-        elif found := [position[e.tip] for e in stack.edges if e.parent == number and e.tip in position]:
-            tips[number] = max(found)
-    if all(facts.commits[at].sha == stack.facts[n].head for n, at in tips.items()) and len(tips) == len(below):
-        return stack, {}
-    own_start = position.get(stack.base_of(top) or "", len(facts.commits) - 1)
-    for number in sorted(below - set(tips), key=stack.order.index):
-        f = stack.facts.get(number)
-        if f is None:
-            continue
-        ids = {pid for c in (f.own or f.commits) if (pid := f.patch_ids.get(c.sha)) is not None}
-        lowest = max((tips[n] for n in stack.below(number) if n in tips), default=-1)
-        # a copy below the top's own commits and above those of the PRs under it, or none
-        found = [i for i, c in enumerate(facts.commits)
-                 if lowest < i <= own_start and facts.patch_ids.get(c.sha) in ids]
-        if found:
-            tips[number] = max(found)
-    away = {n for n in below - set(tips) if stack.states.get(n) is not PRState.MERGED}
-    if away:
-        stack = replace(stack, order=tuple(n for n in stack.order if n not in away))
-    held: dict[int, tuple[str | None, str]] = {}
-    previous: str | None = None
-    for number in sorted(tips, key=lambda n: (tips[n], stack.order.index(n))):
-        head = facts.commits[tips[number]].sha
-        held[number] = (previous, head)  # (two PRs ending at one commit: the later one's piece is empty)
-        previous = head
-    if previous is not None:
-        held[top] = (previous, facts.head)
-    return stack, held
-
-
 def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
                held: tuple[str | None, str] | None = None) -> _OwnRange:
     """A PR's scope is its commits the default branch does not reach: a branch that merged the
     default branch back in keeps only its own change, measured from its merge base (from the
     merged tree of its merge bases when it has several, so none of theirs counts as its own).
-    `held`: (start, head) of the PR as the top of the stack holds it (see `_held_by_top`)."""
+    `held`: (start, head) of the PR as the top of the stack holds it (see `held_by_top`)."""
     f = stack.facts[number]
     head = f.head if held is None else held[1]
     if head != f.head:  # a copy in the top's history: its own fork point and commits
@@ -341,6 +291,24 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
     out = _with_touched_by(out, touching if not merges else _touching_by_paths(src, order))
     return _with_taken_back(out, taken_back) if taken_back else out
+
+
+def _with_touched_above(src: GitClone, stack: Stack, ranges: Sequence[_OwnRange],
+                        own: list[list[Hunk]]) -> list[list[Hunk]]:
+    """Each hunk with the commits of the PRs built on its PR that changed its file (see
+    `Hunk.touched_above`; paths stack detection read are known already)."""
+    known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
+    shas = [c.sha for r in ranges[1:] for c in r.commits]
+    paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
+    out = []
+    for at, (r, hunks) in enumerate(zip(ranges, own, strict=True)):
+        above = [c.sha for up in ranges[at + 1:] if r.number in stack.below(up.number) for c in up.commits]
+        if not above:
+            out.append(hunks)
+            continue
+        out.append([replace(h, touched_above=touched) if (touched := tuple(
+            sha for sha in above if h.path in paths.get(sha, ()))) else h for h in hunks])
+    return out
 
 
 def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:

@@ -11,7 +11,7 @@ from prstack.errors import InputError, SourceError
 from prstack.match.after_merge import Since, held_upstream, taken_back
 from prstack.match.file import match_file
 from prstack.match.text import blob_id
-from prstack.models import Hunk, HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
+from prstack.models import FileChange, Hunk, HunkResult, Landed, Lineage, Placed, PullRequest, Rewrite
 from prstack.placement.paths import PathMap, Placement
 from prstack.sources.git.changes import StackChanges
 from prstack.sources.git.landing import AfterMerge, Fate, Holding
@@ -240,27 +240,31 @@ def _landed_by_content(git: GitClone, changes: StackChanges, numbers: Sequence[i
         paths.setdefault(h.pr, set()).add(h.path)
     out: dict[int, Landed] = {}
     for n in numbers:
-        hunks = [h for h in changes.hunks if h.pr == n and h.lines]
+        hunks = [h for h in changes.hunks if h.pr == n]
         rewritten = set().union(*(paths.get(m, set()) for m in above[n][1:]))
         candidates = sorted({c for m in above[n] for c in named.get(m, [])}, key=lambda c: position.get(c, 0))
         candidates += [got.commit for m in above[n][1:] if (got := landed.get(m)) is not None]
         for commit in dict.fromkeys(candidates):
-            if hunks and _holds_hunks(git, commit, hunks, rewritten):
+            if any(h.lines for h in hunks) and _holds_hunks(git, commit, hunks, rewritten):
                 out[n] = Landed(commit, "content")
                 break
     return out
 
 
 def _holds_hunks(git: GitClone, commit: str, hunks: Sequence[Hunk], rewritten: Set[str]) -> bool:
-    """Whether the tree of `commit` holds every one of `hunks` (judged as the audit judges a file)
-    but those in the files of `rewritten` (changed again by the PRs above them)."""
+    """Whether the tree of `commit` holds every one of `hunks` (judged as the audit judges a file;
+    a change with no text, a file moved or deleted, by the file being there or not) but those in
+    the files of `rewritten` (changed again by the PRs above them)."""
     by_path: dict[str, list[Hunk]] = {}
     for h in hunks:
         by_path.setdefault(h.path, []).append(h)
     for path, mine in by_path.items():
         if path in rewritten:
             continue
-        verdicts = match_file(mine, git.objects.file_at(commit, path), installed_path=path)
+        text = git.objects.file_at(commit, path)
+        if any(not h.lines and (text is None) != (h.change is FileChange.DELETED) for h in mine):
+            return False
+        verdicts = match_file([h for h in mine if h.lines], text, installed_path=path)
         if not all(v.status.present for v in verdicts):
             return False
     return True

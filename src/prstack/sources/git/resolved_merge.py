@@ -25,7 +25,7 @@ def merged_as_resolved(repo: Path, env: Mapping[str, str], sides: tuple[str, str
     done = run(repo, ["merge-tree", "--write-tree", "--name-only", "--no-messages", a, b], env)
     rows = done.stdout.decode(errors="surrogateescape").splitlines()
     if done.returncode not in (0, 1) or not rows:
-        return None
+        return _merged_by_paths(repo, env, sides, resolutions)
     tree, conflicted = rows[0], list(dict.fromkeys(row for row in rows[1:] if row))
     if done.returncode == 0:
         return tree
@@ -42,6 +42,39 @@ def merged_as_resolved(repo: Path, env: Mapping[str, str], sides: tuple[str, str
             if run(repo, ["update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}"], index).returncode != 0:
                 return None
         written = run(repo, ["write-tree"], index)
+    return written.stdout.decode().strip() or None if written.returncode == 0 else None
+
+
+def _merged_by_paths(repo: Path, env: Mapping[str, str], sides: tuple[str, str, str],
+                     resolutions: Sequence[str]) -> str | None:
+    """The tree of `sides` merged path by path, no file's text read (where `git merge-tree` cannot
+    run: a clone lacking blobs of a file both sides changed): `a`'s tree with each path only `b`
+    changed as `b` has it, and each path both changed as a merge commit of `resolutions` took
+    one side's version or the other's, else as `a` has it. None when git cannot list the trees."""
+    a, b, base = sides
+    mine = run(repo, ["diff-tree", "-r", "--no-renames", "--name-only", "-z", base, a], env)
+    theirs = run(repo, ["diff-tree", "-r", "--no-renames", "-z", base, b], env)
+    if mine.returncode != 0 or theirs.returncode != 0:
+        return None
+    changed_in_a = set(mine.stdout.decode(errors="surrogateescape").split("\0"))
+    fields = theirs.stdout.decode(errors="surrogateescape").split("\0")
+    rows = []
+    for meta, path in zip(fields[0:-1:2], fields[1::2], strict=True):
+        _, mode, _, blob, _ = meta.lstrip(":").split(" ")
+        if path in changed_in_a:
+            with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
+                taken = _resolved(repo, env, Path(scratch), (a, b, path), resolutions)
+            if taken is None:
+                continue
+            mode, blob = (mode if int(mode, 8) else "100644"), taken
+        rows.append(f"{mode} {blob}\t{path}\n" if int(mode, 8) else f"0 {'0' * len(blob)}\t{path}\n")
+    with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
+        index = {**env, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
+        if run(repo, ["read-tree", a], index).returncode != 0:
+            return None
+        if rows and run(repo, ["update-index", "--index-info"], index, "".join(rows).encode()).returncode != 0:
+            return None
+        written = run(repo, ["write-tree", "--missing-ok"], index)  # (blobs the clone lacks)
     return written.stdout.decode().strip() or None if written.returncode == 0 else None
 
 
