@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from helpers.lines import text as numbered
 from prstack.cli import main
 from prstack.models import PRState
 from prstack.sources.git.changes import load_changes, read_graph
@@ -18,10 +19,7 @@ from prstack.sources.git.repo import GitClone
 
 
 def text(name: str, edits: dict[int, str] | None = None) -> str:
-    rows = [f"{name} {i}" for i in range(1, 61)]
-    for at, new in (edits or {}).items():
-        rows[at - 1] = new
-    return "\n".join(rows) + "\n"
+    return numbered(name, edits, count=60)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:

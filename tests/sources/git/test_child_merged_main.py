@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from helpers.lines import text
 from prstack.cli import main
 from prstack.sources.git.changes import load_changes
 from prstack.sources.git.repo import GitClone
-
-
-def text(name: str, edits: dict[int, str] | None = None) -> str:
-    rows = [f"{name} {i}" for i in range(1, 41)]
-    for at, new in (edits or {}).items():
-        rows[at - 1] = new
-    return "\n".join(rows) + "\n"
 
 
 def child_that_merged_main(repo: GitRepo, resolved: str) -> None:

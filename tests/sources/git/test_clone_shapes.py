@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from helpers.lines import text
 from prstack.cli import main
-
-
-def text(name: str, edits: dict[int, str] | None = None) -> str:
-    rows = [f"{name} {i}" for i in range(1, 41)]
-    for at, new in (edits or {}).items():
-        rows[at - 1] = new
-    return "\n".join(rows) + "\n"
 
 
 def project(repo: GitRepo) -> dict[str, str]:

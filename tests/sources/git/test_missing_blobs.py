@@ -14,17 +14,11 @@ from pathlib import Path
 import pytest
 
 from conftest import GitRepo
+from helpers.lines import text
 from prstack.cli import main
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.runner import run_git
-
-
-def text(name: str, edits: dict[int, str] | None = None) -> str:
-    rows = [f"{name} {i}" for i in range(1, 41)]
-    for at, new in (edits or {}).items():
-        rows[at - 1] = new
-    return "\n".join(rows) + "\n"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -143,7 +137,9 @@ def test_a_child_that_merged_main_in_a_clone_lacking_main_s_blobs_is_judged(
 ) -> None:
     """#1 landed on main by a squash, main went on (a file moved, one both sides edit), #2 merged main
     and went on; a partial clone whose remote is gone lacks every blob of those commits: no exit 2;
-    the files not read are unverifiable and every hunk is one of them or judged."""
+    #2's own change is measured from #1 merged with main path by path, so its hunks are its own
+    files alone (pkg/a.py, and pkg/b.py, which both sides edit), none for the file main moved; the
+    files not read are unverifiable."""
     up = GitRepo(tmp_path / "up")
     up.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b"), "pkg/c.py": text("c")})
     up.branch("feature")
@@ -168,7 +164,8 @@ def test_a_child_that_merged_main_in_a_clone_lacking_main_s_blobs_is_judged(
     code, out = audit(capsys, clone, tree)
     assert code == 1, out
     hunks = json.loads(out)["hunks"]
-    assert {h["unverifiable"] for h in hunks if h["status"] != "applied"} == {"not-read"}
+    assert sorted({(h["pr"], h["path"]) for h in hunks}) == [(1, "pkg/b.py"), (2, "pkg/a.py"), (2, "pkg/b.py")]
+    assert {h["unverifiable"] for h in hunks} == {"not-read"}
 
 
 def test_a_trees_files_are_listed_without_the_blobs_the_clone_lacks(tmp_path: Path) -> None:
