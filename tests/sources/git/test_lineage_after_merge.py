@@ -190,6 +190,33 @@ def test_a_tree_without_version_is_placed_by_content_at_the_release_whose_files_
     assert code == 1
 
 
+def test_a_tree_sharing_only_absent_files_with_a_release_is_not_placed_there(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#5 changes mod.py and adds extra.py, squash-landed; extra.py is deleted later, then v1.1: a
+    fork's tree of the base with f1 edited holds no release's mod.py and no extra.py, sharing with
+    every release (each holding #5's landing) only the absence of extra.py. It is placed nowhere,
+    and #5's hunks are not present (exit 1), extra.py never "applied" through the later deletion."""
+    r = git_repo
+    base = r.commit("base", {"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    r.branch("fix")
+    r.commit("Fix f3 and add extra", {"pkg/mod.py": MOD.replace("return x + 3\n", "return x + 3 + 1\n"),
+                                      "pkg/extra.py": "def extra():\n    return 1\n"})
+    r.pr_ref(5)
+    r.git("checkout", "-q", "main")
+    r.git("merge", "--squash", "fix")
+    r.git("-c", "commit.gpgsign=false", "commit", "-q", "-m", "Fix f3 and add extra (#5)")
+    r.commit("Drop extra (#12)", {"pkg/extra.py": None})
+    r.git("tag", "v1.1")
+    tree = r.archive(base, tmp_path / "t10")
+    (tree / "pkg/mod.py").write_text(MOD.replace("return x + 1\n", "return x + 1  # the fork's\n"))
+    (tree / ".git").mkdir()  # no checkout HEAD to read: the place comes from content alone
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--tree", str(tree))
+    assert code == 1, data["hunks"]
+    assert data["target"]["build"]["placed"]["ref"] is None
+    verdicts = {h["path"]: h["status"] for h in data["hunks"]}
+    assert verdicts == {"pkg/mod.py": "missing", "pkg/extra.py": "file-missing"}
+
+
 @pytest.mark.slow
 def test_upkeep_retires_a_pr_merged_long_ago_whose_lines_upstream_rewrote_and_names_its_first_release(
         git_repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:

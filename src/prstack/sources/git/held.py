@@ -104,10 +104,13 @@ def place(git: GitClone, target: Target, blobs: TargetBlobs, paths: Sequence[str
 def _by_content(git: GitClone, blobs: TargetBlobs, compared: Sequence[str],
                 releases: Sequence[tuple[str, str]]) -> tuple[Placed, list[str]]:
     """The releases (and the default branch's head, last) whose blobs equal most of the target's
-    files (one cat-file for all of them): named by the newest tied release, the others as ties."""
+    files (one cat-file for all of them): named by the newest tied release, the others as ties. Only
+    a file the target holds counts: a path that both lack is no evidence of the place (every
+    release after a deletion lacks it)."""
     at = blobs_at(git, [(c, p) for _, c in releases for p in compared])
     width = len(compared)
-    scores = [sum(a == blobs.of(p)[1] for a, p in zip(at[i * width:(i + 1) * width], compared, strict=True))
+    mine = [blobs.of(p)[1] for p in compared]
+    scores = [sum(a is not None and a == b for a, b in zip(at[i * width:(i + 1) * width], mine, strict=True))
               for i in range(len(releases))]
     best = max(scores)
     if best == 0:
