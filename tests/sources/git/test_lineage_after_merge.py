@@ -190,6 +190,22 @@ def test_a_tree_without_version_is_placed_by_content_at_the_release_whose_files_
     assert code == 1
 
 
+def test_a_merged_pr_s_file_rewritten_then_deleted_names_the_commit_that_deleted_it(
+        git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """#5's lines rewritten by #11, then their file deleted by #12, before v1.1: v1.1's wheel holds
+    #5 (exit 0), and each hunk's note names #12's commit as the one that deleted the file."""
+    r = git_repo
+    _squash_pr(r)
+    text = (r.path / "pkg/mod.py").read_text()
+    r.commit("Rename helper (#11)", {"pkg/mod.py": text.replace("def helper(value):", "def helper(value: int):")})
+    deleted = r.commit("Drop mod (#12)", {"pkg/mod.py": None})
+    r.git("tag", "v1.1")
+    code, data = _audit(capsys, "5", "--git", str(r.path), "--wheel", str(_wheel(r, "v1.1", tmp_path / "w")))
+    assert code == 0, data["hunks"]
+    notes = [h["note"] for h in data["hunks"] if h["path"] == "pkg/mod.py"]
+    assert notes and all(f"its file deleted since by {deleted[:10]}" in n for n in notes), notes
+
+
 def test_a_tree_sharing_only_absent_files_with_a_release_is_not_placed_there(
         git_repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """#5 changes mod.py and adds extra.py, squash-landed; extra.py is deleted later, then v1.1: a

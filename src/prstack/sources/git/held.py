@@ -305,17 +305,23 @@ def _judge_pr(after: AfterMerge, out: list[HunkResult], number: int, holding: Ho
 def _since(fate: Fate, result: HunkResult, placed: Placed, via: str, blobs: TargetBlobs | None) -> Since:
     name = placed.name or (placed.ref or "")[:12]
     rewrite = Rewrite(fate.pr, fate.commit, upstream=True) if fate.commit is not None else None
-    by = f"{fate.commit[:10]}" + (f" (#{fate.pr})" if fate.pr is not None else "") if fate.commit else ""
     if fate.path != result.hunk.path:
-        what = f"moved to {fate.path} by {by}"
+        what = f"moved to {fate.path} by {_by(fate.moved_by, fate)}"
         moved = blobs.installed(fate.path) if blobs is not None else fate.path
     elif fate.deleted_by is not None:
-        what, moved = f"its file deleted since by {by}", None
+        what, moved = f"its file deleted since by {_by(fate.deleted_by, fate)}", None
     elif fate.rewritten_by is not None:
-        what, moved = f"since rewritten by {by}", None
+        what, moved = f"since rewritten by {_by(fate.rewritten_by, fate)}", None
     else:
         what, moved = "as the landing left it", None
     return Since(f"merged: {name} holds its landing {via[:10]}; {what}", rewrite, moved, fate.rewrite)
+
+
+def _by(commit: str | None, fate: Fate) -> str:
+    """"1a2b3c4d5e (#12)": the commit, with the PR `fate` names where it is the commit named."""
+    if commit is None:
+        return ""
+    return commit[:10] + (f" (#{fate.pr})" if fate.pr is not None and commit == fate.commit else "")
 
 
 def _shas(pr: PullRequest) -> list[str]:
