@@ -29,20 +29,15 @@ def merged_as_resolved(repo: Path, env: Mapping[str, str], sides: tuple[str, str
     tree, conflicted = rows[0], list(dict.fromkeys(row for row in rows[1:] if row))
     if done.returncode == 0:
         return tree
-    with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
-        index = {**env, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
-        if run(repo, ["read-tree", tree], index).returncode != 0:
+    rows = []
+    for path in conflicted:
+        ours = run(repo, ["rev-parse", "--verify", "--quiet", f"{a}:{path}"], env).stdout.decode().strip()
+        blob = _resolved(repo, env, (a, b, path), resolutions) or ours
+        mode = run(repo, ["ls-tree", "--format=%(objectmode)", a, "--", path], env).stdout.decode().strip()
+        if not blob or mode not in ("100644", "100755"):
             return None
-        for path in conflicted:
-            ours = run(repo, ["rev-parse", "--verify", "--quiet", f"{a}:{path}"], env).stdout.decode().strip()
-            blob = _resolved(repo, env, Path(scratch), (a, b, path), resolutions) or ours
-            mode = run(repo, ["ls-tree", "--format=%(objectmode)", a, "--", path], env).stdout.decode().strip()
-            if not blob or mode not in ("100644", "100755"):
-                return None
-            if run(repo, ["update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}"], index).returncode != 0:
-                return None
-        written = run(repo, ["write-tree"], index)
-    return written.stdout.decode().strip() or None if written.returncode == 0 else None
+        rows.append(f"{mode} {blob}\t{path}\n")
+    return _tree_with(repo, env, tree, rows)
 
 
 def _merged_by_paths(repo: Path, env: Mapping[str, str], sides: tuple[str, str, str],
@@ -62,23 +57,29 @@ def _merged_by_paths(repo: Path, env: Mapping[str, str], sides: tuple[str, str, 
     for meta, path in zip(fields[0:-1:2], fields[1::2], strict=True):
         _, mode, _, blob, _ = meta.lstrip(":").split(" ")
         if path in changed_in_a:
-            with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
-                taken = _resolved(repo, env, Path(scratch), (a, b, path), resolutions)
+            taken = _resolved(repo, env, (a, b, path), resolutions)
             if taken is None:
                 continue
             mode, blob = (mode if int(mode, 8) else "100644"), taken
         rows.append(f"{mode} {blob}\t{path}\n" if int(mode, 8) else f"0 {'0' * len(blob)}\t{path}\n")
+    return _tree_with(repo, env, a, rows)
+
+
+def _tree_with(repo: Path, env: Mapping[str, str], start: str, rows: Sequence[str]) -> str | None:
+    """The tree of `start` with `rows` ("MODE BLOB\tPATH" lines of `git update-index --index-info`;
+    mode 0 removes the path) written over it, in an index of its own; None when git refuses. Blobs the
+    clone lacks are no hindrance: only their ids are written."""
     with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
         index = {**env, "GIT_INDEX_FILE": os.path.join(scratch, "index")}
-        if run(repo, ["read-tree", a], index).returncode != 0:
+        if run(repo, ["read-tree", start], index).returncode != 0:
             return None
         if rows and run(repo, ["update-index", "--index-info"], index, "".join(rows).encode()).returncode != 0:
             return None
-        written = run(repo, ["write-tree", "--missing-ok"], index)  # (blobs the clone lacks)
+        written = run(repo, ["write-tree", "--missing-ok"], index)
     return written.stdout.decode().strip() or None if written.returncode == 0 else None
 
 
-def _resolved(repo: Path, env: Mapping[str, str], scratch: Path, where: tuple[str, str, str],
+def _resolved(repo: Path, env: Mapping[str, str], where: tuple[str, str, str],
               resolutions: Sequence[str]) -> str | None:
     """The blob of `path` as the first merge commit of `resolutions` that merged `b`'s version of
     it resolved the conflict: that commit's file where its other parent held `a`'s version, else
@@ -94,22 +95,23 @@ def _resolved(repo: Path, env: Mapping[str, str], scratch: Path, where: tuple[st
         ours, theirs, first, second, resolution = ids
         if {first, second} == {ours, theirs}:
             return resolution
-        if second == theirs and (undone := _three_way(repo, env, scratch, (resolution, first, ours))):
+        if second == theirs and (undone := _three_way(repo, env, (resolution, first, ours))):
             return undone
     return None
 
 
-def _three_way(repo: Path, env: Mapping[str, str], scratch: Path, blobs: tuple[str, str, str]) -> str | None:
+def _three_way(repo: Path, env: Mapping[str, str], blobs: tuple[str, str, str]) -> str | None:
     """The blob of the three versions (current, base, other) merged (`git merge-file`): `current`
     with the change from `base` to `other`; None where they conflict or one is binary."""
-    files = []
-    for i, blob in enumerate(blobs):
-        shown = run(repo, ["cat-file", "blob", blob], env)
-        if shown.returncode != 0 or b"\0" in shown.stdout[:8000]:
-            return None
-        files.append(scratch / f"side{i}")
-        files[-1].write_bytes(shown.stdout)
-    merged = run(repo, ["merge-file", "-p", *map(str, files)], env)
+    with tempfile.TemporaryDirectory(prefix="prstack-merge-") as scratch:
+        files = []
+        for i, blob in enumerate(blobs):
+            shown = run(repo, ["cat-file", "blob", blob], env)
+            if shown.returncode != 0 or b"\0" in shown.stdout[:8000]:
+                return None
+            files.append(Path(scratch) / f"side{i}")
+            files[-1].write_bytes(shown.stdout)
+        merged = run(repo, ["merge-file", "-p", *map(str, files)], env)
     if merged.returncode != 0:
         return None
     written = run(repo, ["hash-object", "-w", "--stdin"], env, merged.stdout)
