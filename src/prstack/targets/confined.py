@@ -180,7 +180,7 @@ def _metadata_dirs(dirs: list[str]) -> Iterator[Path]:
         for child in children:
             low = child.lower()
             if low.endswith((".dist-info", ".egg-info")):
-                name = _NORMAL.sub("-", low.rpartition(".")[0].partition("-")[0]).replace("-", "_")
+                name = _NORMAL.sub("_", low.rpartition(".")[0].partition("-")[0])
                 infos.setdefault(name, []).append(Path(root, child))
             elif base.endswith(".egg") and low == "egg-info":
                 eggs.append(Path(root, child))
