@@ -16,6 +16,7 @@ tree, a merge of the default branch: the hunk is looked for a few lines off, the
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -70,7 +71,7 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
     for number, paths in by_pr.items():
         for path in paths:
             touching.setdefault(path, set()).add(number)
-    stack = _Stack(by_pr, carried_pairs(prs, hunks))
+    stack = _Stack(by_pr, carried_pairs(prs, hunks), touching)
     old_blobs = _old_blobs(by_pr)
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
@@ -110,35 +111,32 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
     lines: list[Line] = [(k, t) for k, t in h.lines]
-    start, path, at = first_line(h.new_start, h.new_lines), h.path, own
+    start, path = first_line(h.new_start, h.new_lines), h.path
     old_first = first_line(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
     span = sum(1 for k, _ in lines if k != "-")
-    by_pr = stack.by_pr
-    for pr in above:
-        mine = by_pr.get(pr.number)
-        if mine is None or path not in mine:  # (the file as it was: nothing moves)
-            at = pr
-            continue
+    at = 0  # (the PRs of `above` before this one leave the file as it was: nothing moves)
+    while (j := stack.next_changing(own.number, above, path, at)) is not None:
+        pr = above[j]
         theirs = stack.steps(pr.number, path)
         if theirs.deleted:
             return None
         moved = through(lines, start, span, theirs.spans)
         if moved is None:
-            return _same_base(h, above, stack) if at is own else None
+            return _same_base(h, above, stack) if j == 0 else None
         lines, start, before, by = moved
         if by is not None:
             span = sum(1 for k, _ in lines if k != "-")
         old_first -= before
         path = theirs.renamed_to or path
-        at = pr
+        at = j + 1
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
-            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
+            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), pr.head_sha, rewrite))
     if rewrite is None:
         return _same_base(h, above, stack)
-    last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
+    last = Composed(_hunk_of(h, path, lines, old_first, start), above[-1].head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 
 
@@ -178,10 +176,15 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed
 class _Stack:
     """The stack's hunks by PR and path, and what is known of pairs (PR, PR above it)."""
 
-    def __init__(self, by_pr: dict[int, dict[str, list[Hunk]]], carried: frozenset[tuple[int, int]]) -> None:
+    def __init__(self, by_pr: dict[int, dict[str, list[Hunk]]], carried: frozenset[tuple[int, int]],
+                 touching: dict[str, set[int]]) -> None:
         self.by_pr = by_pr
         self.carried = carried
         """The upper diff carries the lower one (see `carried_pairs`)."""
+        self._touching = touching
+        """Path -> the PRs with hunks of it (at that path or from it)."""
+        self._rank: dict[int, dict[int, int]] = {}
+        self._changing: dict[tuple[int, str], list[int]] = {}
         self._same: dict[tuple[int, int], bool] = {}
         self._steps: dict[tuple[int, str], _Steps] = {}
         self._telling: dict[tuple[int, str, bool], tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]] = {}
@@ -212,6 +215,19 @@ class _Stack:
                     out.append((pr, theirs))
             self._telling[key] = tuple(out)
         return self._telling[key]
+
+    def next_changing(self, own: int, above: Sequence[PullRequest], path: str, at: int) -> int | None:
+        """The place in `above` (PR `own`'s chain) of the first PR from place `at` on with hunks of
+        `path`, or None: a hunk is carried through only those (the others leave its lines as they are)."""
+        places = self._changing.get((own, path))
+        if places is None:
+            rank = self._rank.get(own)
+            if rank is None:
+                rank = self._rank[own] = {pr.number: i for i, pr in enumerate(above)}
+            places = self._changing[(own, path)] = sorted(
+                i for number in self._touching.get(path, ()) if (i := rank.get(number)) is not None)
+        k = bisect.bisect_left(places, at)
+        return places[k] if k < len(places) else None
 
     def steps(self, number: int, path: str) -> _Steps:
         """PR `number`'s hunks of the file at `path` (its old path), as a hunk is carried through them."""
