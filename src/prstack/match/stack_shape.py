@@ -93,7 +93,7 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
             if up.number not in seen and up.number != pr.number:
                 seen[up.number] = up
                 todo.extend(on.get(up.number, ()))
-        out[pr.number] = tuple(sorted(seen.values(), key=lambda p: -order[p.number]))
+        out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
     return out
 
 
@@ -174,7 +174,9 @@ def _added_by_patch(prs: Sequence[PullRequest],
     added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for h in hunks:
         if h.pr in rank:
-            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+            lines = {t.strip() for k, t in h.lines if k == "+"}
+            lines.discard("")
+            added[h.pr][h.path].update(lines)
     return rank, {number: dict(files) for number, files in added.items()}
 
 
