@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from prstack.match.splice import SLIP, LaterHunk, Line, change_spots, first_line, inside, through
@@ -84,8 +86,7 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
             if kept is not None:
                 out[i] = kept
             continue
-        if h.old_blob and any(_same_blob(blob, h.old_blob) and not numbers.isdisjoint(numbers_above[h.pr])
-                              for blob, numbers in old_blobs.get(h.path, {}).items()):
+        if h.old_blob and not _starting_from(old_blobs, h.path, h.old_blob).isdisjoint(numbers_above[h.pr]):
             # a PR above diffs the file from the blob this hunk starts from: the diffs are not one
             # on another but each from the same base
             done = _same_base(h, above[h.pr], stack)
@@ -96,26 +97,42 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
     return out
 
 
-def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> dict[str, dict[str, set[int]]]:
-    """Path -> blob a hunk of the path starts from -> the PRs with such a hunk."""
+class _OldBlobs(NamedTuple):
+    """Path -> blob a hunk of the path starts from -> the PRs with such a hunk; and, as asked, per
+    path and blob, the PRs with a hunk of the path starting from that same blob (abbreviated or not)."""
+
+    of_path: dict[str, dict[str, set[int]]]
+    same: dict[tuple[str, str], set[int]]
+
+
+def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> _OldBlobs:
     out: dict[str, dict[str, set[int]]] = {}
     for number, paths in by_pr.items():
         for path, path_hunks in paths.items():
             for s in path_hunks:
                 if s.old_blob:
                     out.setdefault(path, {}).setdefault(s.old_blob, set()).add(number)
-    return out
+    return _OldBlobs(out, {})
+
+
+def _starting_from(old_blobs: _OldBlobs, path: str, blob: str) -> set[int]:
+    """The PRs with a hunk of `path` starting from `blob`."""
+    got = old_blobs.same.get((path, blob))
+    if got is None:
+        got = old_blobs.same[(path, blob)] = {number for other, numbers in old_blobs.of_path.get(path, {}).items()
+                                              if _same_blob(other, blob) for number in numbers}
+    return got
 
 
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
-    lines: list[Line] = [(k, t) for k, t in h.lines]
+    lines: Sequence[Line] = h.lines
     start, path = first_line(h.new_start, h.new_lines), h.path
     old_first = first_line(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
-    span = sum(1 for k, _ in lines if k != "-")
+    span = _sides(lines)[1]
     at = 0  # (the PRs of `above` before this one leave the file as it was: nothing moves)
     while (j := stack.next_changing(own.number, above, path, at)) is not None:
         pr = above[j]
@@ -127,7 +144,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
             return _same_base(h, above, stack) if j == 0 else None
         lines, start, before, by = moved
         if by is not None:
-            span = sum(1 for k, _ in lines if k != "-")
+            span = _sides(lines)[1]
         old_first -= before
         path = theirs.renamed_to or path
         at = j + 1
@@ -142,11 +159,20 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
 
 def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: int) -> Hunk:
     """`h` with composed `lines`, its old side from line `old_first`, its new side from `start`."""
-    old = sum(1 for k, _ in lines if k != "+")
-    new = sum(1 for k, _ in lines if k != "-")
-    return replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
+    old, new = _sides(lines)
+    return replace(h, path=path, lines=tuple(map(_hunk_line, lines)),
                    old_start=old_first if old else old_first - 1, old_lines=old,
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
+
+
+def _sides(lines: Sequence[Line]) -> tuple[int, int]:
+    """How many lines the old and the new side of `lines` count."""
+    kinds = "".join(map(itemgetter(0), lines))
+    return len(kinds) - kinds.count("+"), len(kinds) - kinds.count("-")
+
+
+_hunk_line: Callable[[Line], HunkLine] = partial(tuple.__new__, HunkLine)
+"""HunkLine((kind, text)), at C speed (a named tuple's own constructor is Python code)."""
 
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
