@@ -36,16 +36,20 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
     added = [t for t in h.added if not trivial(t)]
     if not added:
         return []
-    chars = sum(len("".join(t.split())) for t in added)
     if result.status is HunkStatus.MISSING:
-        strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
+        strong = len(added) >= RELOCATE_MIN_LINES and _chars(added) >= RELOCATE_MIN_CHARS
         return [h.added] if strong else []
     if result.status is HunkStatus.DIVERGED and _rewritten(result):
         return []
     blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
-    if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
+    if len(added) >= RELOCATE_WEAK_MIN_LINES and _chars(added) >= RELOCATE_WEAK_MIN_CHARS:
         blocks.append(h.added)
     return blocks
+
+
+def _chars(lines: Sequence[str]) -> int:
+    """The characters of `lines` that are not whitespace."""
+    return sum(len("".join(t.split())) for t in lines)
 
 
 def _rewritten(result: HunkResult) -> bool:
