@@ -49,10 +49,11 @@ def plain_hunks(text: str, pr: int) -> list[Hunk] | None:
             if h is None:
                 return None
             old, new = int(h[2] or 1), int(h[4] or 1)
-            end = _body_end(lines, i + 1, old, new)
-            if end is None:
+            counted = _body_end(lines, i + 1, old, new)
+            if counted is None:
                 return None
-            heads.append((int(h[1]), old, int(h[3]), new, _body(lines[i + 1 : end])))
+            end, markers = counted
+            heads.append((int(h[1]), old, int(h[3]), new, _body(lines[i + 1 : end], markers)))
             i = end
             while i < n and lines[i] == _NO_NEWLINE:
                 i += 1
@@ -81,29 +82,33 @@ def _blob(digits: str) -> str | None:
     return None if _NULL_BLOB.fullmatch(digits) else digits
 
 
-def _body_end(lines: list[str], i: int, old: int, new: int) -> int | None:
-    """Where the body of a hunk from line `i` ends, its counts `old` and `new`, when each of its lines
-    is a context, removed or added line (never bare) or a marker; else None. Counted a run of lines
-    at a time: each line uses up one count at most, so the next max(old, new) lines all belong to it."""
+def _body_end(lines: list[str], i: int, old: int, new: int) -> tuple[int, int] | None:
+    """Where the body of a hunk from line `i` ends, its counts `old` and `new`, and how many markers
+    it holds, when each of its lines is a context, removed or added line (never bare) or a marker;
+    else None. Counted a run of lines at a time: each line uses up one count at most, so the next
+    max(old, new) lines all belong to it."""
     if not old and not new:
         return None
+    markers = 0
     while old > 0 or new > 0:
         run = max(old, new)
         if i + run >= len(lines):
             return None
         kinds = "".join([line[:1] for line in lines[i : i + run]])
         context, removed, added = kinds.count(" "), kinds.count("-"), kinds.count("+")
-        if context + removed + added + kinds.count("\\") < run:  # (a bare line, another kind)
+        marked = kinds.count("\\")
+        if context + removed + added + marked < run:  # (a bare line, another kind)
             return None
+        markers += marked
         old, new, i = old - context - removed, new - context - added, i + run
         if old < 0 or new < 0:
             return None
-    return i
+    return i, markers
 
 
-def _body(lines: list[str]) -> tuple[HunkLine, ...]:
-    """A hunk body's lines (each starting with its kind), markers left out."""
-    if any(line.startswith("\\") for line in lines):
+def _body(lines: list[str], markers: int) -> tuple[HunkLine, ...]:
+    """A hunk body's lines (each starting with its kind), its `markers` left out."""
+    if markers:
         lines = [line for line in lines if not line.startswith("\\")]
     return tuple(map(_line, zip(map(_KIND, lines), map(_TEXT, lines), strict=True)))
 
