@@ -85,16 +85,25 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
             if pr not in on.setdefault(below, []):
                 on[below].append(pr)
     out = {}
-    for pr in prs:
-        seen: dict[int, PullRequest] = {}
-        todo = list(on.get(pr.number, ()))
-        while todo:
-            up = todo.pop()
-            if up.number not in seen and up.number != pr.number:
-                seen[up.number] = up
-                todo.extend(on.get(up.number, ()))
+    reached: dict[int, set[int]] = {}
+    """PR -> the PRs reached from it (not itself), told so far."""
+    for pr in reversed(prs):
+        ups = on.get(pr.number, [])
+        if all(up.number in reached for up in ups):
+            # (those it builds on are told, as in a series, told from the top down): theirs, and them
+            seen = {up.number for up in ups}.union(*(reached[up.number] for up in ups))
+            seen.discard(pr.number)
+        else:
+            seen = set()
+            todo = list(ups)
+            while todo:
+                up = todo.pop()
+                if up.number not in seen and up.number != pr.number:
+                    seen.add(up.number)
+                    todo.extend(on.get(up.number, ()))
+        reached[pr.number] = seen
         out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
-    return out
+    return {pr.number: out[pr.number] for pr in prs}
 
 
 def _built_on_each(prs: Sequence[PullRequest]) -> dict[int, list[PullRequest]]:
