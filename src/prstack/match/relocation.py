@@ -9,7 +9,7 @@ from itertools import islice
 
 from prstack.match.explain import Explainer
 from prstack.match.package import PackageIndex
-from prstack.match.text import LEVELS, LOOSEST, trivial
+from prstack.match.text import LEVELS, LOOSEST, normalise_all, trivial
 from prstack.models import HunkResult, HunkStatus, MatchEvidence
 
 RELOCATE_MIN_LINES = 3
@@ -54,7 +54,7 @@ def _chars(lines: Sequence[str]) -> int:
 
 def _rewritten(result: HunkResult) -> bool:
     """Whether the target's lines at a diverged hunk's place hold text that is none of the hunk's."""
-    own = {_loose(t) for t in result.hunk.old_image + result.hunk.new_image}
+    own = set(normalise_all([t for _, t in result.hunk.lines], LOOSEST))
     return any(not trivial(t) and _loose(t) not in own for t in result.evidence.found_text)
 
 
