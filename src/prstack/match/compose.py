@@ -264,7 +264,8 @@ class _Stack:
                 if s.lines:
                     first = first_line(s.old_start, s.old_lines)
                     spots = change_spots(s, first)
-                    spans.append(LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
+                    spans.append(LaterHunk(s, first, min(spots, default=None), max(spots, default=None),
+                                           list(s.old_image)))
             self._steps[(number, path)] = _Steps(
                 tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
                 next((s.path for s in theirs if s.change is FileChange.RENAMED), None))
