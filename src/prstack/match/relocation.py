@@ -49,7 +49,7 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
 
 def _chars(lines: Sequence[str]) -> int:
     """The characters of `lines` that are not whitespace."""
-    return sum(len("".join(t.split())) for t in lines)
+    return len("".join("".join(lines).split()))
 
 
 def _rewritten(result: HunkResult) -> bool:
