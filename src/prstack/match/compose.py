@@ -133,7 +133,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
     span = _sides(lines)[1]
-    at = 0  # (the PRs of `above` before this one leave the file as it was: nothing moves)
+    at = 0  # the place in `above` to look on from (the PRs not changing the file leave it as it was)
     while (j := stack.next_changing(own.number, above, path, at)) is not None:
         pr = above[j]
         theirs = stack.steps(pr.number, path)
