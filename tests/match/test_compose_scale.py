@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from prstack.match.compose import compose_stack
-from prstack.match.stack_shape import chains_above, cumulative_pairs
+from prstack.match.stack_shape import chains_above, cumulative_pairs, stacked_above
 from prstack.models import FileChange, Hunk, HunkLine, PullRequest
 
 
@@ -94,3 +94,35 @@ def test_a_series_asked_again_with_other_hunks_gets_their_answer() -> None:
     assert cumulative_pairs(prs, [low, _patch_hunk(2, "a.py", ["one", "two", "three", "four"])]) == {(1, 2)}
     assert cumulative_pairs(prs, [low, _patch_hunk(2, "a.py", ["five"])]) == frozenset()
     assert compose_stack(prs, [low]) == {}
+
+
+def _walked_above(prs: list[PullRequest]) -> dict[int, tuple[int, ...]]:
+    """PR -> every PR reached from it by PRs built on its head or naming it (`depends_on`), walked
+    PR by PR, latest in stack order first."""
+    on = {below.number: [pr for pr in prs if pr.number != below.number and (
+        (below.head_sha and pr.base_sha == below.head_sha) or below.number in pr.depends_on)] for below in prs}
+    place = {pr.number: i for i, pr in enumerate(prs)}
+    out = {}
+    for own in prs:
+        seen, todo = set(), list(on[own.number])
+        while todo:
+            up = todo.pop()
+            if up.number not in seen and up.number != own.number:
+                seen.add(up.number)
+                todo += on[up.number]
+        out[own.number] = tuple(sorted(seen, key=lambda n: -place[n]))
+    return out
+
+
+def test_the_prs_stacked_above_are_the_walked_ones_with_branches_and_cycles() -> None:
+    rng = random.Random(3)
+    for _ in range(300):
+        count = rng.randint(1, 12)
+        series = rng.random() < 0.3  # (patches: no heads, each naming the one before or others)
+        prs = [PullRequest(number=n, head_sha="" if series else f"h{n}",
+                           base_sha="" if series else f"h{rng.randint(1, count)}" if rng.random() < 0.8 else "main",
+                           depends_on=tuple(rng.sample(range(1, count + 1), rng.randint(0, min(2, count)))))
+               for n in range(1, count + 1)]
+        rng.shuffle(prs)
+        above = stacked_above(prs)
+        assert {n: tuple(pr.number for pr in ups) for n, ups in above.items()} == _walked_above(prs)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from helpers.matcher import judge, make_hunks
 from prstack.match.file import Elsewhere, Explainer, PackageIndex, match_file
-from prstack.models import Hunk, HunkResult, HunkStatus
+from prstack.models import FileChange, Hunk, HunkLine, HunkResult, HunkStatus
 
 MOD, OTHER = "pkg/mod_a.py", "pkg/mod_b.py"
 POOL = [f"    stmt_{k}(x)" for k in range(60)] + ["", "    pass"] * 4
@@ -235,3 +235,22 @@ def test_new_code_in_the_place_of_replaced_lines_leaves_the_replacement_applied(
     target = [*REPLACED_BASE[:3], "        seed=group.seed,", *REPLACED_HEAD[3:]]
     (result,) = judge(text(REPLACED_BASE), text(REPLACED_HEAD), text(target), with_sides=True)
     assert result.status is HunkStatus.APPLIED
+
+
+def test_the_lines_added_by_others_are_those_of_the_files_other_prs_as_the_file_grows() -> None:
+    """A line counts as added by others for a PR when another PR's hunk of the file adds it (also
+    when that PR adds it too), never for the line only the PR itself adds; hunks added to the file
+    later count for the questions asked after them."""
+    def hunk(pr: int, added: list[str]) -> Hunk:
+        return Hunk(pr, MOD, MOD, FileChange.MODIFIED, 1, 1, 1, 1 + len(added),
+                    (HunkLine(" ", "ctx"), *(HunkLine("+", t) for t in added)))
+
+    hunks_at: dict[str, list[Hunk]] = {MOD: [hunk(1, ["  mine()", "both()"]), hunk(2, ["theirs()  ", "both()"])]}
+    explain = Explainer(hunks_at)
+    one, two = explain.added_by_others(1, MOD), explain.added_by_others(2, MOD)
+    assert "theirs()" in one and "both()" in one and "mine()" not in one and "ctx" not in one
+    assert "mine()" in two and "both()" in two and "theirs()" not in two
+    assert "later()" not in explain.added_by_others(1, OTHER)
+    hunks_at[MOD].append(hunk(3, ["later()"]))
+    assert "later()" in explain.added_by_others(1, MOD)
+    assert "later()" not in explain.added_by_others(3, MOD)

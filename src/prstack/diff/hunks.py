@@ -10,6 +10,7 @@ from unidiff.constants import RE_HUNK_HEADER
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
+from prstack.diff.plain import plain_hunks
 from prstack.diff.quoting import unquote_git
 from prstack.errors import InputError
 from prstack.models import FileChange, Hunk, HunkLine
@@ -77,6 +78,16 @@ def _bodies(text: str) -> Iterator[tuple[HunkLine, ...]]:
 def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
     """Parse a unified git diff into Hunks of PR `pr`, file-level changes included."""
     text = diff.decode("utf-8", "surrogateescape") if isinstance(diff, bytes) else diff
+    plain = plain_hunks(text, pr)
+    if plain is not None:
+        for path in dict.fromkeys(h.path for h in plain):
+            check_path(path)
+        return plain
+    return _parsed(text, pr)
+
+
+def _parsed(text: str, pr: int) -> list[Hunk]:
+    """`parse_diff` of any diff, by unidiff's parser."""
     try:
         patch = PatchSet(text, metadata_only=True)
     except UnidiffParseError as exc:

@@ -125,6 +125,7 @@ def judge_changes(
     hunks_at: dict[str, list[Hunk]] = {}
     at_base = base_packages(prs, revisions, index) if revisions.with_files else None
     bench = _JudgingTools(target, revisions, Elsewhere(index.package, Explainer(hunks_at, at_base)), kept)
+    ups = _Above(above, carried)
 
     def jobs_for(todo: Mapping[tuple[int, str], list[Hunk]]) -> list[FileJob]:
         """Jobs for the files to match; the verdicts of files not shipped or unverifiable."""
@@ -143,8 +144,8 @@ def judge_changes(
                 continue
             hunks_at.setdefault(location.installed_path, []).extend(file_hunks)
             base_key, head_key = file_sides(by_pr[number], file_hunks[0])
-            tops = tuple((pr.number, (pr.head_sha, path)) for pr in above[number] if pr.head_sha)
-            blobs = tuple((pr.number, blob) for pr in above[number] if (number, pr.number) in carried
+            tops = tuple((pr.number, (pr.head_sha, path)) for pr in ups.heads(number))
+            blobs = tuple((pr.number, blob) for pr in ups.carrying(number)
                           for blob in _named_blob(groups.get((pr.number, path), ())))
             jobs.append(FileJob(tuple(file_hunks), location.installed_path,
                                 location.placement is Placement.SHIPPED, base_key, head_key, tops, blobs))
@@ -168,6 +169,33 @@ def judge_changes(
     stack = StackView(prs, cumulative_pairs(prs, changes.hunks), pathmap, target.files())
     direct = settled(BEFORE_REWRITES, stack, [r for key in groups for r in results[key]])
     return tuple(settled(AFTER_REWRITES, stack, _through_rewrites(prs, direct, pathmap, bench)))
+
+
+class _Above:
+    """Per PR, the PRs stacked above it (top first) that a file job of it reads: those naming their
+    heads, and those carrying its change (patches; see `carried_pairs`). Worked out once per PR, not
+    per file, walking only the pairs carried (a series' PRs each have hundreds above them)."""
+
+    def __init__(self, above: Mapping[int, Sequence[PullRequest]], carried: frozenset[tuple[int, int]]) -> None:
+        self._above = above
+        self._ups: defaultdict[int, set[int]] = defaultdict(set)
+        for low, up in carried:
+            self._ups[low].add(up)
+        self._heads: dict[int, tuple[PullRequest, ...]] = {}
+        self._carrying: dict[int, tuple[PullRequest, ...]] = {}
+
+    def heads(self, number: int) -> tuple[PullRequest, ...]:
+        got = self._heads.get(number)
+        if got is None:
+            got = self._heads[number] = tuple(pr for pr in self._above[number] if pr.head_sha)
+        return got
+
+    def carrying(self, number: int) -> tuple[PullRequest, ...]:
+        got = self._carrying.get(number)
+        if got is None:
+            ups = self._ups.get(number, ())
+            got = self._carrying[number] = tuple(pr for pr in self._above[number] if pr.number in ups) if ups else ()
+        return got
 
 
 def _named_blob(hunks: Sequence[Hunk]) -> tuple[str | None, ...]:

@@ -16,9 +16,12 @@ tree, a merge of the default branch: the hunk is looked for a few lines off, the
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from operator import itemgetter
 from typing import NamedTuple
 
 from prstack.match.splice import SLIP, LaterHunk, Line, change_spots, first_line, inside, through
@@ -70,7 +73,7 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
     for number, paths in by_pr.items():
         for path in paths:
             touching.setdefault(path, set()).add(number)
-    stack = _Stack(by_pr, carried_pairs(prs, hunks))
+    stack = _Stack(by_pr, carried_pairs(prs, hunks), touching)
     old_blobs = _old_blobs(by_pr)
     out: dict[int, Composed] = {}
     for i, h in enumerate(hunks):
@@ -83,8 +86,7 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
             if kept is not None:
                 out[i] = kept
             continue
-        if h.old_blob and any(_same_blob(blob, h.old_blob) and not numbers.isdisjoint(numbers_above[h.pr])
-                              for blob, numbers in old_blobs.get(h.path, {}).items()):
+        if h.old_blob and not _starting_from(old_blobs, h.path, h.old_blob).isdisjoint(numbers_above[h.pr]):
             # a PR above diffs the file from the blob this hunk starts from: the diffs are not one
             # on another but each from the same base
             done = _same_base(h, above[h.pr], stack)
@@ -95,60 +97,82 @@ def _composed(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> dict[int, Co
     return out
 
 
-def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> dict[str, dict[str, set[int]]]:
-    """Path -> blob a hunk of the path starts from -> the PRs with such a hunk."""
+class _OldBlobs(NamedTuple):
+    """Path -> blob a hunk of the path starts from -> the PRs with such a hunk; and, as asked, per
+    path and blob, the PRs with a hunk of the path starting from that same blob (abbreviated or not)."""
+
+    of_path: dict[str, dict[str, set[int]]]
+    same: dict[tuple[str, str], set[int]]
+
+
+def _old_blobs(by_pr: dict[int, dict[str, list[Hunk]]]) -> _OldBlobs:
     out: dict[str, dict[str, set[int]]] = {}
     for number, paths in by_pr.items():
         for path, path_hunks in paths.items():
             for s in path_hunks:
                 if s.old_blob:
                     out.setdefault(path, {}).setdefault(s.old_blob, set()).add(number)
-    return out
+    return _OldBlobs(out, {})
+
+
+def _starting_from(old_blobs: _OldBlobs, path: str, blob: str) -> set[int]:
+    """The PRs with a hunk of `path` starting from `blob`."""
+    got = old_blobs.same.get((path, blob))
+    if got is None:
+        got = old_blobs.same[(path, blob)] = {number for other, numbers in old_blobs.of_path.get(path, {}).items()
+                                              if _same_blob(other, blob) for number in numbers}
+    return got
 
 
 def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
     """`h` carried through every later PR built on the PR the hunk is at (None: never rewritten,
     or the file deleted above it)."""
-    lines: list[Line] = [(k, t) for k, t in h.lines]
-    start, path, at = first_line(h.new_start, h.new_lines), h.path, own
+    lines: Sequence[Line] = h.lines
+    start, path = first_line(h.new_start, h.new_lines), h.path
     old_first = first_line(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
     steps: list[Composed] = []
-    span = sum(1 for k, _ in lines if k != "-")
-    by_pr = stack.by_pr
-    for pr in above:
-        mine = by_pr.get(pr.number)
-        if mine is None or path not in mine:  # (the file as it was: nothing moves)
-            at = pr
-            continue
+    span = _sides(lines)[1]
+    at = 0  # the place in `above` to look on from (the PRs not changing the file leave it as it was)
+    while (j := stack.next_changing(own.number, above, path, at)) is not None:
+        pr = above[j]
         theirs = stack.steps(pr.number, path)
         if theirs.deleted:
             return None
         moved = through(lines, start, span, theirs.spans)
         if moved is None:
-            return _same_base(h, above, stack) if at is own else None
+            return _same_base(h, above, stack) if j == 0 else None
         lines, start, before, by = moved
         if by is not None:
-            span = sum(1 for k, _ in lines if k != "-")
+            span = _sides(lines)[1]
         old_first -= before
         path = theirs.renamed_to or path
-        at = pr
+        at = j + 1
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
-            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite))
+            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), pr.head_sha, rewrite))
     if rewrite is None:
         return _same_base(h, above, stack)
-    last = Composed(_hunk_of(h, path, lines, old_first, start), at.head_sha, rewrite)
+    last = Composed(_hunk_of(h, path, lines, old_first, start), above[-1].head_sha, rewrite)
     return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
 
 
 def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: int) -> Hunk:
     """`h` with composed `lines`, its old side from line `old_first`, its new side from `start`."""
-    old = sum(1 for k, _ in lines if k != "+")
-    new = sum(1 for k, _ in lines if k != "-")
-    return replace(h, path=path, lines=tuple(HunkLine(k, t) for k, t in lines),
+    old, new = _sides(lines)
+    return replace(h, path=path, lines=tuple(map(_hunk_line, lines)),
                    old_start=old_first if old else old_first - 1, old_lines=old,
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
+
+
+def _sides(lines: Sequence[Line]) -> tuple[int, int]:
+    """How many lines the old and the new side of `lines` count."""
+    kinds = "".join(map(itemgetter(0), lines))
+    return len(kinds) - kinds.count("+"), len(kinds) - kinds.count("-")
+
+
+_hunk_line: Callable[[Line], HunkLine] = partial(tuple.__new__, HunkLine)
+"""HunkLine((kind, text)), at C speed (a named tuple's own constructor is Python code)."""
 
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
@@ -178,10 +202,15 @@ def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed
 class _Stack:
     """The stack's hunks by PR and path, and what is known of pairs (PR, PR above it)."""
 
-    def __init__(self, by_pr: dict[int, dict[str, list[Hunk]]], carried: frozenset[tuple[int, int]]) -> None:
+    def __init__(self, by_pr: dict[int, dict[str, list[Hunk]]], carried: frozenset[tuple[int, int]],
+                 touching: dict[str, set[int]]) -> None:
         self.by_pr = by_pr
         self.carried = carried
         """The upper diff carries the lower one (see `carried_pairs`)."""
+        self._touching = touching
+        """Path -> the PRs with hunks of it (at that path or from it)."""
+        self._rank: dict[int, dict[int, int]] = {}
+        self._changing: dict[tuple[int, str], list[int]] = {}
         self._same: dict[tuple[int, int], bool] = {}
         self._steps: dict[tuple[int, str], _Steps] = {}
         self._telling: dict[tuple[int, str, bool], tuple[tuple[PullRequest, tuple[Hunk, ...]], ...]] = {}
@@ -213,6 +242,19 @@ class _Stack:
             self._telling[key] = tuple(out)
         return self._telling[key]
 
+    def next_changing(self, own: int, above: Sequence[PullRequest], path: str, at: int) -> int | None:
+        """The place in `above` (PR `own`'s chain) of the first PR from place `at` on with hunks of
+        `path`, or None: a hunk is carried through only those (the others leave its lines as they are)."""
+        places = self._changing.get((own, path))
+        if places is None:
+            rank = self._rank.get(own)
+            if rank is None:
+                rank = self._rank[own] = {pr.number: i for i, pr in enumerate(above)}
+            places = self._changing[(own, path)] = sorted(
+                i for number in self._touching.get(path, ()) if (i := rank.get(number)) is not None)
+        k = bisect.bisect_left(places, at)
+        return places[k] if k < len(places) else None
+
     def steps(self, number: int, path: str) -> _Steps:
         """PR `number`'s hunks of the file at `path` (its old path), as a hunk is carried through them."""
         if (number, path) not in self._steps:
@@ -222,7 +264,8 @@ class _Stack:
                 if s.lines:
                     first = first_line(s.old_start, s.old_lines)
                     spots = change_spots(s, first)
-                    spans.append(LaterHunk(s, first, min(spots, default=None), max(spots, default=None)))
+                    spans.append(LaterHunk(s, first, min(spots, default=None), max(spots, default=None),
+                                           list(s.old_image)))
             self._steps[(number, path)] = _Steps(
                 tuple(spans), any(s.change is FileChange.DELETED for s in theirs),
                 next((s.path for s in theirs if s.change is FileChange.RENAMED), None))

@@ -43,6 +43,7 @@ class Explainer:
         self._runs: dict[int, bytes] = {}
         self._block_runs: dict[tuple[str, ...], bytes] = {}
         self._at_base: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._adding: dict[str, tuple[int, dict[str, set[int]]]] = {}
 
     def by_base(self, hunk: Hunk, block: Sequence[str]) -> bool:
         """Whether `block` was in the package at the base of the hunk's PR."""
@@ -83,8 +84,21 @@ class Explainer:
         """The lines (stripped) that the audited hunks of `path` of PRs other than `pr` add: a
         line of the target among a hunk's changes that one of them adds is no foreign line.
         Worked out on the first question (most hunks are found as they are and never ask)."""
-        return _Lazy(lambda: frozenset(text.strip() for other in self._hunks_at.get(path, ()) if other.pr != pr
-                                       for kind, text in other.lines if kind == "+"))
+        return _ByOthers(lambda: self._adders(path), pr)
+
+    def _adders(self, path: str) -> dict[str, set[int]]:
+        """Line (stripped) -> the PRs whose audited hunks of `path` add it; made once per path (again
+        where hunks of it were added since)."""
+        hunks = self._hunks_at.get(path, ())
+        got = self._adding.get(path)
+        if got is None or got[0] != len(hunks):
+            adders: dict[str, set[int]] = {}
+            for other in hunks:
+                for kind, text in other.lines:
+                    if kind == "+":
+                        adders.setdefault(text.strip(), set()).add(other.pr)
+            got = self._adding[path] = (len(hunks), adders)
+        return got[1]
 
     def why(self, hunk: Hunk, block: Sequence[str], path: str, base: bool) -> str | None:
         """How an occurrence of `block` in `path` is explained ("by #M", "by the base"), or None.
@@ -95,14 +109,16 @@ class Explainer:
         return f"by #{other.pr}" if other is not None else None
 
 
-class _Lazy:
-    """A set of lines made on the first question."""
+class _ByOthers:
+    """The lines a PR other than `pr` adds, from who adds each line (`adders`, asked on the first question)."""
 
-    def __init__(self, make: Callable[[], frozenset[str]]) -> None:
-        self._make = make
-        self._lines: frozenset[str] | None = None
+    def __init__(self, adders: Callable[[], dict[str, set[int]]], pr: int) -> None:
+        self._make = adders
+        self._pr = pr
+        self._adders: dict[str, set[int]] | None = None
 
     def __contains__(self, line: object) -> bool:
-        if self._lines is None:
-            self._lines = self._make()
-        return line in self._lines
+        if self._adders is None:
+            self._adders = self._make()
+        prs = self._adders.get(line) if isinstance(line, str) else None
+        return prs is not None and (len(prs) > 1 or self._pr not in prs)

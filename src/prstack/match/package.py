@@ -140,12 +140,17 @@ class PackageIndex:
         each leaving out its own file)."""
         if isinstance(exclude, str):
             exclude = (exclude,)
-        wanted = tuple(key(line) for line in block if not trivial(line))
-        if not wanted:
+        lines = [line for line in block if not trivial(line)]
+        if not lines:
             return iter(())
         count = self._index()
-        if any(k not in count for k in wanted):
-            return iter(())
+        keys = []
+        for line in lines:  # (most blocks asked for hold a line no file holds: keyed up to that one)
+            k = key(line)
+            if k not in count:
+                return iter(())
+            keys.append(k)
+        wanted = tuple(keys)
         places = self._places.get(wanted)
         if places is None:
             places = self._places[wanted] = ([], self._find_all(list(wanted)))

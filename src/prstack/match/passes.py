@@ -90,13 +90,18 @@ def left_by_cumulative(stack: StackView, results: Sequence[HunkResult]) -> list[
         names[r.hunk.pr].update(p for p in (r.hunk.path, r.hunk.old_path) if p)
         if r.status.shipped:
             held[r.hunk.pr] = held.get(r.hunk.pr, True) and r.status.present
-    order = [pr.number for pr in stack.prs]
+    place = {pr.number: i for i, pr in enumerate(stack.prs)}
+    lasts: dict[int, int] = {}
+    """Patch -> the last patch in stack order cumulative over it."""
+    for low, up in cumulative:
+        if up in place and (low not in lasts or place[up] > place[lasts[low]]):
+            lasts[low] = up
     out = list(results)
     for i, r in enumerate(results):
         h = r.hunk
         if not (r.status is HunkStatus.MISSING or (r.status is HunkStatus.FILE_MISSING and h.old_path is None)):
             continue
-        last = next((up for up in reversed(order) if (h.pr, up) in cumulative), None)
+        last = lasts.get(h.pr)
         if last is None or not held.get(last) or names[last] & {h.path, h.old_path}:
             continue
         note = (f"#{last}'s diff, cumulative over this one, leaves the file as its base had it: the stack "

@@ -9,7 +9,7 @@ from itertools import islice
 
 from prstack.match.explain import Explainer
 from prstack.match.package import PackageIndex
-from prstack.match.text import LEVELS, LOOSEST, trivial
+from prstack.match.text import LEVELS, LOOSEST, normalise_all, trivial
 from prstack.models import HunkResult, HunkStatus, MatchEvidence
 
 RELOCATE_MIN_LINES = 3
@@ -36,21 +36,25 @@ def relocation_blocks(result: HunkResult) -> list[tuple[str, ...]]:
     added = [t for t in h.added if not trivial(t)]
     if not added:
         return []
-    chars = sum(len("".join(t.split())) for t in added)
     if result.status is HunkStatus.MISSING:
-        strong = len(added) >= RELOCATE_MIN_LINES and chars >= RELOCATE_MIN_CHARS
+        strong = len(added) >= RELOCATE_MIN_LINES and _chars(added) >= RELOCATE_MIN_CHARS
         return [h.added] if strong else []
     if result.status is HunkStatus.DIVERGED and _rewritten(result):
         return []
     blocks = [h.new_image] if sum(1 for t in h.new_image if not trivial(t)) >= 3 else []
-    if len(added) >= RELOCATE_WEAK_MIN_LINES and chars >= RELOCATE_WEAK_MIN_CHARS:
+    if len(added) >= RELOCATE_WEAK_MIN_LINES and _chars(added) >= RELOCATE_WEAK_MIN_CHARS:
         blocks.append(h.added)
     return blocks
 
 
+def _chars(lines: Sequence[str]) -> int:
+    """The characters of `lines` that are not whitespace."""
+    return len("".join("".join(lines).split()))
+
+
 def _rewritten(result: HunkResult) -> bool:
     """Whether the target's lines at a diverged hunk's place hold text that is none of the hunk's."""
-    own = {_loose(t) for t in result.hunk.old_image + result.hunk.new_image}
+    own = set(normalise_all([t for _, t in result.hunk.lines], LOOSEST))
     return any(not trivial(t) and _loose(t) not in own for t in result.evidence.found_text)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import compress
+from operator import itemgetter
 from typing import NamedTuple
 
 from prstack.match.text import ASCII_SPACE, LEVELS, LOOSEST, clean, normalise_all, trivial, wrap_lines, wrap_pieces
@@ -15,24 +17,25 @@ class _Level(NamedTuple):
     usable: bool
 
 
+_KIND, _TEXT = itemgetter(0), itemgetter(1)
+"""A HunkLine's kind and text."""
+
+
 class Shape:
     """A hunk's lines and images, each normalised per level on first use (most hunks are
     settled by a direct look where they are expected and never need more)."""
 
     def __init__(self, hunk: Hunk) -> None:
-        texts = tuple([line.text for line in hunk.lines])
+        texts: tuple[str, ...] = tuple(map(_TEXT, hunk.lines))
         if "\r" in "".join(texts):
             texts = tuple(map(clean, texts))
-        kinds = "".join([line.kind for line in hunk.lines])
+        kinds = "".join(map(_KIND, hunk.lines))
         self.texts = texts
         self.kinds = kinds
-        self._pick = (
-            [i for i, k in enumerate(kinds) if k != "+"],
-            [i for i, k in enumerate(kinds) if k != "-"],
-        )
-        """Which lines make the old and the new image."""
-        self.old = tuple(map(texts.__getitem__, self._pick[0]))
-        self.new = tuple(map(texts.__getitem__, self._pick[1]))
+        self._pick = (tuple(map("+".__ne__, kinds)), tuple(map("-".__ne__, kinds)))
+        """Which lines make the old and the new image (a flag per line)."""
+        self.old = tuple(compress(texts, self._pick[0]))
+        self.new = tuple(compress(texts, self._pick[1]))
         self.lead = len(kinds) - len(kinds.lstrip(" "))
         self.trail = len(kinds) - len(kinds.rstrip(" ")) if self.lead < len(kinds) else 0
         self.new_file = hunk.old_start == 0 and hunk.old_lines == 0
@@ -77,8 +80,8 @@ class Shape:
             if norm == out[-1].norm:
                 out.append(out[-1])
                 continue
-            old = tuple(map(norm.__getitem__, self._pick[0]))
-            new = tuple(map(norm.__getitem__, self._pick[1]))
+            old = tuple(compress(norm, self._pick[0]))
+            new = tuple(compress(norm, self._pick[1]))
             out.append(_Level(norm, (old, new), old != new and self._distinguishes(norm)))
         return out
 

@@ -15,12 +15,13 @@ SLIP = 50
 
 class LaterHunk(NamedTuple):
     """A later hunk as `through` meets it: the hunk, the first line its old side covers, the
-    old-side positions of its first and last change (None: it changes nothing)."""
+    old-side positions of its first and last change (None: it changes nothing), its old lines."""
 
     hunk: Hunk
     first: int
     first_change: int | None
     last_change: int | None
+    old: list[str]
 
 
 def first_line(start: int, count: int) -> int:
@@ -31,26 +32,29 @@ def first_line(start: int, count: int) -> int:
 Line = tuple[LineKind, str]
 
 
-def through(lines: list[Line], start: int, span: int,
-             theirs: Sequence[LaterHunk]) -> tuple[list[Line], int, int, Hunk | None] | None:
+def through(lines: Sequence[Line], start: int, span: int,
+            theirs: Sequence[LaterHunk]) -> tuple[Sequence[Line], int, int, Hunk | None] | None:
     """A hunk's lines (new side from line `start`) carried through one later PR's hunks of its file:
     (lines, new start in that PR's head, lines of the base the hunk grew by in front, the last of
     the later hunks composed in). None when a hunk of the later PR changes the span (`span` lines:
     the hunk's new side) but its old lines do not agree with the hunk's new ones."""
     delta, touching = 0, []
-    for s, first, first_change, last_change in theirs:
-        if last_change is not None and last_change < start:
+    for later in theirs:
+        s = later.hunk
+        if later.last_change is not None and later.last_change < start:
             delta += s.new_lines - s.old_lines
-        elif first_change is not None and first_change < start + span and inside(s, first, start, span):
-            touching.append((s, first))
+        elif (later.first_change is not None and later.first_change < start + span
+              and inside(s, later.first, start, span)):
+            touching.append(later)
     if not touching:
         return lines, start + delta, 0, None
+    mine = [t for k, t in lines if k != "-"]
     placed = []
-    for s, first in touching:
-        slip = _agreeing_slip(lines, start, s, first)
+    for later in touching:
+        slip = _agreeing_slip(mine, start, later.old, later.first)
         if slip is None:
             return None
-        placed.append((s, first + slip))
+        placed.append((later.hunk, later.first + slip))
     composed, lo = _compose(lines, start, placed)
     return composed, lo + delta, max(0, start - lo), placed[-1][0]
 
@@ -84,14 +88,12 @@ def inside(s: Hunk, first: int, start: int, span: int) -> bool:
     return False
 
 
-def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | None:
-    """How far `s` sits from `first` so that its old lines agree with the hunk's new lines where
-    they meet: 0 when the positions hold, else the smallest slip within SLIP at which every old
-    line of `s` meets one of the hunk's and agrees (a slip trusts content alone, so all of it);
-    None if none."""
-    mine = [t for k, t in lines if k != "-"]
-    old = [t for k, t in s.lines if k != "+"]
-    for slip in sorted(range(-SLIP, SLIP + 1), key=abs):
+def _agreeing_slip(mine: list[str], start: int, old: list[str], first: int) -> int | None:
+    """How far a later hunk (its old lines `old`) sits from `first` so that its old lines agree
+    with the hunk's new lines (`mine`, from line `start`) where they meet: 0 when the positions
+    hold, else the smallest slip within SLIP at which every old line of it meets one of the hunk's
+    and agrees (a slip trusts content alone, so all of it); None if none."""
+    for slip in _SLIPS:
         at = first + slip - start
         lo, hi = max(0, -at), min(len(old), len(mine) - at)  # (the old lines that meet one of the hunk's)
         if lo >= hi or mine[at + lo:at + hi] != old[lo:hi]:
@@ -101,7 +103,11 @@ def _agreeing_slip(lines: list[Line], start: int, s: Hunk, first: int) -> int | 
     return None
 
 
-def _compose(lines: list[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
+_SLIPS = sorted(range(-SLIP, SLIP + 1), key=abs)
+"""Every slip within SLIP, the smallest first (of two alike, the one up first)."""
+
+
+def _compose(lines: Sequence[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
     """The hunk's lines composed with the later hunks `placed` (each with the line its old side
     starts at, in the lines the hunk's new side counts): (lines, the first line they cover there)."""
     text: dict[int, str] = {}
@@ -125,17 +131,20 @@ def _compose(lines: list[Line], start: int, placed: Sequence[tuple[Hunk, int]]) 
                 text.setdefault(p, t)
                 theirs[p] = kind
                 p += 1
-    positions = sorted(set(text) | set(gone) | set(put))
-    lo, hi = positions[0], positions[-1]
+    positions = [*text, *gone, *put]
+    lo, hi = min(positions), max(positions)
     out: list[Line] = []
     for p in range(lo, hi + 1):
-        out.extend(("-", t) for t in gone.get(p, ()))
-        out.extend(("+", t) for t in put.get(p, ()))
-        if p not in text:
+        if p in gone:
+            out += [("-", t) for t in gone[p]]
+        if p in put:
+            out += [("+", t) for t in put[p]]
+        line = text.get(p)
+        if line is None:
             continue
         own, later = mine.get(p, " "), theirs.get(p, " ")
         if own == " ":
-            out.append((" " if later == " " else "-", text[p]))
+            out.append((" " if later == " " else "-", line))
         elif later == " ":
-            out.append(("+", text[p]))
+            out.append(("+", line))
     return out, lo

@@ -85,16 +85,25 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
             if pr not in on.setdefault(below, []):
                 on[below].append(pr)
     out = {}
-    for pr in prs:
-        seen: dict[int, PullRequest] = {}
-        todo = list(on.get(pr.number, ()))
-        while todo:
-            up = todo.pop()
-            if up.number not in seen and up.number != pr.number:
-                seen[up.number] = up
-                todo.extend(on.get(up.number, ()))
-        out[pr.number] = tuple(sorted(seen.values(), key=lambda p: -order[p.number]))
-    return out
+    reached: dict[int, set[int]] = {}
+    """PR -> the PRs reached from it (not itself), told so far."""
+    for pr in reversed(prs):
+        ups = on.get(pr.number, [])
+        if all(up.number in reached for up in ups):
+            # (those it builds on are told, as in a series, told from the top down): theirs, and them
+            seen = {up.number for up in ups}.union(*(reached[up.number] for up in ups))
+            seen.discard(pr.number)
+        else:
+            seen = set()
+            todo = list(ups)
+            while todo:
+                up = todo.pop()
+                if up.number not in seen and up.number != pr.number:
+                    seen.add(up.number)
+                    todo.extend(on.get(up.number, ()))
+        reached[pr.number] = seen
+        out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
+    return {pr.number: out[pr.number] for pr in prs}
 
 
 def _built_on_each(prs: Sequence[PullRequest]) -> dict[int, list[PullRequest]]:
@@ -174,7 +183,9 @@ def _added_by_patch(prs: Sequence[PullRequest],
     added: defaultdict[int, defaultdict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for h in hunks:
         if h.pr in rank:
-            added[h.pr][h.path].update(t.strip() for k, t in h.lines if k == "+" and t.strip())
+            lines = {t.strip() for k, t in h.lines if k == "+"}
+            lines.discard("")
+            added[h.pr][h.path].update(lines)
     return rank, {number: dict(files) for number, files in added.items()}
 
 

@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from prstack.match.index import FileIndex
+from prstack.match.index import FileIndex, Positions
 from prstack.match.text import LEVELS, LOOSEST, normalise_all, trivial
-from prstack.models import HunkResult, HunkStatus
+from prstack.models import Hunk, HunkResult, HunkStatus
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
 
@@ -22,31 +22,40 @@ def noted_without_base(results: Sequence[HunkResult], target: Target) -> tuple[H
     in the package all along; an applied pure addition of a line the target's file holds more
     often than the patches add it may have found lines that were there before (a clone counts
     them in the file at the PR's base; a patch has no such file)."""
-    adds: Counter[tuple[str, str]] = Counter()
+    by_path: dict[str, list[HunkResult]] = {}
     for r in results:
-        path = r.hunk.path
-        adds.update((path, t) for t in normalise_all(list(r.hunk.added), LOOSEST))
-    counts: dict[str, Counter[str]] = {}
+        by_path.setdefault(r.hunk.path, []).append(r)
+    adds: dict[str, Counter[str]] = {}
+    counts: dict[str, Positions | None] = {}
 
-    def in_target(path: str) -> Counter[str]:
+    def added_at(path: str) -> Counter[str]:
+        """How often the audited hunks of `path` add each line (loosely normalised)."""
+        if path not in adds:
+            adds[path] = Counter(normalise_all([t for r in by_path[path] for k, t in r.hunk.lines if k == "+"],
+                                               LOOSEST))
+        return adds[path]
+
+    def in_target(path: str, line: str) -> int:
+        """How often the target's file at `path` holds `line` (loosely normalised)."""
         if path not in counts:
             try:
                 data = target.read(path)
             except Unreadable:
                 data = None
-            counts[path] = Counter(FileIndex.of(data).norm(LOOSEST)) if data is not None else Counter()
-        return counts[path]
+            counts[path] = FileIndex.of(data).positions(LOOSEST) if data is not None else None
+        held = counts[path]
+        return held.count(line) if held is not None else 0
 
     out = []
     for r in results:
         note = None
         if r.status is HunkStatus.RELOCATED:
             note = TARGET_ALONE
-        elif r.status is HunkStatus.APPLIED and r.hunk.added and not r.hunk.removed and r.installed_path:
+        elif r.status is HunkStatus.APPLIED and r.installed_path and _pure_addition(r.hunk):
             for t in r.hunk.added:
                 if trivial(t):
                     continue
-                now, added = in_target(r.installed_path)[_loose(t)], adds[(r.hunk.path, _loose(t))]
+                now, added = in_target(r.installed_path, _loose(t)), added_at(r.hunk.path)[_loose(t)]
                 if now > added:
                     note = (f"judged from the target alone: the added line {t.strip()!r} is in the file {now} "
                             f"times, the patches add it {added}; whether it was there before is not known")
@@ -56,6 +65,12 @@ def noted_without_base(results: Sequence[HunkResult], target: Target) -> tuple[H
             r = replace(r, evidence=replace(r.evidence, note=note))
         out.append(r)
     return tuple(out)
+
+
+def _pure_addition(h: Hunk) -> bool:
+    """Whether the hunk adds lines and removes none."""
+    kinds = {k for k, _ in h.lines}
+    return "+" in kinds and "-" not in kinds
 
 
 _loose = LEVELS[LOOSEST][1]

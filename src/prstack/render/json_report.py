@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from prstack.match.report import AuditReport, pr_status_v1
-from prstack.models import HunkResult, HunkStatus, ImageInfo, Landed, Placed, PRReport, PRStatus
+from prstack.models import FileChange, HunkResult, HunkStatus, ImageInfo, Landed, Placed, PRReport, PRStatus
 from prstack.render.formats import AuditSchema
 from prstack.render.json_rows import dumps_rows_last
 from prstack.render.titles import title_and_source
@@ -138,14 +138,14 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
         "old_lines": h.old_lines,
         "new_start": h.new_start,
         "new_lines": h.new_lines,
-        "status": r.status.value,
+        "status": _STATUS[r.status],
         "found_path": r.found_path,
         "found_line": r.found_line,
         "fuzz": r.fuzz,
         # added fields (documented in docs/reports.md)
         "commits": list(h.commits),
         "old_path": h.old_path,
-        "change": h.change.value,
+        "change": _CHANGE[h.change],
         "offset": r.offset,
         "normalisation": r.evidence.normalisation,
         "note": r.evidence.note,
@@ -153,6 +153,11 @@ def _hunk(r: HunkResult) -> dict[str, Any]:
                                                                       **({"upstream": True} if w.upstream else {})},
         "unverifiable": None if r.status is not HunkStatus.UNVERIFIABLE else "not-read" if r.unread else "by-design",
     }
+
+
+_STATUS = {status: status.value for status in HunkStatus}
+_CHANGE = {change: change.value for change in FileChange}
+"""The enums' JSON strings, looked up (an enum member's `value` is a Python-level property)."""
 
 
 def audit_json(report: AuditReport, schema: AuditSchema = AuditSchema.V2) -> str:

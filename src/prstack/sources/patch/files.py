@@ -127,7 +127,8 @@ def split_patch(file: PatchFile) -> Patch:
         raise InputError(Option("patch"),
                          f" {file.name}: the file is empty; give a unified diff or a git format-patch file.")
     text = _lf(file.data.decode("utf-8", "surrogateescape"))
-    starts = [m.start() for m in _MAIL_START.finditer(text)]
+    # (the search only where a line starts with "From ": a bare diff has none, and is long)
+    starts = [m.start() for m in _MAIL_START.finditer(text)] if text.startswith("From ") or "\nFrom " in text else []
     chunks = [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=True)] if starts else [text]
     preamble = text[: starts[0]] if starts else ""
     mails = tuple(_mail(chunk, bool(starts)) for chunk in chunks)
@@ -142,6 +143,8 @@ def split_patch(file: PatchFile) -> Patch:
 def _lf(text: str) -> str:
     """CRLF read as LF where the file was saved with CRLF line ends (every line ends so, as
     GNU patch does), else on the diff's header lines only (a CR there is not part of a name)."""
+    if "\r" not in text:
+        return text
     lines = text.split("\n")
     if all(line.endswith("\r") for line in lines[:-1]) and len(lines) > 1:
         return text.replace("\r\n", "\n")
@@ -225,28 +228,56 @@ def _check_counts(diff: str, name: str) -> None:
         old = int(m.group(1)) if m.group(1) is not None else 1
         new = int(m.group(2)) if m.group(2) is not None else 1
         i += 1
-        while old > 0 or new > 0:
-            line = lines[i] if i < len(lines) else None
-            if line is None or (i == len(lines) - 1 and line == ""):
-                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff is truncated "
-                                 f"({old} old and {new} new lines short); give the whole patch.")
-            kind = line[:1]
-            if kind == " " or line == "":
-                old, new = old - 1, new - 1
-            elif kind == "-":
-                old -= 1
-            elif kind == "+":
-                new -= 1
-            elif kind != "\\":
-                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff ends before its "
-                                 f"counts say ({old} old and {new} new lines short); the patch is truncated "
-                                 "or was edited by hand.")
-            if old < 0 or new < 0:
-                raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff holds more lines "
-                                 "than its header counts; fix the counts or regenerate the patch.")
-            i += 1
+        end = _body_end(lines, i, old, new)
+        i = end if end is not None else _walked_body(lines, i, (old, new), name, header_at)
         while i < len(lines) and lines[i].startswith("\\"):
             i += 1
         if i < len(lines) and lines[i][:1] in (" ", "+", "-") and not lines[i].startswith(("--- ", "+++ ")):
             raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff holds more lines "
                              "than its header counts; fix the counts or regenerate the patch.")
+
+
+def _body_end(lines: list[str], i: int, old: int, new: int) -> int | None:
+    """Where the hunk body from line `i` ends, its counts `old` and `new`; None where the body is
+    not sound (the lines run out, a line of another kind, more lines than counted: `_walked_body`
+    tells which). Counted a run of lines at a time: each line uses up one count at most, so the
+    next max(old, new) lines are the body's, or the body holds a marker among them."""
+    while old > 0 or new > 0:
+        run = max(old, new)
+        if i + run >= len(lines):  # (the last line among them: the walk tells a truncated hunk)
+            return None
+        kinds = "".join([line[:1] for line in lines[i : i + run]])
+        blank = run - len(kinds)  # (an empty line: a context line that lost its space)
+        context, removed, added = kinds.count(" ") + blank, kinds.count("-"), kinds.count("+")
+        if context + removed + added + kinds.count("\\") < run:
+            return None
+        old, new, i = old - context - removed, new - context - added, i + run
+        if old < 0 or new < 0:
+            return None
+    return i
+
+
+def _walked_body(lines: list[str], i: int, counts: tuple[int, int], name: str, header_at: int) -> int:
+    """`_body_end`, line by line, raising InputError where the body is not sound."""
+    old, new = counts
+    while old > 0 or new > 0:
+        line = lines[i] if i < len(lines) else None
+        if line is None or (i == len(lines) - 1 and line == ""):
+            raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff is truncated "
+                             f"({old} old and {new} new lines short); give the whole patch.")
+        kind = line[:1]
+        if kind == " " or line == "":
+            old, new = old - 1, new - 1
+        elif kind == "-":
+            old -= 1
+        elif kind == "+":
+            new -= 1
+        elif kind != "\\":
+            raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff ends before its "
+                             f"counts say ({old} old and {new} new lines short); the patch is truncated "
+                             "or was edited by hand.")
+        if old < 0 or new < 0:
+            raise InputError(Option("patch"), f" {name}: the hunk at line {header_at} of its diff holds more lines "
+                             "than its header counts; fix the counts or regenerate the patch.")
+        i += 1
+    return i
