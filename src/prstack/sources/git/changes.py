@@ -71,10 +71,12 @@ def start_changes(
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
-    own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
+    above = _TouchedAbove(src, stack, ranges)
+    own = [_attribute(src, r, hunks, stack, diffs, partial(above.of, at))
+           for at, (r, hunks) in enumerate(zip(ranges, parsed, strict=True))]
     if missing is not None:
-        own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
-    own = _with_touched_above(src, stack, ranges, own)
+        own = [[*hunks, *above.added(at, _unread(src, r, missing))]
+               for at, (r, hunks) in enumerate(zip(ranges, own, strict=True))]
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -245,11 +247,12 @@ class _CommitDiffs:
 
 
 def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
-               diffs: _CommitDiffs) -> list[Hunk]:
+               diffs: _CommitDiffs, above: Callable[[str], tuple[str, ...]] = lambda path: ()) -> list[Hunk]:
     """Each hunk with the commits that introduced it. A one-commit PR owes all its lines to that
     commit; for longer PRs the commits' diffs are replayed in order (`_CommitDiffs`). With a merge
     commit in the range, every file is blamed and deletions are attributed by `git log`. The paths
-    of commits stack detection read are known already."""
+    of commits stack detection read are known already. `above`: path -> the commits of the PRs
+    built on this one that changed it (`Hunk.touched_above`)."""
     base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
     order = [c.sha for c in commits]
     merges = any(len(c.parents) != 1 for c in commits)
@@ -289,26 +292,41 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
-    out = _with_touched_by(out, touching if not merges else _touching_by_paths(src, order))
+    out = _with_touched(out, touching if not merges else _touching_by_paths(src, order), above)
     return _with_taken_back(out, taken_back) if taken_back else out
 
 
-def _with_touched_above(src: GitClone, stack: Stack, ranges: Sequence[_OwnRange],
-                        own: list[list[Hunk]]) -> list[list[Hunk]]:
-    """Each hunk with the commits of the PRs built on its PR that changed its file (see
-    `Hunk.touched_above`; paths stack detection read are known already)."""
-    known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
-    shas = [c.sha for r in ranges[1:] for c in r.commits]
-    paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
-    out = []
-    for at, (r, hunks) in enumerate(zip(ranges, own, strict=True)):
-        above = [c.sha for up in ranges[at + 1:] if r.number in stack.below(up.number) for c in up.commits]
-        if not above:
-            out.append(hunks)
-            continue
-        out.append([replace(h, touched_above=touched) if (touched := tuple(
-            sha for sha in above if h.path in paths.get(sha, ()))) else h for h in hunks])
-    return out
+class _TouchedAbove:
+    """Per PR of the stack and path: the commits of the PRs built on it that changed the path (see
+    `Hunk.touched_above`; paths stack detection read are known already), in stack order."""
+
+    def __init__(self, src: GitClone, stack: Stack, ranges: Sequence[_OwnRange]) -> None:
+        known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
+        shas = [c.sha for r in ranges[1:] for c in r.commits]
+        paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
+        self._by_path: dict[str, list[tuple[int, str]]] = {}
+        """Path -> (position in `ranges`, commit) of every commit above the first PR that changed it."""
+        for at, r in enumerate(ranges[1:], start=1):
+            for c in r.commits:
+                for path in paths.get(c.sha, ()):
+                    self._by_path.setdefault(path, []).append((at, c.sha))
+        below = [stack.below(r.number) for r in ranges]
+        self._above = [frozenset(up for up in range(at + 1, len(ranges)) if r.number in below[up])
+                       for at, r in enumerate(ranges)]
+        """Position in `ranges` -> the positions of the PRs built on it."""
+        self._found: dict[tuple[int, str], tuple[str, ...]] = {}
+
+    def of(self, at: int, path: str) -> tuple[str, ...]:
+        """The commits of the PRs built on the PR at position `at` that changed `path`."""
+        key = (at, path)
+        if key not in self._found:
+            above = self._above[at]
+            self._found[key] = tuple(sha for up, sha in self._by_path.get(path, ()) if up in above)
+        return self._found[key]
+
+    def added(self, at: int, hunks: Sequence[Hunk]) -> list[Hunk]:
+        """The hunks of the PR at position `at` with their `touched_above`."""
+        return [replace(h, touched_above=touched) if (touched := self.of(at, h.path)) else h for h in hunks]
 
 
 def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:
@@ -318,9 +336,11 @@ def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], S
     return lambda path: [sha for sha in order if path in paths.get(sha, ())]
 
 
-def _with_touched_by(hunks: Sequence[Hunk], touching: Callable[[str], Sequence[str]]) -> list[Hunk]:
-    """Each hunk with the PR's commits that changed its file (see `Hunk.touched_by`)."""
-    return [replace(h, touched_by=tuple(touching(h.path))) for h in hunks]
+def _with_touched(hunks: Sequence[Hunk], touching: Callable[[str], Sequence[str]],
+                  above: Callable[[str], tuple[str, ...]]) -> list[Hunk]:
+    """Each hunk with the PR's commits that changed its file (see `Hunk.touched_by`) and those of
+    the PRs built on it (`Hunk.touched_above`)."""
+    return [replace(h, touched_by=tuple(touching(h.path)), touched_above=above(h.path)) for h in hunks]
 
 
 def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:
