@@ -61,13 +61,15 @@ def start_changes(
     the huge files' hunks when their texts are read and diffed (`ChangesLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
-    missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
+    heads = [src.refs.pr_head(n)[1] for n in numbers]
+    missing = src.lacking_blobs(heads)
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
     # its parent's head, through the default branch's commits it merged): blobs lacking there too
-    missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
+    if missing is not None or not all(_looked_at(src, r, heads) for r in ranges):
+        missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
     diffs = _CommitDiffs(src, ranges)
@@ -204,6 +206,22 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
         mine = history.ancestors(head)
         commits = tuple(c for c in commits if c.sha in mine)
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
+
+
+def _looked_at(src: GitClone, r: _OwnRange, heads: Sequence[str]) -> bool:
+    """Whether the first look for lacking blobs (the commits of `heads` past their fork points,
+    and those forks' trees) saw every object the range's own look would: a head whose history
+    enters the default branch only at its fork point holds the range's head and its start (the
+    fork point, or a commit past it whose history enters the default branch there too), so the
+    range's commits are some of those seen, and its start's tree was seen."""
+    history = src.ancestry.history(src.default_ref)
+    for head in heads:
+        entries, mine = history.boundary(head), history.ancestors(head)
+        if len(entries) != 1 or r.head not in mine:
+            continue
+        if r.start in entries or (r.start in mine and history.boundary(r.start) == entries):
+            return True
+    return False
 
 
 def _parents_merged(src: GitClone, stack: Stack, number: int) -> str | None:
