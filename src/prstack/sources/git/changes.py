@@ -71,11 +71,12 @@ def start_changes(
     if missing is not None or not all(_looked_at(src, r, heads) for r in ranges):
         missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
+    diffs = _CommitDiffs(src, ranges)  # (their commits' diffs: git writes them while these are parsed)
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
-    diffs = _CommitDiffs(src, ranges)
     above = _TouchedAbove(src, stack, ranges)
     own = [_attribute(src, r, hunks, stack, diffs, partial(above.of, at))
            for at, (r, hunks) in enumerate(zip(ranges, parsed, strict=True))]
+    diffs.read()  # (git waited for here when no hunk needed them)
     if missing is not None:
         own = [[*hunks, *above.added(at, _unread(src, r, missing))]
                for at, (r, hunks) in enumerate(zip(ranges, own, strict=True))]
@@ -243,13 +244,14 @@ def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
 
 
 class _CommitDiffs:
-    """The diffs of the stack's linear multi-commit PRs' commits, read by one git process when first
-    needed, and each such PR's line owners replayed from them (see prstack.diff.lineage)."""
+    """The diffs of the stack's linear multi-commit PRs' commits, read by one git process started
+    at once, and each such PR's line owners replayed from them (see prstack.diff.lineage)."""
 
     def __init__(self, src: GitClone, ranges: Sequence[_OwnRange]) -> None:
         self.src = src
-        self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
-                      for c in r.commits]
+        shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
+                for c in r.commits]
+        self._read = src.objects.start_commit_diffs(shas)
         self._diffs: dict[str, bytes] | None = None
         self._replayed: dict[int, Replayed] = {}
 
@@ -257,11 +259,15 @@ class _CommitDiffs:
         """Per path at the PR's head: which of its commits wrote each line, and the lines one of
         them wrote and a later one removed."""
         if r.number not in self._replayed:
-            if self._diffs is None:
-                self._diffs = dict(self.src.objects.commit_diffs(self._shas))
-            diffs = self._diffs
+            diffs = self.read()
             self._replayed[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
         return self._replayed[r.number]
+
+    def read(self) -> dict[str, bytes]:
+        """The commits' diffs (waits for git the first time)."""
+        if self._diffs is None:
+            self._diffs = dict(self._read())
+        return self._diffs
 
 
 def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
