@@ -12,6 +12,7 @@ from prstack.diff.lineage import Replayed, replay
 from prstack.errors import SourceError
 from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
+from prstack.sources.git.above import TouchedAbove
 from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
 from prstack.sources.git.missing import MissingBlobs, changed_among
@@ -73,7 +74,7 @@ def start_changes(
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     diffs = _CommitDiffs(src, ranges)  # (their commits' diffs: git writes them while these are parsed)
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
-    above = _TouchedAbove(src, stack, ranges)
+    above = TouchedAbove(src, stack, [(r.number, r.commits) for r in ranges])
     own = [_attribute(src, r, hunks, stack, diffs, partial(above.of, at))
            for at, (r, hunks) in enumerate(zip(ranges, parsed, strict=True))]
     diffs.read()  # (git waited for here when no hunk needed them)
@@ -318,39 +319,6 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
     out = _with_touched(out, touching if not merges else _touching_by_paths(src, order), above)
     return _with_taken_back(out, taken_back) if taken_back else out
-
-
-class _TouchedAbove:
-    """Per PR of the stack and path: the commits of the PRs built on it that changed the path (see
-    `Hunk.touched_above`; paths stack detection read are known already), in stack order."""
-
-    def __init__(self, src: GitClone, stack: Stack, ranges: Sequence[_OwnRange]) -> None:
-        known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
-        shas = [c.sha for r in ranges[1:] for c in r.commits]
-        paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
-        self._by_path: dict[str, list[tuple[int, str]]] = {}
-        """Path -> (position in `ranges`, commit) of every commit above the first PR that changed it."""
-        for at, r in enumerate(ranges[1:], start=1):
-            for c in r.commits:
-                for path in paths.get(c.sha, ()):
-                    self._by_path.setdefault(path, []).append((at, c.sha))
-        below = [stack.below(r.number) for r in ranges]
-        self._above = [frozenset(up for up in range(at + 1, len(ranges)) if r.number in below[up])
-                       for at, r in enumerate(ranges)]
-        """Position in `ranges` -> the positions of the PRs built on it."""
-        self._found: dict[tuple[int, str], tuple[str, ...]] = {}
-
-    def of(self, at: int, path: str) -> tuple[str, ...]:
-        """The commits of the PRs built on the PR at position `at` that changed `path`."""
-        key = (at, path)
-        if key not in self._found:
-            above = self._above[at]
-            self._found[key] = tuple(sha for up, sha in self._by_path.get(path, ()) if up in above)
-        return self._found[key]
-
-    def added(self, at: int, hunks: Sequence[Hunk]) -> list[Hunk]:
-        """The hunks of the PR at position `at` with their `touched_above`."""
-        return [replace(h, touched_above=touched) if (touched := self.of(at, h.path)) else h for h in hunks]
 
 
 def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:
