@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -77,7 +78,7 @@ def start_changes(
     above = TouchedAbove(src, stack, [(r.number, r.commits) for r in ranges])
     own = [_attribute(src, r, hunks, stack, diffs, partial(above.of, at))
            for at, (r, hunks) in enumerate(zip(ranges, parsed, strict=True))]
-    diffs.read()  # (git waited for here when no hunk needed them)
+    diffs.settle()
     if missing is not None:
         own = [[*hunks, *above.added(at, _unread(src, r, missing))]
                for at, (r, hunks) in enumerate(zip(ranges, own, strict=True))]
@@ -254,6 +255,7 @@ class _CommitDiffs:
                 for c in r.commits]
         self._read = src.objects.start_commit_diffs(shas)
         self._diffs: dict[str, bytes] | None = None
+        self._failed: SourceError | None = None
         self._replayed: dict[int, Replayed] = {}
 
     def replayed(self, r: _OwnRange) -> Replayed:
@@ -265,10 +267,21 @@ class _CommitDiffs:
         return self._replayed[r.number]
 
     def read(self) -> dict[str, bytes]:
-        """The commits' diffs (waits for git the first time)."""
+        """The commits' diffs (waits for git the first time; git's failure, each time)."""
+        if self._failed is not None:
+            raise self._failed
         if self._diffs is None:
-            self._diffs = dict(self._read())
+            try:
+                self._diffs = dict(self._read())
+            except SourceError as exc:
+                self._failed = exc
+                raise
         return self._diffs
+
+    def settle(self) -> None:
+        """Wait for git when no PR has needed the diffs yet (a failure is said only if one does)."""
+        with contextlib.suppress(SourceError):
+            self.read()
 
 
 def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
