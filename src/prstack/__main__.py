@@ -1,5 +1,5 @@
 """Entry point for `python -m prstack`."""
 
-from prstack.cli import main
+from prstack.cli import run
 
-raise SystemExit(main())
+raise SystemExit(run())

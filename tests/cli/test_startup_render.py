@@ -43,6 +43,11 @@ def test_a_json_audit_imports_no_rich_and_a_table_does(git_repo: GitRepo, tmp_pa
     '"pkg/with,comma.py",sha256=x,1\r\nplain.py,,\r\n',  # quoted and CRLF
     "pkg/a\0.py,,\npkg/b.py,,\n",  # a NUL: the csv reader's answer
     "",
+    "pkg/a.py,sha256=x,1\npkg/b.py,,",  # plain names, no line end after the last
+    *(f"pkg/a.py,sha256=x,1\n{name},,\npkg/b.py,,\n" for name in (  # one name that is not plain
+        "pkg/./c.py", "pkg//c.py", "pkg\\c.py", "c:c.py", ".c.py", "/c.py", "pkg/c/", "pkg/../c.py")),
+    "pkg/a.py,,\npkg/c/",  # a trailing slash at the end of the text
+    "./pkg/a.py,,\n",  # a leading dot at the start of the text
 ])
 def test_recorded_paths_are_parse_records_paths(text: str) -> None:
     assert recorded_paths(text) == frozenset(e.path for e in parse_record(text))

@@ -81,6 +81,8 @@ def test_stack_lists_in_bodies() -> None:
     assert [m.pr for m in parse_stack_list(SPR_BODY, 6)] == [5, 4]
     assert parse_stack_list(SPR_BODY, 4) == []
     assert parse_stack_list("Changes:\n- fixes #12\n- see #13\n", 12) == []
+    assert [m.pr for m in parse_stack_list("Intro\n## STACK\n- #3\n- #2\n", 3)] == [2]  # a heading in any case
+    assert [m.pr for m in parse_stack_list("DEPENDENCIES:\n- #9\n- #8\n", 9)] == [8]
     assert list(named_prs([SPR_BODY], 6)) == [5, 4]
 
 

@@ -1,5 +1,5 @@
 """The prstack command line: parse, build the parts, run, render, exit. The only place that prints."""
 
-from prstack.cli.app import main
+from prstack.cli.app import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

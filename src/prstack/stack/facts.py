@@ -86,6 +86,8 @@ class PRFacts:
     def undone(self, shas: Iterable[str]) -> bool:
         """Whether the PR's own history reverts every one of these commits of it (and keeps each
         revert: a revert of the revert brings the change back), so its net change holds none of them."""
+        if not self.reverts:
+            return False  # (nothing reverted: no commit is cancelled)
         later = {c.sha: i for i, c in enumerate(self.commits)}
         by_target: dict[str, list[str]] = {}
         for revert, target in self.reverts.items():

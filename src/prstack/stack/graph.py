@@ -262,11 +262,15 @@ def _fill_commit_graph(stack: Stack) -> None:
     commits, those no parent's part holds (no ancestor of a parent's tip). A commit of a parent's
     part that no PR owns is a copy the PR carries: 'carried' names that parent."""
     graph = stack.commit_graph
+    added: set[str] = set()  # commits whose edges are in (PRs stacked on others share most of theirs)
     for number in stack.order:
         f = stack.facts.get(number)
         if f is None:
             continue
         for c in f.commits:
+            if c.sha in added:
+                continue
+            added.add(c.sha)
             if c.sha not in graph:
                 graph.add_node(c.sha, pr=None, subject=c.subject)
             for p in c.parents:

@@ -92,6 +92,9 @@ def parse_stack_list(body: str | None, own: int) -> list[Marker]:
     Graphite write them), nearest first."""
     if not body:
         return []
+    lowered = body.lower()
+    if "stack" not in lowered and "dependencies" not in lowered:
+        return []  # (no line names one)
     lines = body.splitlines()
     for start, line in enumerate(lines):
         if "stack" not in line.lower() and "dependencies" not in line.lower():

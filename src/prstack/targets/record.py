@@ -62,6 +62,12 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
     return tuple(entries)
 
 
+_NOT_PLAIN = ("/.", "//", "\\", ":", "\n.", "\n/", "/\n")
+"""What RECORD's names, one a line, cannot hold anywhere when every one is a plain relative path
+(kept as it is): a dot segment, an empty segment, a backslash or drive, a leading dot or slash, a
+trailing slash."""
+
+
 @lru_cache(maxsize=4096)
 def recorded_paths(text: str) -> frozenset[str]:
     """The paths of parse_record(text), read without the csv module when RECORD is plain (no quote,
@@ -74,9 +80,12 @@ def recorded_paths(text: str) -> frozenset[str]:
     lines = text.split("\n")
     if '"' in text or "\r" in text or "\0" in text or max(map(len, lines), default=0) >= csv.field_size_limit():
         return frozenset(e.path for e in parse_record(text))
+    names = [line.partition(",")[0] for line in lines]
+    joined = "\n".join(names)
+    if not joined.startswith((".", "/")) and not joined.endswith("/") and not any(m in joined for m in _NOT_PLAIN):
+        return frozenset(names) - {""}  # every name as it is
     out = set()
-    for line in lines:
-        name = line.partition(",")[0]
+    for name in names:
         if not name:
             continue
         if "/." in name or "//" in name or name.startswith(".") or name.endswith("/"):

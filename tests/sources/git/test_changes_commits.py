@@ -90,3 +90,30 @@ def test_stale_state_reaches_the_pull_request(git_repo: GitRepo) -> None:
     git_repo.pr_ref(1)
     changes = load_changes(GitClone(git_repo.path), [2])
     assert [(p.number, p.state, p.depends_on) for p in changes.prs] == [(1, "open", ()), (2, "stale", (1,))]
+
+
+def test_a_hunk_names_the_commits_of_the_prs_built_on_it_that_changed_its_file(git_repo: GitRepo) -> None:
+    """`touched_above`: of the PRs stacked on a hunk's PR (directly or not, not a sibling), the
+    commits that changed the hunk's file, in stack order; a file none of them changed names none."""
+    git_repo.commit("base", {"m.py": TEXT, "n.py": TEXT, "o.py": TEXT})
+    git_repo.branch("a")
+    git_repo.commit("A1", {"m.py": rows(r3="a1"), "n.py": rows(r3="a1"), "o.py": rows(r3="a1")})
+    git_repo.pr_ref(1)
+    git_repo.branch("b")
+    b1 = git_repo.commit("B1", {"m.py": rows(r3="a1", r10="b1")})
+    git_repo.pr_ref(2)
+    git_repo.branch("c")
+    c1 = git_repo.commit("C1", {"n.py": rows(r3="a1", r20="c1")})
+    c2 = git_repo.commit("C2", {"m.py": rows(r3="a1", r10="b1", r30="c2")})
+    git_repo.pr_ref(3)
+    git_repo.branch("d", "a")
+    d1 = git_repo.commit("D1", {"m.py": rows(r3="a1", r35="d1")})
+    git_repo.pr_ref(4)
+    changes = load_changes(GitClone(git_repo.path), [3, 4])
+    above = {(h.pr, h.path): h.touched_above for h in changes.hunks}
+    in_stack_order = {2: (b1,), 3: (c2,), 4: (d1,)}
+    order = [n for n in changes.stack.order if n in in_stack_order]
+    assert above[(1, "m.py")] == tuple(sha for n in order for sha in in_stack_order[n])
+    assert above[(1, "n.py")] == (c1,) and above[(1, "o.py")] == ()
+    assert above[(2, "m.py")] == (c2,)  # not the sibling #4's
+    assert above[(3, "n.py")] == above[(3, "m.py")] == above[(4, "m.py")] == ()

@@ -16,8 +16,11 @@ import pytest
 from conftest import GitRepo
 from helpers.lines import text
 from prstack.cli import main
+from prstack.sources.git.changes import _looked_at, _OwnRange
+from prstack.sources.git.missing import find_missing
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
+from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
 
 
@@ -176,3 +179,41 @@ def test_a_trees_files_are_listed_without_the_blobs_the_clone_lacks(tmp_path: Pa
     up.path.rename(tmp_path / "away")
     rows = Objects(clone, dict).tree_blobs("refs/pull/1/head")
     assert [(path, size) for path, _, size in rows] == [("pkg/b.py", len(held.encode()))]
+
+
+
+def test_the_ranges_looked_at_again_are_those_the_first_look_did_not_cover(tmp_path: Path) -> None:
+    """The blobs a range of the stack lacks are looked for again unless the first look (the
+    requested head past its fork point, and that fork's tree) saw them all: a range in the
+    head's history from its fork point or from a commit past it is not, and lacks nothing that
+    look did not find; a merged parent's range below the fork point, or one from a later commit of
+    the default branch, or one off the head's history, is, and lacks a blob that look did not see."""
+    up = GitRepo(tmp_path / "up")
+    up.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b"), "pkg/c.py": text("c")})
+    up.branch("feature")
+    h1 = up.commit("P1", {"pkg/b.py": text("b", {5: "b 5 parent"})})
+    up.git("checkout", "-q", "main")
+    up.git("merge", "-q", "--no-ff", "--no-edit", "feature")
+    later = up.commit("main goes on", {"pkg/c.py": text("c", {9: "c 9 main"})})
+    up.git("checkout", "-q", "feature")
+    h2 = up.commit("C1", {"pkg/a.py": text("a", {20: "a 20 child"})})
+    h3 = up.commit("C2", {"pkg/a.py": text("a", {20: "a 20 child", 30: "a 30 child"})})
+    up.branch("other", h1)
+    other = up.commit("O1", {"pkg/c.py": text("c", {9: "c 9 other"})})
+    up.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", f"file://{up.path}", str(clone)], check=True)
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", f"+{h3}:refs/pull/3/head", f"+{other}:refs/pull/4/head")
+    for rev in (f"{h3}:pkg/a.py", f"{h3}:pkg/b.py", f"{h3}:pkg/c.py", f"{h2}:pkg/a.py", f"{h1}:pkg/a.py"):
+        git(clone, "cat-file", "-p", rev)  # (fetched now, lazily)
+    up.path.rename(tmp_path / "away")
+    src = GitClone(clone)
+    assert src.lacking_blobs([h3]) is None  # the first look: nothing lacking
+    looked = {}
+    for start, head in [("refs/heads/main~1^1", h1), (h1, h2), (h2, h3), (later, h3), (h1, other)]:
+        start = git(clone, "rev-parse", start).strip()
+        lacking = find_missing(clone, {}, [head], "refs/heads/main", [start])
+        looked[(start, head)] = _looked_at(src, _OwnRange(0, start, start, head, ()), [h3])
+        assert not (looked[(start, head)] and lacking)
+        assert looked[(start, head)] or lacking
+    assert list(looked.values()) == [False, True, True, False, False]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -12,6 +13,7 @@ from prstack.diff.lineage import Replayed, replay
 from prstack.errors import SourceError
 from prstack.models import Commit, FileChange, Hunk, PRState, PullRequest
 from prstack.sources.base import PRMetadata
+from prstack.sources.git.above import TouchedAbove
 from prstack.sources.git.detect import fork_point, read_graph
 from prstack.sources.git.diffs import PendingDiffs
 from prstack.sources.git.missing import MissingBlobs, changed_among
@@ -61,20 +63,25 @@ def start_changes(
     the huge files' hunks when their texts are read and diffed (`ChangesLoad.finish`), so the
     caller can start on the rest meanwhile."""
     base_sha = src.resolve(base) if base else None
-    missing = src.lacking_blobs([src.refs.pr_head(n)[1] for n in numbers])
+    heads = [src.refs.pr_head(n)[1] for n in numbers]
+    missing = src.lacking_blobs(heads)
     stack = _audited(read_graph(src, numbers, metadata, base_sha), numbers)
     stack, held = held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
     # its parent's head, through the default branch's commits it merged): blobs lacking there too
-    missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
+    if missing is not None or not all(_looked_at(src, r, heads) for r in ranges):
+        missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
+    diffs = _CommitDiffs(src, ranges)  # (their commits' diffs: git writes them while these are parsed)
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]
-    diffs = _CommitDiffs(src, ranges)
-    own = [_attribute(src, r, hunks, stack, diffs) for r, hunks in zip(ranges, parsed, strict=True)]
+    above = TouchedAbove(src, stack, [(r.number, r.commits) for r in ranges])
+    own = [_attribute(src, r, hunks, stack, diffs, partial(above.of, at))
+           for at, (r, hunks) in enumerate(zip(ranges, parsed, strict=True))]
+    diffs.settle()
     if missing is not None:
-        own = [[*hunks, *_unread(src, r, missing)] for r, hunks in zip(ranges, own, strict=True)]
-    own = _with_touched_above(src, stack, ranges, own)
+        own = [[*hunks, *above.added(at, _unread(src, r, missing))]
+               for at, (r, hunks) in enumerate(zip(ranges, own, strict=True))]
     return ChangesLoad(diffs, stack, ranges, own, pending, metadata or {})
 
 
@@ -204,6 +211,22 @@ def _own_range(src: GitClone, stack: Stack, number: int, base_sha: str | None,
     return _OwnRange(number, start, diff_base, head, tuple(commits), outside)
 
 
+def _looked_at(src: GitClone, r: _OwnRange, heads: Sequence[str]) -> bool:
+    """Whether the first look for lacking blobs (the commits of `heads` past their fork points,
+    and those forks' trees) saw every object the range's own look would: a head whose history
+    enters the default branch only at its fork point holds the range's head and its start (the
+    fork point, or a commit past it whose history enters the default branch there too), so the
+    range's commits are some of those seen, and its start's tree was seen."""
+    history = src.ancestry.history(src.default_ref)
+    for head in heads:
+        entries, mine = history.boundary(head), history.ancestors(head)
+        if len(entries) != 1 or r.head not in mine:
+            continue
+        if r.start in entries or (r.start in mine and history.boundary(r.start) == entries):
+            return True
+    return False
+
+
 def _parents_merged(src: GitClone, stack: Stack, number: int) -> str | None:
     """For a PR that merged several PRs whose parts of its history do not hold one another (a
     merge queue's or a combined PR): their tips merged together, as the branch's own merges
@@ -223,33 +246,51 @@ def _bases_tree(src: GitClone, bases: Sequence[str]) -> str | None:
 
 
 class _CommitDiffs:
-    """The diffs of the stack's linear multi-commit PRs' commits, read by one git process when first
-    needed, and each such PR's line owners replayed from them (see prstack.diff.lineage)."""
+    """The diffs of the stack's linear multi-commit PRs' commits, read by one git process started
+    at once, and each such PR's line owners replayed from them (see prstack.diff.lineage)."""
 
     def __init__(self, src: GitClone, ranges: Sequence[_OwnRange]) -> None:
         self.src = src
-        self._shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
-                      for c in r.commits]
+        shas = [c.sha for r in ranges if len(r.commits) > 1 and all(len(c.parents) == 1 for c in r.commits)
+                for c in r.commits]
+        self._read = src.objects.start_commit_diffs(shas)
         self._diffs: dict[str, bytes] | None = None
+        self._failed: SourceError | None = None
         self._replayed: dict[int, Replayed] = {}
 
     def replayed(self, r: _OwnRange) -> Replayed:
         """Per path at the PR's head: which of its commits wrote each line, and the lines one of
         them wrote and a later one removed."""
         if r.number not in self._replayed:
-            if self._diffs is None:
-                self._diffs = dict(self.src.objects.commit_diffs(self._shas))
-            diffs = self._diffs
+            diffs = self.read()
             self._replayed[r.number] = replay((c.sha, diffs.get(c.sha, b"")) for c in r.commits)
         return self._replayed[r.number]
 
+    def read(self) -> dict[str, bytes]:
+        """The commits' diffs (waits for git the first time; git's failure, each time)."""
+        if self._failed is not None:
+            raise self._failed
+        if self._diffs is None:
+            try:
+                self._diffs = dict(self._read())
+            except SourceError as exc:
+                self._failed = exc
+                raise
+        return self._diffs
+
+    def settle(self) -> None:
+        """Wait for git when no PR has needed the diffs yet (a failure is said only if one does)."""
+        with contextlib.suppress(SourceError):
+            self.read()
+
 
 def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
-               diffs: _CommitDiffs) -> list[Hunk]:
+               diffs: _CommitDiffs, above: Callable[[str], tuple[str, ...]] = lambda path: ()) -> list[Hunk]:
     """Each hunk with the commits that introduced it. A one-commit PR owes all its lines to that
     commit; for longer PRs the commits' diffs are replayed in order (`_CommitDiffs`). With a merge
     commit in the range, every file is blamed and deletions are attributed by `git log`. The paths
-    of commits stack detection read are known already."""
+    of commits stack detection read are known already. `above`: path -> the commits of the PRs
+    built on this one that changed it (`Hunk.touched_above`)."""
     base, head, commits, known_paths = r.start, r.head, r.commits, stack.facts[r.number].paths
     order = [c.sha for c in commits]
     merges = any(len(c.parents) != 1 for c in commits)
@@ -289,26 +330,8 @@ def _attribute(src: GitClone, r: _OwnRange, hunks: Sequence[Hunk], stack: Stack,
     scope = set(order)  # a hunk names only the PR's own commits
     blame = {path: {n: sha for n, sha in lines.items() if sha in scope} for path, lines in blame.items()}
     out = with_provenance(hunks, blame, order, lambda path: [sha for sha in touching(path) if sha in scope])
-    out = _with_touched_by(out, touching if not merges else _touching_by_paths(src, order))
+    out = _with_touched(out, touching if not merges else _touching_by_paths(src, order), above)
     return _with_taken_back(out, taken_back) if taken_back else out
-
-
-def _with_touched_above(src: GitClone, stack: Stack, ranges: Sequence[_OwnRange],
-                        own: list[list[Hunk]]) -> list[list[Hunk]]:
-    """Each hunk with the commits of the PRs built on its PR that changed its file (see
-    `Hunk.touched_above`; paths stack detection read are known already)."""
-    known = {sha: paths for r in ranges for sha, paths in stack.facts[r.number].paths.items()}
-    shas = [c.sha for r in ranges[1:] for c in r.commits]
-    paths = {**known, **src.patches.paths([sha for sha in shas if sha not in known])} if shas else {}
-    out = []
-    for at, (r, hunks) in enumerate(zip(ranges, own, strict=True)):
-        above = [c.sha for up in ranges[at + 1:] if r.number in stack.below(up.number) for c in up.commits]
-        if not above:
-            out.append(hunks)
-            continue
-        out.append([replace(h, touched_above=touched) if (touched := tuple(
-            sha for sha in above if h.path in paths.get(sha, ()))) else h for h in hunks])
-    return out
 
 
 def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], Sequence[str]]:
@@ -318,9 +341,11 @@ def _touching_by_paths(src: GitClone, order: Sequence[str]) -> Callable[[str], S
     return lambda path: [sha for sha in order if path in paths.get(sha, ())]
 
 
-def _with_touched_by(hunks: Sequence[Hunk], touching: Callable[[str], Sequence[str]]) -> list[Hunk]:
-    """Each hunk with the PR's commits that changed its file (see `Hunk.touched_by`)."""
-    return [replace(h, touched_by=tuple(touching(h.path))) for h in hunks]
+def _with_touched(hunks: Sequence[Hunk], touching: Callable[[str], Sequence[str]],
+                  above: Callable[[str], tuple[str, ...]]) -> list[Hunk]:
+    """Each hunk with the PR's commits that changed its file (see `Hunk.touched_by`) and those of
+    the PRs built on it (`Hunk.touched_above`)."""
+    return [replace(h, touched_by=tuple(touching(h.path)), touched_above=above(h.path)) for h in hunks]
 
 
 def _unread(src: GitClone, r: _OwnRange, missing: MissingBlobs) -> list[Hunk]:

@@ -71,6 +71,7 @@ class History:
         self._tips: list[str] = []
         """Heads whose outside history is loaded (excluded from later loads)."""
         self._ancestors: dict[str, frozenset[str]] = {}
+        self._boundaries: dict[str, frozenset[str]] = {}
         self._contained: set[str] = set()
         """Outside commits whose every containing PR ref has its history loaded."""
         self._touching: dict[tuple[str, tuple[str, ...]], list[str]] = {}
@@ -128,10 +129,13 @@ class History:
         return self.src.resolve(self.default)
 
     def boundary(self, head: str) -> frozenset[str]:
-        """The default-branch commits where `head`'s outside history enters the default branch."""
-        return frozenset(
-            p for sha in self.ancestors(head) for p in self._outside[sha].parents if p not in self._outside
-        )
+        """The default-branch commits where `head`'s outside history enters the default branch
+        (kept with its ancestors: loading more history adds none)."""
+        if head not in self._boundaries:
+            self._boundaries[head] = frozenset(
+                p for sha in self.ancestors(head) for p in self._outside[sha].parents if p not in self._outside
+            )
+        return self._boundaries[head]
 
     def merge_base(self, head: str) -> str | None:
         """`git merge-base head default` for a head outside the default branch: the one commit

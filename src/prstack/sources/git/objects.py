@@ -12,7 +12,7 @@ from pathlib import Path
 from prstack.errors import SourceError
 from prstack.sources.git.blobs import BlobReader
 from prstack.sources.git.diffs import PendingDiffs, excluding
-from prstack.sources.git.runner import run_git
+from prstack.sources.git.runner import Started, run_git
 
 
 class Objects:
@@ -97,11 +97,20 @@ class Objects:
     def commit_diffs(self, shas: Sequence[str]) -> list[tuple[str, bytes]]:
         """Each non-merge commit's diff against its parent, without context, renames as renames,
         in the order given (one git process for them all)."""
+        return self.start_commit_diffs(shas)()
+
+    def start_commit_diffs(self, shas: Sequence[str]) -> Callable[[], list[tuple[str, bytes]]]:
+        """`commit_diffs`, its git process started now: the function returned waits for it (so the
+        caller goes on meanwhile)."""
         if not shas:
-            return []
-        out = self._git_in(["-c", "core.quotePath=true", "log", "--stdin", "--no-walk=unsorted", "-p", "-U0",
-                          "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
-                          "--dst-prefix=b/", "--format=%x00%H", *excluding(self.unread)],
-                          ("\n".join(shas) + "\n").encode())
-        parts = out.split(b"\0")[1:]
-        return [(part[:40].decode(), part[40:]) for part in parts]
+            return list
+        started = Started(self.path, ["-c", "core.quotePath=true", "log", "--stdin", "--no-walk=unsorted", "-p",
+                                      "-U0", "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/",
+                                      "--dst-prefix=b/", "--format=%x00%H", *excluding(self.unread)],
+                          self._env(), ("\n".join(shas) + "\n").encode())
+
+        def diffs() -> list[tuple[str, bytes]]:
+            parts = started.output().split(b"\0")[1:]
+            return [(part[:40].decode(), part[40:]) for part in parts]
+
+        return diffs

@@ -235,14 +235,19 @@ class Reader:
 
     def warm_facts(self, numbers: Iterable[int], *, with_ancestors: bool) -> None:
         """Place these PRs (and, if asked, their ancestor PRs) with one git log, then read the
-        paths of all their commits in one git process (patch-ids are computed as needed)."""
+        paths of all their commits in one git process (patch-ids are computed as needed). With
+        their ancestors (the PRs visited next), the paths of each one's whole change outside the
+        default branch too, which their merged checks read (`_warm_merged`)."""
         numbers = [n for n in dict.fromkeys(numbers) if n not in self.facts and n not in self.unloadable]
         self.history.ensure(h for n in numbers if (h := self.head(n)) is not None)
         for n in numbers:
             self.place(n)
+        pairs: list[tuple[str, str]] = []
         if with_ancestors:
             numbers = list(dict.fromkeys([*numbers, *(a for n in numbers for a in self.ancestors.get(n, {}))]))
-        self.src.patches.warm(paths=[s for n in numbers if (p := self.place(n)) for s in _recent(p[2])])
+            pairs = [(p[1], p[0]) for n in numbers if (p := self.place(n)) and not self.history.in_default(p[0])]
+        self.src.patches.warm(paths=[s for n in numbers if (p := self.place(n)) for s in _recent(p[2])],
+                              pair_paths=pairs)
         for n in numbers:
             self.load(n)
 

@@ -73,7 +73,7 @@ class GitClone:
         leaves the files that held them out (git would stop on them); the caller judges those
         files as not read."""
         default = self.default_ref
-        forks = list(starts) or [fork for head in heads if (fork := self.ancestry.merge_base(head, default))]
+        forks = list(starts) or self.fork_points(heads)
         missing = settle_missing(self.path, self.env, heads, default, forks)
         if missing is None or known is None:
             missing = missing or known
@@ -82,6 +82,14 @@ class GitClone:
         if missing is not None:
             self.objects.unread = self.patches.unread = missing.paths
         return missing
+
+    def fork_points(self, heads: Sequence[str]) -> list[str]:
+        """Each head's merge base with the default branch (where it has one), from the heads' history
+        outside it (read in one git log, which stack detection reads anyway) when it enters the
+        default branch at one commit."""
+        history = self.ancestry.history(self.default_ref)
+        history.ensure(heads)
+        return [fork for head in heads if (fork := history.merge_base(head))]
 
     def _run(self, *args: str) -> str:
         """git's stdout as text (its last newline off); a failure is a SourceError."""

@@ -3,8 +3,10 @@ failures as one-line prstack errors."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -44,6 +46,34 @@ def run_git(repo: Path, args: Sequence[str], env: Env, stdin: bytes | None = Non
     if done.returncode != 0:
         raise failed(args, f"in {repo}", done.stderr)
     return done.stdout
+
+
+class Started:
+    """git run in `repo` with `stdin` fed, started now, its output to a temporary file (git never
+    waits on a reader): `output` waits for it, when the caller needs the answer, and reads it."""
+
+    def __init__(self, repo: Path, args: Sequence[str], env: Env, stdin: bytes) -> None:
+        self._repo, self._args = repo, list(args)
+        self._out = tempfile.TemporaryFile(prefix="prstack-git-")  # noqa: SIM115 (closed by output)
+        self._errors = tempfile.TemporaryFile(prefix="prstack-git-errors-")  # noqa: SIM115
+        self._proc = spawn(repo, args, env, stdout=self._out, stderr=self._errors, bufsize=-1)
+        assert self._proc.stdin is not None
+        with contextlib.suppress(OSError):  # (a git that died says so when it is waited for)
+            self._proc.stdin.write(stdin)
+        self._proc.stdin.close()
+
+    def output(self) -> bytes:
+        """git's stdout (waits for git; once only); a failure is a SourceError, as `run_git`'s."""
+        try:
+            code = self._proc.wait()
+            if code != 0:
+                self._errors.seek(0)
+                raise failed(self._args, f"in {self._repo}", self._errors.read())
+            self._out.seek(0)
+            return self._out.read()
+        finally:
+            self._out.close()
+            self._errors.close()
 
 
 def failed(args: Sequence[str], where: str, stderr: bytes | str) -> SourceError:

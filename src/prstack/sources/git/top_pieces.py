@@ -110,11 +110,18 @@ def counted_once(own: Sequence[Sequence[Hunk]], stack: Stack) -> list[Hunk]:
     """The PRs' own hunks (PR by PR, in stack order), each change once: where PRs of the stack have
     the same change (PRs sharing one head, or whose ranges hold the same commits), it is counted
     under the PR whose own commits hold its commit, else under the lowest of them."""
-    carriers: defaultdict[tuple[object, ...], list[Hunk]] = defaultdict(list)
+    by_place: defaultdict[tuple[object, ...], list[Hunk]] = defaultdict(list)
     for hunks in own:
         for h in hunks:
-            carriers[_change_of(h)].append(h)
+            by_place[(h.path, h.old_start, h.new_start)].append(h)
+    carriers: defaultdict[tuple[object, ...], list[Hunk]] = defaultdict(list)
     kept: set[int] = set()
+    for at_place in by_place.values():
+        if len(at_place) == 1:  # (no other hunk where it is: its change is its own)
+            kept.add(id(at_place[0]))
+            continue
+        for h in at_place:
+            carriers[_change_of(h)].append(h)
     for same in carriers.values():
         prs = {h.pr for h in same}
         owner = next((n for h in same for c in h.commits if (n := stack.owner(c)) in prs), None)
