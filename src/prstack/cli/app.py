@@ -83,9 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> int:
-    """`main` as the process `prstack` (and `python -m prstack`) runs it: its exit code, with every
-    object left put out of the cycle collector's sight, as the process ends next (finalizing would
-    walk an audit's hundreds of thousands of objects once more and free them one by one)."""
+    """`main` as the process `prstack` (and `python -m prstack`) runs it: its exit code, the cycle
+    collector off for the short process (an audit's hundreds of thousands of objects live to its
+    end: each collection, and finalizing, would walk them again), every object left put out of its
+    sight as the process ends next."""
+    gc.disable()
     code = main()
     gc.freeze()
     return code
