@@ -114,3 +114,17 @@ def test_offline_clone_audit_import_time_within_budget(demo_build: DemoBuild, tm
         floor.append(_import_cpu(["typer"], env))
     ratio = min(audit) / min(floor)
     assert ratio <= TIME_BUDGET, f"imports {min(audit) * 1000:.0f} ms of CPU, {ratio:.1f}x typer's"
+
+
+@pytest.mark.slow
+def test_a_patch_audit_imports_no_git_source_nor_stack_graph(tmp_path: Path) -> None:
+    """Patches are their own PR source: auditing them loads neither the clone's source (its git
+    readers, stack detection and lineage) nor the stack graph, which only a clone's PRs need."""
+    tree = tmp_path / "tree" / "pkg"
+    tree.mkdir(parents=True)
+    (tree / "mod.py").write_text("def f():\n    return 2\n")
+    patch = tmp_path / "fix.patch"
+    patch.write_text("--- a/pkg/mod.py\n+++ b/pkg/mod.py\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n")
+    times = _imports("audit", "--patch", str(patch), "--tree", str(tmp_path / "tree"), "--format", "json")
+    assert "prstack.sources.patch.source" in times and "prstack.audit.judging" in times
+    assert not [n for n in times if n.startswith(("prstack.sources.git", "prstack.stack", "git."))]

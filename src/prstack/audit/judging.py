@@ -7,6 +7,7 @@ import contextlib
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from prstack.audit.same_content import Judged, RecordingTarget, RememberingSource, judged, same_content
 from prstack.errors import InputError
@@ -18,12 +19,11 @@ from prstack.match.without_base import noted_without_base
 from prstack.models import Changes, FileChange, Hunk, HunkResult, Lineage
 from prstack.placement.project import absent_project
 from prstack.sources.base import Loading, PRMetadata, PRSource
-from prstack.sources.git.changes import StackChanges
-from prstack.sources.git.held import after_merge, placed_sentence
-from prstack.sources.git.prs import ClonePRs
-from prstack.sources.git.repo import GitClone
 from prstack.targets.base import Target, TargetSpec, needs_pr_paths, open_target, start_target
 from prstack.targets.built_from import join_build
+
+if TYPE_CHECKING:
+    from prstack.sources.git.repo import GitClone
 
 __all__ = ["AuditRequest", "audit", "audit_opened", "audit_stack", "audit_targets", "run_audit"]
 
@@ -125,9 +125,9 @@ def _verdicts(source: PRSource, changes: Changes, target: Target, spec: TargetSp
     index = TargetIndex.of(target, repo_files, left)
     results = noted_by_build(judge_changes(changes, target, source, index, loading, kept), target.evidence,
                              index.pathmap.binary_for)
-    clone = source.source if isinstance(source, RememberingSource) else source
-    if isinstance(clone, ClonePRs) and isinstance(changes, StackChanges):
-        return after_merge(clone.git, changes, target, index.pathmap, results)
+    by_history = source.judged_by_history(changes, target, index.pathmap, results)
+    if by_history is not None:
+        return by_history
     return (results if source.with_files else noted_without_base(results, target)), None
 
 
@@ -144,7 +144,9 @@ def _reported(source: PRSource, changes: Changes, target: Target, results: Seque
         done = report(target.info, prs, results)
     build = join_build(target.evidence, done.target.distribution or done.target.kind, done.prs, results,
                        source.contains, source.patch_contains)
-    if lineage is not None:
+    if lineage is not None:  # (a lineage comes from a clone's history: its modules are loaded)
+        from prstack.sources.git.held import placed_sentence
+
         build = replace(build, header=f"{build.header}; {placed_sentence(lineage.placed)}")
     return replace(done, build=build, lineage=lineage)
 
@@ -152,6 +154,8 @@ def _reported(source: PRSource, changes: Changes, target: Target, results: Seque
 def audit_stack(git: GitClone, numbers: Sequence[int], spec: TargetSpec, base: str | None = None,
                 metadata: Mapping[int, PRMetadata] | None = None) -> AuditReport:
     """The audit of the stack under `numbers` in the clone `git` (see `ClonePRs`)."""
+    from prstack.sources.git.prs import ClonePRs  # (only a clone's audit loads the git source)
+
     return audit(ClonePRs(git, numbers, base, metadata), spec)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from prstack.match.report import AuditReport
 from prstack.models import Changes, HunkResult, Lineage, TargetInfo
@@ -15,6 +16,9 @@ from prstack.targets.base import Target
 from prstack.targets.built_from import Contains
 from prstack.targets.confined import READ_CAP, Unreadable
 from prstack.targets.evidence import BuildEvidence
+
+if TYPE_CHECKING:
+    from prstack.placement.paths import PathMap
 
 ReadKey = tuple[str, str, int]
 """('read', path, cap) or ('size', path, 0): one question the judge asked of a target."""
@@ -136,6 +140,10 @@ class RememberingSource:
         if rev not in self._trees:
             self._trees[rev] = self.source.tree_blobs(rev)
         return self._trees[rev]
+
+    def judged_by_history(self, changes: Changes, target: Target, pathmap: PathMap,
+                          results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None] | None:
+        return self.source.judged_by_history(changes, target, pathmap, results)
 
     @property
     def contains(self) -> Contains | None:

@@ -122,10 +122,6 @@ def audit(
         "roll-up, where `partial` also meant nothing present; for one release).")] = AuditSchema.V2,
 ) -> None:
     """Is every hunk of these PRs (and the PRs they stack on) in the target(s)?"""
-    from prstack.audit import AuditRequest, run_audit
-    from prstack.sources.github.access import Access
-    from prstack.sources.open import open_clone
-
     specs = target_specs(TargetOptions(installed, python or (), site_packages or (), wheel or (), tree or (),
                                        image or (), dist, platform, python_path), check_interpreter)
     sources = SourceOptions(git, repo, api_url, offline, base)
@@ -144,6 +140,10 @@ def audit(
         raise typer.Exit(_emit(None, report, call, shown_as))  # a Console only for a table
     if not prs:
         raise InputError("no PR: give the PRs to audit (N, #N or a PR URL), or --patch FILE.")
+    from prstack.audit import AuditRequest, run_audit  # (a clone's audit: not loaded for --patch)
+    from prstack.sources.github.access import Access
+    from prstack.sources.open import open_clone
+
     given = source_options(sources)
     numbers, repo = parse_prs(prs, repo)
     found = found_source(replace(sources, repo=repo), specs[0], numbers)  # the target's records say where

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prstack.match.changes import Revisions
-from prstack.models import Changes
+from prstack.models import Changes, HunkResult, Lineage
 from prstack.targets.built_from import Contains
+
+if TYPE_CHECKING:
+    from prstack.placement.paths import PathMap
+    from prstack.targets.base import Target
 
 
 class Loading(Protocol):
@@ -91,4 +95,10 @@ class PRSource(Revisions, Protocol):
     @property
     def patch_contains(self) -> Contains | None:
         """Whether a build commit holds patch-equal copies of a commit; None: never known."""
+        ...
+
+    def judged_by_history(self, changes: Changes, target: Target, pathmap: PathMap,
+                          results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None] | None:
+        """`results` with the hunks of the stack's merged PRs judged by where the target sits in the
+        repository's history, and what that found; None: a source with no history to place it in."""
         ...

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from prstack import progress
-from prstack.models import Changes
+from prstack.models import Changes, HunkResult, Lineage
 from prstack.sources.base import PRMetadata, RepoHint
 from prstack.sources.git.changes import ChangesLoad, StackChanges, start_changes
 from prstack.sources.git.detect import read_graph
+from prstack.sources.git.held import after_merge
 from prstack.sources.git.repo import GitClone
 from prstack.sources.github.repo_id import repo_from_git
 from prstack.stack.graph import Stack
 from prstack.targets.built_from import Contains
+
+if TYPE_CHECKING:
+    from prstack.placement.paths import PathMap
+    from prstack.targets.base import Target
 
 
 class ClonePRs:
@@ -72,3 +78,8 @@ class ClonePRs:
     def patch_contains(self) -> Contains:
         return self.git.ancestry.patch_contains
 
+    def judged_by_history(self, changes: Changes, target: Target, pathmap: PathMap,
+                          results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None] | None:
+        """The merged PRs' hunks judged by lineage where the target can be placed in the clone's
+        history (`prstack.sources.git.held.after_merge`)."""
+        return after_merge(self.git, changes, target, pathmap, results) if isinstance(changes, StackChanges) else None

@@ -5,13 +5,18 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from prstack.diff.hunks import parse_diff
 from prstack.errors import InputError, Option
-from prstack.models import Changes, Commit, FileChange, Hunk, PullRequest
+from prstack.models import Changes, Commit, FileChange, Hunk, HunkResult, Lineage, PullRequest
 from prstack.sources.base import Loaded, RepoHint
 from prstack.sources.patch.compose import compose_steps
 from prstack.sources.patch.files import Patch
+
+if TYPE_CHECKING:
+    from prstack.placement.paths import PathMap
+    from prstack.targets.base import Target
 
 __all__ = ["PatchPRs", "like_repo", "patch_stack"]
 
@@ -88,6 +93,10 @@ class PatchPRs:
 
     def tree_blobs(self, rev: str) -> list[tuple[str, str, int]]:
         return []
+
+    def judged_by_history(self, changes: Changes, target: Target, pathmap: PathMap,
+                          results: Sequence[HunkResult]) -> tuple[tuple[HunkResult, ...], Lineage | None] | None:
+        return None
 
 
 @dataclass(frozen=True)
