@@ -21,6 +21,7 @@ from prstack.sources.git.changes import _looked_at, _OwnRange
 from prstack.sources.git.missing import HistoryWalk, find_missing
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
+from prstack.sources.git.releases import blobs_at
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
 
@@ -273,8 +274,9 @@ def test_a_merged_parent_s_files_the_clone_lacks_are_not_read_and_the_rest_is_ju
     """#1 merged into main by a merge commit, #2 built on it, a partial clone whose remote refuses
     to answer and that holds pkg/a.py's blobs alone: no exit 2; #1's pkg/b.py and #2's pkg/c.py
     are unverifiable, not read, #2's pkg/a.py is judged (applied); git is asked for the lacking
-    blobs once, by the audit's own batch fetch, never lazily by a git reading them; the command
-    the table names fetches every blob the audit lacked (the audit then exits 0)."""
+    blobs once, by the audit's own batch fetch, never lazily by a git reading them; the target is
+    still placed at main by content; the command the table names fetches every blob the audit
+    lacked (the audit then exits 0)."""
     _, clone, tree = merged_parent_clone(tmp_path)
     git(clone, "cat-file", "-p", "refs/pull/2/head:pkg/a.py")  # (fetched now, lazily)
     git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/a.py")
@@ -285,6 +287,8 @@ def test_a_merged_parent_s_files_the_clone_lacks_are_not_read_and_the_rest_is_ju
     assert verdicts == {(1, "pkg/b.py"): ("unverifiable", "not-read"), (2, "pkg/a.py"): ("applied", None),
                         (2, "pkg/c.py"): ("unverifiable", "not-read")}
     assert fetches.read_text().split() == ["asked"]
+    placed = json.loads(out)["target"]["build"]["placed"]  # (by the blob ids main's trees list)
+    assert (placed["ref"], placed.get("how")) == (git(clone, "rev-parse", "refs/heads/main").strip(), "content")
     code, table = audit(capsys, clone, tree, "table")
     assert code == 1
     flat = " ".join(table.split())
@@ -308,3 +312,20 @@ def test_ranges_stacked_on_one_another_are_each_looked_at_past_their_own_start(t
     lacking = GitClone(clone).lacking_blobs([h1, h2], [base, h1])
     assert lacking is not None
     assert lacking.paths == {"pkg/a.py", "pkg/b.py", "pkg/c.py"}
+
+
+def test_blob_ids_at_commits_are_read_from_trees_without_a_fetch(tmp_path: Path) -> None:
+    """The blob id of each (commit, path) in a partial clone that holds none of them and whose remote
+    refuses to answer: those of files as the trees list them, None for a folder, a path not there
+    or one under a file; no fetch asked."""
+    up, clone, _ = merged_parent_clone(tmp_path)
+    up.commit("a root file", {"setup.py": "setup()\n"})
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "+refs/heads/main:refs/heads/main")
+    fetches = unreachable_remote(clone, tmp_path)
+    names = [("refs/pull/1/head", "pkg/b.py"), ("refs/heads/main", "setup.py"), ("refs/pull/2/head", "pkg/c.py"),
+             ("refs/pull/1/head", "pkg"), ("refs/pull/1/head", "setup.py"), ("refs/pull/2/head", "pkg/a.py/x"),
+             ("no-such-ref", "pkg/a.py")]
+    expected = [git(clone, "rev-parse", f"{rev}:{path}").strip() for rev, path in names[:3]] + [None] * 4
+    assert blobs_at(GitClone(clone), names) == expected
+    assert missing_in(clone) >= {blob for blob in expected if blob}
+    assert not fetches.exists()

@@ -50,8 +50,10 @@ def blobs_at(git: GitClone, names: Sequence[tuple[str, str]]) -> list[str | None
     if not wanted:
         return [None] * len(names)
     folders = list(dict.fromkeys((rev, path.rpartition("/")[0]) for rev, path in wanted))
-    data = "".join(f"{rev}:{folder}\n" for rev, folder in folders).encode("utf-8", "surrogateescape")
-    out = run_git(git.path, ["cat-file", "--batch"], git.env, data)
+    # ("REV:FOLDER/" names a folder only: where FOLDER is a file there, git says it is missing
+    # without reading that file's blob)
+    data = "".join(f"{rev}:{folder}/\n" if folder else f"{rev}:\n" for rev, folder in folders)
+    out = run_git(git.path, ["cat-file", "--batch"], git.env, data.encode("utf-8", "surrogateescape"))
     listed = dict(zip(folders, _trees(out), strict=False))
     found: dict[tuple[str, str], str | None] = {}
     for rev, path in wanted:
