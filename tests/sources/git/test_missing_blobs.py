@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,10 @@ from conftest import GitRepo
 from helpers.lines import text
 from prstack.cli import main
 from prstack.sources.git.changes import _looked_at, _OwnRange
-from prstack.sources.git.missing import find_missing
+from prstack.sources.git.missing import HistoryWalk, find_missing
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
+from prstack.sources.git.releases import blobs_at
 from prstack.sources.git.repo import GitClone
 from prstack.sources.git.runner import run_git
 
@@ -212,8 +214,118 @@ def test_the_ranges_looked_at_again_are_those_the_first_look_did_not_cover(tmp_p
     looked = {}
     for start, head in [("refs/heads/main~1^1", h1), (h1, h2), (h2, h3), (later, h3), (h1, other)]:
         start = git(clone, "rev-parse", start).strip()
-        lacking = find_missing(clone, {}, [head], "refs/heads/main", [start])
+        lacking = find_missing(clone, {}, [HistoryWalk((head,), (start,))], "refs/heads/main")
         looked[(start, head)] = _looked_at(src, _OwnRange(0, start, start, head, ()), [h3])
         assert not (looked[(start, head)] and lacking)
         assert looked[(start, head)] or lacking
     assert list(looked.values()) == [False, True, True, False, False]
+
+
+def merged_parent_clone(tmp_path: Path) -> tuple[GitRepo, Path, Path]:
+    """Upstream where #1 (pkg/b.py) is merged into main by a merge commit and #2 (pkg/a.py,
+    pkg/c.py) is built on #1's head; a bare `--filter=blob:none` clone of it holding the PR refs and
+    no blob yet; the tree of #2's head."""
+    up = GitRepo(tmp_path / "up")
+    up.commit("base", {"pkg/a.py": text("a"), "pkg/b.py": text("b"), "pkg/c.py": text("c")})
+    up.branch("feature")
+    up.commit("P1", {"pkg/b.py": text("b", {5: "b 5 parent"})})
+    up.pr_ref(1)
+    up.git("checkout", "-q", "main")
+    up.git("merge", "-q", "--no-ff", "--no-edit", "feature")
+    up.git("checkout", "-q", "feature")
+    up.commit("C1", {"pkg/a.py": text("a", {20: "a 20 child"}), "pkg/c.py": text("c", {9: "c 9 child"})})
+    up.pr_ref(2)
+    up.git("checkout", "-q", "main")
+    up.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--bare", "--filter=blob:none", f"file://{up.path}", str(clone)], check=True)
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "+refs/pull/*/head:refs/pull/*/head")
+    return up, clone, up.archive("refs/pull/2/head", tmp_path / "tree")
+
+
+def unreachable_remote(clone: Path, tmp_path: Path) -> Path:
+    """The clone's remote made to refuse every fetch, each attempt written to the file returned: as
+    `asked` when a process other than git started the fetch (the audit's one batch fetch), as `lazy`
+    when git did (a git process fetching a blob it lacks as it reads it)."""
+    log, script = tmp_path / "fetches.log", tmp_path / "refusing-upload-pack"
+    script.write_text(f"""#!{sys.executable}
+from pathlib import Path
+
+def parent(pid):
+    return int(Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+pid = parent(parent(__import__("os").getpid()))
+while b"fetch" not in Path(f"/proc/{{pid}}/cmdline").read_bytes().split(b"\\0"):
+    pid = parent(pid)
+by = Path(f"/proc/{{parent(pid)}}/comm").read_text().strip()
+with open({str(log)!r}, "a") as out:
+    out.write("lazy\\n" if by.startswith("git") else "asked\\n")
+raise SystemExit(1)
+""")
+    script.chmod(0o755)
+    git(clone, "config", "remote.origin.uploadpack", str(script))
+    return log
+
+
+@pytest.mark.slow
+def test_a_merged_parent_s_files_the_clone_lacks_are_not_read_and_the_rest_is_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#1 merged into main by a merge commit, #2 built on it, a partial clone whose remote refuses
+    to answer and that holds pkg/a.py's blobs alone: no exit 2; #1's pkg/b.py and #2's pkg/c.py
+    are unverifiable, not read, #2's pkg/a.py is judged (applied); git is asked for the lacking
+    blobs once, by the audit's own batch fetch, never lazily by a git reading them; the target is
+    still placed at main by content; the command the table names fetches every blob the audit
+    lacked (the audit then exits 0)."""
+    _, clone, tree = merged_parent_clone(tmp_path)
+    git(clone, "cat-file", "-p", "refs/pull/2/head:pkg/a.py")  # (fetched now, lazily)
+    git(clone, "cat-file", "-p", "refs/pull/1/head:pkg/a.py")
+    fetches = unreachable_remote(clone, tmp_path)
+    code, out = audit(capsys, clone, tree)
+    assert code == 1, out
+    verdicts = {(h["pr"], h["path"]): (h["status"], h["unverifiable"]) for h in json.loads(out)["hunks"]}
+    assert verdicts == {(1, "pkg/b.py"): ("unverifiable", "not-read"), (2, "pkg/a.py"): ("applied", None),
+                        (2, "pkg/c.py"): ("unverifiable", "not-read")}
+    assert fetches.read_text().split() == ["asked"]
+    placed = json.loads(out)["target"]["build"]["placed"]  # (by the blob ids main's trees list)
+    assert (placed["ref"], placed.get("how")) == (git(clone, "rev-parse", "refs/heads/main").strip(), "content")
+    code, table = audit(capsys, clone, tree, "table")
+    assert code == 1
+    flat = " ".join(table.split())
+    line = re.search(r"The clone lacks the blobs of 2 file\(s\) \(pkg/b\.py, pkg/c\.py\): not read, so not present\. "
+                     r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
+    assert line is not None, table
+    git(clone, "config", "--unset", "remote.origin.uploadpack")
+    subprocess.run(line.group(1), shell=True, check=True, capture_output=True)
+    assert not missing_in(clone) & set(git(clone, "rev-parse", "refs/pull/1/head~1:pkg/b.py",
+                                           "refs/pull/1/head:pkg/b.py", "refs/pull/2/head:pkg/c.py").split())
+    assert audit(capsys, clone, tree)[0] == 0
+
+
+def test_ranges_stacked_on_one_another_are_each_looked_at_past_their_own_start(tmp_path: Path) -> None:
+    """The blobs lacking in ranges where one starts at the other's head (a merged parent's own
+    range, and its child's from that parent's head): those of both, the parent's commits not
+    hidden by the child's start."""
+    up, clone, _ = merged_parent_clone(tmp_path)
+    up.path.rename(tmp_path / "away")
+    base, h1, h2 = git(clone, "rev-parse", "refs/pull/1/head~1", "refs/pull/1/head", "refs/pull/2/head").split()
+    lacking = GitClone(clone).lacking_blobs([h1, h2], [base, h1])
+    assert lacking is not None
+    assert lacking.paths == {"pkg/a.py", "pkg/b.py", "pkg/c.py"}
+
+
+def test_blob_ids_at_commits_are_read_from_trees_without_a_fetch(tmp_path: Path) -> None:
+    """The blob id of each (commit, path) in a partial clone that holds none of them and whose remote
+    refuses to answer: those of files as the trees list them, None for a folder, a path not there
+    or one under a file; no fetch asked."""
+    up, clone, _ = merged_parent_clone(tmp_path)
+    up.commit("a root file", {"setup.py": "setup()\n"})
+    git(clone, "fetch", "-q", "--filter=blob:none", "origin", "+refs/heads/main:refs/heads/main")
+    fetches = unreachable_remote(clone, tmp_path)
+    names = [("refs/pull/1/head", "pkg/b.py"), ("refs/heads/main", "setup.py"), ("refs/pull/2/head", "pkg/c.py"),
+             ("refs/pull/1/head", "pkg"), ("refs/pull/1/head", "setup.py"), ("refs/pull/2/head", "pkg/a.py/x"),
+             ("no-such-ref", "pkg/a.py")]
+    expected = [git(clone, "rev-parse", f"{rev}:{path}").strip() for rev, path in names[:3]] + [None] * 4
+    assert blobs_at(GitClone(clone), names) == expected
+    assert missing_in(clone) >= {blob for blob in expected if blob}
+    assert not fetches.exists()

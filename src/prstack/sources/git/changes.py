@@ -69,9 +69,11 @@ def start_changes(
     stack, held = held_by_top(src, stack)
     ranges = [_own_range(src, stack, number, base_sha, held.get(number)) for number in stack.order]
     # each PR's own range as measured (a merged one's in the default branch's history, a child's past
-    # its parent's head, through the default branch's commits it merged): blobs lacking there too
-    if missing is not None or not all(_looked_at(src, r, heads) for r in ranges):
-        missing = src.lacking_blobs([r.head for r in ranges], list(dict.fromkeys(r.start for r in ranges)), missing)
+    # its parent's head, through the default branch's commits it merged): blobs lacking there too,
+    # looked for where the first look did not see them, each range past its own start
+    unseen = [r for r in ranges if not _looked_at(src, r, heads)]
+    if unseen:
+        missing = src.lacking_blobs([r.head for r in unseen], [r.start for r in unseen], missing)
     pending = src.objects.diffs([(r.diff_base, r.head) for r in ranges])  # one git process for the stack
     diffs = _CommitDiffs(src, ranges)  # (their commits' diffs: git writes them while these are parsed)
     parsed = [parse_diff(diff, r.number) for r, diff in zip(ranges, pending.sections(), strict=True)]

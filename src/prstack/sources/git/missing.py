@@ -10,15 +10,20 @@ import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from prstack.sources.git.runner import run
 
-__all__ = ["FETCH_TIMEOUT", "MissingBlobs", "changed_among", "fetch_blobs", "find_missing", "promisor_remotes",
-           "settle_missing", "wanted_blobs"]
+__all__ = ["FETCH_TIMEOUT", "NO_LAZY_FETCH", "HistoryWalk", "MissingBlobs", "changed_among", "fetch_blobs",
+           "find_missing", "promisor_remotes", "settle_missing", "wanted_blobs"]
 
 FETCH_TIMEOUT = 300.0
 """Seconds the one batch fetch of missing blobs may take before the audit goes on without them."""
+NO_LAZY_FETCH = {"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": ""}
+"""git's environment where a promisor remote did not answer: a git that reads a blob the clone lacks
+fails at once, asking no remote for it (GIT_NO_LAZY_FETCH from git 2.45 on; before, an empty list
+of the transports git may use, so the fetch git starts for it fails before it connects)."""
 _OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -29,39 +34,67 @@ class MissingBlobs:
     oids: frozenset[str]
     held: Mapping[str, frozenset[str]]
     """Path -> the missing blobs it held at a revision looked at."""
-    command: str
-    """The git command that fetches every one of `oids` into the clone."""
+    repo: Path
+    remote: str
+    """The remote a user fetches them from (the clone's promisor remote, else its likeliest)."""
+    remote_answered: bool = False
+    """Whether a promisor remote answered the batch fetch (it lacks these, then): False where none
+    did, or there is none to ask, so a git reading one of these would fetch it from no remote."""
 
     @property
     def paths(self) -> frozenset[str]:
         return frozenset(self.held)
 
+    @cached_property
+    def command(self) -> str:
+        """The git command that fetches every one of `oids` into the clone."""
+        return fetch_command(self.repo, self.remote, self.oids)
 
-def wanted_blobs(repo: Path, env: Mapping[str, str], heads: Sequence[str], forks: Sequence[str]
-                 ) -> dict[str, frozenset[str]]:
-    """Path -> every version (blob id) of it on either side of a change that a commit of `heads`
-    not in `forks` made (merges against each parent): the file versions the audit's diffs read."""
-    done = run(repo, ["log", "--raw", "-m", "--no-renames", "--no-abbrev", "-z", "--format=", *heads,
-                      *(f"^{fork}" for fork in forks)], env)
+    def joined(self, more: MissingBlobs) -> MissingBlobs:
+        """These and `more` (found by another look), every path with the versions either found."""
+        paths = dict.fromkeys([*self.held, *more.held])
+        held = {p: self.held.get(p, frozenset()) | more.held.get(p, frozenset()) for p in paths}
+        return MissingBlobs(self.oids | more.oids, held, self.repo, self.remote,
+                            self.remote_answered and more.remote_answered)
+
+
+@dataclass(frozen=True)
+class HistoryWalk:
+    """The commits of `heads` that none of `starts` reaches (that the default branch does not reach,
+    when no start is given): one git walk. Ranges that stack on one another are walked apart, since
+    a range's start (a merged parent's head, where the PR built on it starts) hides the commits of
+    the range below it from a walk they share."""
+
+    heads: tuple[str, ...]
+    starts: tuple[str, ...] = ()
+
+
+def wanted_blobs(repo: Path, env: Mapping[str, str], walks: Sequence[HistoryWalk]) -> dict[str, frozenset[str]]:
+    """Path -> every version (blob id) of it on either side of a change that a commit of the walks
+    made (merges against each parent): the file versions the audit's diffs read."""
     found: dict[str, set[str]] = {}
-    items = done.stdout.split(b"\0")
-    for meta, path in itertools.pairwise(items):
-        fields = meta.strip().split()
-        if meta.strip().startswith(b":") and len(fields) >= 4:
-            versions = {f.decode() for f in fields[2:4] if f.strip(b"0")}
-            found.setdefault(path.decode("utf-8", "surrogateescape"), set()).update(versions)
+    for walk in walks:
+        done = run(repo, ["log", "--raw", "-m", "--no-renames", "--no-abbrev", "-z", "--format=", *walk.heads,
+                          *(f"^{start}" for start in walk.starts)], env)
+        items = done.stdout.split(b"\0")
+        for meta, path in itertools.pairwise(items):
+            fields = meta.strip().split()
+            if meta.strip().startswith(b":") and len(fields) >= 4:
+                versions = {f.decode() for f in fields[2:4] if f.strip(b"0")}
+                found.setdefault(path.decode("utf-8", "surrogateescape"), set()).update(versions)
     return {path: frozenset(v) for path, v in found.items()}
 
 
-def find_missing(repo: Path, env: Mapping[str, str], heads: Sequence[str], default: str,
-                 forks: Sequence[str]) -> frozenset[str]:
-    """The blobs missing from the commits of `heads` past `forks` (outside `default` when no fork
-    is given) and from the trees of `forks` (git rev-list --missing=print: nothing is read, nothing
-    lazily fetched). Past the forks, a merged PR's own commits count too."""
+def find_missing(repo: Path, env: Mapping[str, str], walks: Sequence[HistoryWalk], default: str) -> frozenset[str]:
+    """The blobs missing from the commits of the walks (past their starts, outside `default` for a
+    walk with none) and from the trees of their starts (git rev-list --missing=print: nothing is
+    read, nothing lazily fetched). Past the starts, a merged PR's own commits count too."""
     missing: set[str] = set()
-    asks = [["rev-list", "--objects", "--missing=print", *heads, *(f"^{f}" for f in forks or [default])]]
-    if forks:
-        asks.append(["rev-list", "--objects", "--no-walk", "--missing=print", *forks])
+    asks = [["rev-list", "--objects", "--missing=print", *w.heads, *(f"^{s}" for s in w.starts or [default])]
+            for w in walks]
+    starts = list(dict.fromkeys(s for w in walks for s in w.starts))
+    if starts:
+        asks.append(["rev-list", "--objects", "--no-walk", "--missing=print", *starts])
     for args in asks:
         done = run(repo, args, env)
         if done.returncode == 0:
@@ -105,27 +138,27 @@ def fetch_command(repo: Path, remote: str, oids: frozenset[str]) -> str:
     return shlex.join(["git", "-C", str(repo), *fetch_args(remote), *sorted(oids)])
 
 
-def settle_missing(repo: Path, env: Mapping[str, str], heads: Sequence[str], default: str,
-                   forks: Sequence[str]) -> MissingBlobs | None:
-    """Of the file versions the commits of `heads` (outside `default`, past their `forks`) change,
-    those the clone lacks after one batch fetch from its promisor remote (when it has one); None
-    when it lacks none."""
-    lacking = find_missing(repo, env, heads, default, forks)
+def settle_missing(repo: Path, env: Mapping[str, str], walks: Sequence[HistoryWalk], default: str,
+                   fetch: bool = True) -> MissingBlobs | None:
+    """Of the file versions the commits of the walks change, those the clone lacks after one batch
+    fetch from its promisor remote (when it has one, and `fetch`); None when it lacks none."""
+    lacking = find_missing(repo, env, walks, default)
     if not lacking:  # (the common case: the file versions wanted need not be listed)
         return None
-    wanted = wanted_blobs(repo, env, heads, forks)
+    wanted = wanted_blobs(repo, env, walks)
     every = frozenset().union(*wanted.values())
     missing = every & lacking
     if not missing:
         return None
     remotes = promisor_remotes(repo, env)
-    if remotes and fetch_blobs(repo, env, remotes[0], missing):
-        missing = every & find_missing(repo, env, heads, default, forks)
+    answered = bool(remotes) and fetch and fetch_blobs(repo, env, remotes[0], missing)
+    if answered:
+        missing = every & find_missing(repo, env, walks, default)
         if not missing:
             return None
     remote = remotes[0] if remotes else _a_remote(repo, env)
     held = {path: versions & missing for path, versions in wanted.items() if versions & missing}
-    return MissingBlobs(missing, held, fetch_command(repo, remote, missing))
+    return MissingBlobs(missing, held, repo, remote, answered)
 
 
 def _a_remote(repo: Path, env: Mapping[str, str]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from prstack.errors import InputError, Option, SourceError
 from prstack.sources.git.ancestry import Ancestry
-from prstack.sources.git.missing import MissingBlobs, settle_missing
+from prstack.sources.git.missing import NO_LAZY_FETCH, HistoryWalk, MissingBlobs, settle_missing
 from prstack.sources.git.objects import Objects
 from prstack.sources.git.patchids import Patches
 from prstack.sources.git.prrefs import PRRefs
@@ -67,20 +67,30 @@ class GitClone:
 
     def lacking_blobs(self, heads: Sequence[str], starts: Sequence[str] = (),
                       known: MissingBlobs | None = None) -> MissingBlobs | None:
-        """The blobs of `heads`' history past `starts` (default: their fork points from the default
-        branch), and of the starts' trees, that the clone lacks after one batch fetch from its
-        promisor remote (None: none), with those `known` to be lacking already. Every later diff
-        leaves the files that held them out (git would stop on them); the caller judges those
-        files as not read."""
+        """The blobs of `heads`' history past their fork points from the default branch (one walk),
+        or, `starts` given, of each head's history past its own start (the heads of one start walked
+        together, each start apart: one range's start may hide the commits of another), and of the
+        starts' trees, that the clone lacks after one batch fetch from its promisor remote (None:
+        none), with those `known` to be lacking already. Every later diff leaves the files that held
+        them out (git would stop on them); the caller judges those files as not read."""
         default = self.default_ref
-        forks = list(starts) or self.fork_points(heads)
-        missing = settle_missing(self.path, self.env, heads, default, forks)
+        if starts:
+            by_start: dict[str, list[str]] = {}
+            for head, start in zip(heads, starts, strict=True):
+                by_start.setdefault(start, []).append(head)
+            walks = [HistoryWalk(tuple(dict.fromkeys(hs)), (start,)) for start, hs in by_start.items()]
+        else:
+            walks = [HistoryWalk(tuple(heads), tuple(self.fork_points(heads)))]
+        asks = known is None or known.remote_answered  # (a remote that did not answer is not asked again)
+        missing = settle_missing(self.path, self.env, walks, default, fetch=asks)
         if missing is None or known is None:
             missing = missing or known
         else:
-            missing = MissingBlobs(known.oids | missing.oids, {**missing.held, **known.held}, known.command)
+            missing = known.joined(missing)
         if missing is not None:
             self.objects.unread = self.patches.unread = missing.paths
+            if not missing.remote_answered:  # no git of the audit tries that remote again for a blob
+                self.git.update_environment(**NO_LAZY_FETCH)
         return missing
 
     def fork_points(self, heads: Sequence[str]) -> list[str]:
