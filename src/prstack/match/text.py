@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import accumulate
@@ -167,44 +166,11 @@ def trivial(line: str) -> bool:
 
 def blob_id(data: bytes, length: int = 40) -> str:
     """The git blob id of a file's bytes (`blob <len>\\0` + content), SHA-1 or, for an id
-    `length` 64 long, SHA-256. Worked out once for the same bytes asked again (a target file
-    compared with the blob each PR's diff names for it)."""
-    return _blob_ids.of(data, 64 if length == 64 else 40)
-
-
-def _hashed(data: bytes, length: int) -> str:
+    `length` 64 long, SHA-256."""
     digest = hashlib.sha256() if length == 64 else hashlib.sha1(usedforsecurity=False)
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()
-
-
-class _BlobIds(threading.local):
-    """The blob ids of the bytes hashed last in this thread, up to KEPT_BYTES of them (the oldest
-    go first)."""
-
-    KEPT_BYTES = 8 << 20
-
-    def __init__(self) -> None:
-        self._ids: dict[tuple[bytes, int], str] = {}
-        self._size = 0
-
-    def of(self, data: bytes, length: int) -> str:
-        if len(data) > self.KEPT_BYTES:
-            return _hashed(data, length)
-        key = (data, length)
-        got = self._ids.get(key)
-        if got is None:
-            got = self._ids[key] = _hashed(data, length)
-            self._size += len(data)
-            while self._size > self.KEPT_BYTES and len(self._ids) > 1:
-                oldest = next(iter(self._ids))
-                self._size -= len(oldest[0])
-                del self._ids[oldest]
-        return got
-
-
-_blob_ids = _BlobIds()
 
 
 def names_blob(blob: str, data: bytes) -> bool:
