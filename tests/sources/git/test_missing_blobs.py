@@ -91,13 +91,10 @@ def test_without_the_blobs_those_files_are_not_read_and_the_rest_is_judged(
                         (2, "pkg/c.py"): ("unverifiable", "not-read")}
     code, table = audit(capsys, clone, tree, "table")
     assert code == 1
-    flat = " ".join(table.split())
-    line = re.search(r"The clone lacks the blobs of 2 file\(s\) \(pkg/a\.py, pkg/c\.py\): not read, so not present\. "
-                     r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
-    assert line is not None, table
-    assert "Not fully in the target: #2 (not read: 2 of 2 shipped hunks)." in flat
+    fetch = _fetch_command(table, "pkg/a.py, pkg/c.py")
+    assert "Not fully in the target: #2 (not read: 2 of 2 shipped hunks)." in " ".join(table.split())
     away.rename(up.path)
-    subprocess.run(line.group(1), shell=True, check=True, capture_output=True)
+    subprocess.run(fetch, shell=True, check=True, capture_output=True)
     assert not missing_in(clone) & {git(clone, "rev-parse", "refs/pull/2/head:pkg/a.py").strip()}
     up.path.rename(away)
     assert audit(capsys, clone, tree)[0] == 0
@@ -291,12 +288,9 @@ def test_a_merged_parent_s_files_the_clone_lacks_are_not_read_and_the_rest_is_ju
     assert (placed["ref"], placed.get("how")) == (git(clone, "rev-parse", "refs/heads/main").strip(), "content")
     code, table = audit(capsys, clone, tree, "table")
     assert code == 1
-    flat = " ".join(table.split())
-    line = re.search(r"The clone lacks the blobs of 2 file\(s\) \(pkg/b\.py, pkg/c\.py\): not read, so not present\. "
-                     r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
-    assert line is not None, table
+    fetch = _fetch_command(table, "pkg/b.py, pkg/c.py")
     git(clone, "config", "--unset", "remote.origin.uploadpack")
-    subprocess.run(line.group(1), shell=True, check=True, capture_output=True)
+    subprocess.run(fetch, shell=True, check=True, capture_output=True)
     assert not missing_in(clone) & set(git(clone, "rev-parse", "refs/pull/1/head~1:pkg/b.py",
                                            "refs/pull/1/head:pkg/b.py", "refs/pull/2/head:pkg/c.py").split())
     assert audit(capsys, clone, tree)[0] == 0
@@ -329,3 +323,12 @@ def test_blob_ids_at_commits_are_read_from_trees_without_a_fetch(tmp_path: Path)
     assert blobs_at(GitClone(clone), names) == expected
     assert missing_in(clone) >= {blob for blob in expected if blob}
     assert not fetches.exists()
+
+
+def _fetch_command(table: str, paths: str) -> str:
+    """The command the table gives to fetch the blobs of `paths` (as it lists them), which it says it lacks."""
+    flat = " ".join(table.split())
+    line = re.search(rf"The clone lacks the blobs of 2 file\(s\) \({re.escape(paths)}\): not read, so not present\. "
+                     r"Fetch them: (git -C \S+ .*?)(?= ╭| Not fully)", flat)
+    assert line is not None, table
+    return line.group(1)
