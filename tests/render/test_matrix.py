@@ -12,10 +12,15 @@ import jsonschema
 import pytest
 
 from helpers.imagebuild import files_of, layer, oci_layout
+from prstack.audit import audit_targets
 from prstack.audit.same_content import RecordingTarget, judged, same_content
 from prstack.cli import main
 from prstack.demo.example import DemoBuild
+from prstack.render.json_report import audit_json
+from prstack.render.matrix import matrix_dict, matrix_json
 from prstack.schemas import schema
+from prstack.sources.git.prs import ClonePRs
+from prstack.sources.git.repo import GitClone
 from prstack.targets.base import TargetSpec, open_target
 
 ENV = "opt/venv/lib/python3.12/site-packages"
@@ -142,3 +147,26 @@ def test_targets_of_the_same_bytes_and_of_other_bytes_each_get_their_own_verdict
         _, alone = run(capsys, *git, "--tree", str(tree), "--format", "json")
         assert [(h["path"], h["old_start"], h["status"]) for h in report["hunks"]] == \
             [(h["path"], h["old_start"], h["status"]) for h in json.loads(alone)["hunks"]]
+
+
+@pytest.mark.slow
+def test_the_matrix_json_is_its_document_each_report_written_as_the_audit_writes_it(
+        demo_build: DemoBuild, head_tree: Path, tmp_path: Path) -> None:
+    """The matrix's JSON text reads as `matrix_dict`'s document, and each target's report in it is,
+    line for line, the audit's own JSON of that report (one hunk a line): for targets judged alike
+    (their rows written once) as for a target judged apart."""
+    trees = [head_tree, copied_tree(head_tree, tmp_path / "base", base_runner(demo_build)),
+             copied_tree(head_tree, tmp_path / "same")]
+    reports = audit_targets(ClonePRs(GitClone(demo_build.repo.path), [40898]),
+                            [TargetSpec("tree", str(t)) for t in trees])
+    assert reports[0].results is reports[2].results and reports[1].results is not reports[0].results
+    text = matrix_json(reports)
+    assert json.loads(text) == json.loads(json.dumps(matrix_dict(reports)))
+    lines = text.split("\n")
+    for report in reports:
+        own = [f"    {line}" for line in audit_json(report).rstrip("\n").split("\n")]
+        at = lines.index(own[4]) - 4  # (found by its target's path, the one line no other report has)
+        assert own[4].strip().startswith('"path"')
+        written = lines[at : at + len(own)]
+        assert written[:-1] == own[:-1] and written[-1].removesuffix(",") == own[-1]  # (a comma between reports)
+    assert text.endswith("  ]\n}\n") and len(text.split('"hunks": [')) == 4
