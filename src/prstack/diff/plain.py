@@ -49,7 +49,7 @@ def plain_hunks(text: str, pr: int) -> list[Hunk] | None:
             if h is None:
                 return None
             old, new = int(h[2] or 1), int(h[4] or 1)
-            counted = _body_end(lines, i + 1, old, new)
+            counted = body_end(lines, i + 1, old, new) if old or new else None
             if counted is None:
                 return None
             end, markers = counted
@@ -82,20 +82,21 @@ def _blob(digits: str) -> str | None:
     return None if _NULL_BLOB.fullmatch(digits) else digits
 
 
-def _body_end(lines: list[str], i: int, old: int, new: int) -> tuple[int, int] | None:
+def body_end(lines: list[str], i: int, old: int, new: int, *, blank_context: bool = False) -> tuple[int, int] | None:
     """Where the body of a hunk from line `i` ends, its counts `old` and `new`, and how many markers
-    it holds, when each of its lines is a context, removed or added line (never bare) or a marker;
-    else None. Counted a run of lines at a time: each line uses up one count at most, so the next
+    it holds, when each of its lines is a context, removed or added line or a marker (with
+    `blank_context`, an empty line is a context line that lost its space; else it makes the body
+    unsound); else None (the lines run out, a line of another kind, more lines than counted).
+    Counted a run of lines at a time: each line uses up one count at most, so the next
     max(old, new) lines all belong to it."""
-    if not old and not new:
-        return None
     markers = 0
     while old > 0 or new > 0:
         run = max(old, new)
         if i + run >= len(lines):
             return None
         kinds = "".join([line[:1] for line in lines[i : i + run]])
-        context, removed, added = kinds.count(" "), kinds.count("-"), kinds.count("+")
+        blank = run - len(kinds) if blank_context else 0
+        context, removed, added = kinds.count(" ") + blank, kinds.count("-"), kinds.count("+")
         marked = kinds.count("\\")
         if context + removed + added + marked < run:  # (a bare line, another kind)
             return None

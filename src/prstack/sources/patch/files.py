@@ -9,6 +9,7 @@ from email.header import decode_header, make_header
 from pathlib import Path
 from typing import BinaryIO
 
+from prstack.diff.plain import body_end
 from prstack.errors import InputError, Option
 
 __all__ = ["Mail", "Patch", "PatchFile", "read_patch_files", "split_patch"]
@@ -228,8 +229,8 @@ def _check_counts(diff: str, name: str) -> None:
         old = int(m.group(1)) if m.group(1) is not None else 1
         new = int(m.group(2)) if m.group(2) is not None else 1
         i += 1
-        end = _body_end(lines, i, old, new)
-        i = end if end is not None else _walked_body(lines, i, (old, new), name, header_at)
+        end = body_end(lines, i, old, new, blank_context=True)
+        i = end[0] if end is not None else _walked_body(lines, i, (old, new), name, header_at)
         while i < len(lines) and lines[i].startswith("\\"):
             i += 1
         if i < len(lines) and lines[i][:1] in (" ", "+", "-") and not lines[i].startswith(("--- ", "+++ ")):
@@ -237,28 +238,8 @@ def _check_counts(diff: str, name: str) -> None:
                              "than its header counts; fix the counts or regenerate the patch.")
 
 
-def _body_end(lines: list[str], i: int, old: int, new: int) -> int | None:
-    """Where the hunk body from line `i` ends, its counts `old` and `new`; None where the body is
-    not sound (the lines run out, a line of another kind, more lines than counted: `_walked_body`
-    tells which). Counted a run of lines at a time: each line uses up one count at most, so the
-    next max(old, new) lines are the body's, or the body holds a marker among them."""
-    while old > 0 or new > 0:
-        run = max(old, new)
-        if i + run >= len(lines):  # (the last line among them: the walk tells a truncated hunk)
-            return None
-        kinds = "".join([line[:1] for line in lines[i : i + run]])
-        blank = run - len(kinds)  # (an empty line: a context line that lost its space)
-        context, removed, added = kinds.count(" ") + blank, kinds.count("-"), kinds.count("+")
-        if context + removed + added + kinds.count("\\") < run:
-            return None
-        old, new, i = old - context - removed, new - context - added, i + run
-        if old < 0 or new < 0:
-            return None
-    return i
-
-
 def _walked_body(lines: list[str], i: int, counts: tuple[int, int], name: str, header_at: int) -> int:
-    """`_body_end`, line by line, raising InputError where the body is not sound."""
+    """`body_end`, line by line, raising InputError where the body is not sound."""
     old, new = counts
     while old > 0 or new > 0:
         line = lines[i] if i < len(lines) else None
