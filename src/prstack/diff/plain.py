@@ -6,6 +6,7 @@ which reads these alike: a diff of many files pays for that parser's generality 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from operator import itemgetter
 
@@ -111,9 +112,9 @@ def _body(lines: list[str], markers: int) -> tuple[HunkLine, ...]:
     """A hunk body's lines (each starting with its kind), its `markers` left out."""
     if markers:
         lines = [line for line in lines if not line.startswith("\\")]
-    return tuple(map(_line, zip(map(_KIND, lines), map(_TEXT, lines), strict=True)))
+    return tuple(map(hunk_line, zip(map(_KIND, lines), map(_TEXT, lines), strict=True)))
 
 
-_line = partial(tuple.__new__, HunkLine)
+hunk_line: Callable[[tuple[str, str]], HunkLine] = partial(tuple.__new__, HunkLine)
 """HunkLine((kind, text)), at C speed (a named tuple's own constructor is Python code)."""
 _KIND, _TEXT = itemgetter(0), itemgetter(slice(1, None))

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 from operator import itemgetter
 from typing import NamedTuple
 
+from prstack.diff.plain import hunk_line
 from prstack.match.splice import SLIP, LaterHunk, Line, change_spots, first_line, inside, through
 from prstack.match.stack_shape import carried_pairs, chains_above
-from prstack.models import FileChange, Hunk, HunkLine, PullRequest, Rewrite
+from prstack.models import FileChange, Hunk, PullRequest, Rewrite
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
 def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: int) -> Hunk:
     """`h` with composed `lines`, its old side from line `old_first`, its new side from `start`."""
     old, new = _sides(lines)
-    return replace(h, path=path, lines=tuple(map(_hunk_line, lines)),
+    return replace(h, path=path, lines=tuple(map(hunk_line, lines)),
                    old_start=old_first if old else old_first - 1, old_lines=old,
                    new_start=start if new else start - 1, new_lines=new, new_blob=None)
 
@@ -169,10 +169,6 @@ def _sides(lines: Sequence[Line]) -> tuple[int, int]:
     """How many lines the old and the new side of `lines` count."""
     kinds = "".join(map(itemgetter(0), lines))
     return len(kinds) - kinds.count("+"), len(kinds) - kinds.count("-")
-
-
-_hunk_line: Callable[[Line], HunkLine] = partial(tuple.__new__, HunkLine)
-"""HunkLine((kind, text)), at C speed (a named tuple's own constructor is Python code)."""
 
 
 def _same_base(h: Hunk, above: Sequence[PullRequest], stack: _Stack) -> Composed | None:
