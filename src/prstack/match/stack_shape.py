@@ -131,6 +131,10 @@ def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozense
     the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
     stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
     carry nothing of each other: the file one of them leaves says nothing of the other's change."""
+    return _asked_again("carried_pairs", (*prs, *hunks), lambda: _carried_pairs(prs, hunks))
+
+
+def _carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
     rank, by_patch = _patches_added(prs, hunks)
     added: defaultdict[str, dict[int, set[str]]] = defaultdict(dict)
     for number, files in by_patch.items():
