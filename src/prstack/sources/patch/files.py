@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from email.header import decode_header, make_header
 from pathlib import Path
 from typing import BinaryIO
 
@@ -193,6 +192,10 @@ def _text(value: str) -> str:
 def _header(value: str) -> str:
     """A mail header's text, RFC 2047 encoded words decoded (garbled ones kept as they are)."""
     value = _text(value)
+    if "=?" not in value:  # (no encoded word: the text as it is, without importing the mail package)
+        return value
+    from email.header import decode_header, make_header
+
     try:
         return str(make_header(decode_header(value)))
     except (UnicodeError, LookupError, ValueError):
