@@ -43,17 +43,20 @@ def _chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ..
         # the PRs from `top` up to one whose chain is known (or the end), then their chains downwards:
         # a PR's chain is the one above it plus that one's chain, unless that chain comes back to it
         path: list[PullRequest] = []
+        on_path: set[int] = set()
         at: PullRequest | None = top
-        while at is not None and at.number not in out and all(at.number != pr.number for pr in path):
+        while at is not None and at.number not in out and at.number not in on_path:
             path.append(at)
+            on_path.add(at.number)
             at = first_up[at.number]
         for own in reversed(path):
             up = first_up[own.number]
             if up is not None and up.number in numbers and own.number not in numbers[up.number]:
                 out[own.number] = (up, *out[up.number])
+                numbers[own.number] = (up.number, *numbers[up.number])
             else:
                 out[own.number] = _walked_chain(own, on)
-            numbers[own.number] = tuple(pr.number for pr in out[own.number])
+                numbers[own.number] = tuple(pr.number for pr in out[own.number])
     return out
 
 
@@ -102,7 +105,13 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
                     seen.add(up.number)
                     todo.extend(on.get(up.number, ()))
         reached[pr.number] = seen
-        out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
+        below = out.get(ups[0].number) if len(ups) == 1 else None
+        if below is not None and len(seen) == len(below) + 1 and (
+                not below or order[ups[0].number] < order[below[-1].number]):
+            # (one PR built on it, every PR above that one after it in stack order, as in a series)
+            out[pr.number] = (*below, ups[0])
+        else:
+            out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
     return {pr.number: out[pr.number] for pr in prs}
 
 
