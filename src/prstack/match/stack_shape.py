@@ -87,7 +87,7 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
         for below in pr.depends_on:
             if pr not in on.setdefault(below, []):
                 on[below].append(pr)
-    out = {}
+    out: dict[int, tuple[PullRequest, ...]] = {}
     reached: dict[int, set[int]] = {}
     """PR -> the PRs reached from it (not itself), told so far."""
     for pr in reversed(prs):
@@ -105,11 +105,11 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
                     seen.add(up.number)
                     todo.extend(on.get(up.number, ()))
         reached[pr.number] = seen
-        below = out.get(ups[0].number) if len(ups) == 1 else None
-        if below is not None and len(seen) == len(below) + 1 and (
-                not below or order[ups[0].number] < order[below[-1].number]):
+        beyond = out.get(ups[0].number) if len(ups) == 1 else None
+        if beyond is not None and len(seen) == len(beyond) + 1 and (
+                not beyond or order[ups[0].number] < order[beyond[-1].number]):
             # (one PR built on it, every PR above that one after it in stack order, as in a series)
-            out[pr.number] = (*below, ups[0])
+            out[pr.number] = (*beyond, ups[0])
         else:
             out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
     return {pr.number: out[pr.number] for pr in prs}
