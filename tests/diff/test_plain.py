@@ -4,6 +4,8 @@ shape, and every diff that pass does not read whole, is left to unidiff's parse.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from itertools import pairwise
 
 import pytest
@@ -115,3 +117,15 @@ def test_the_diffs_kept_read_stay_within_their_bound(monkeypatch: pytest.MonkeyP
         assert plain_files(diff) is not None
         assert _read.size <= 2_000
     assert diffs[-1] in _read.by_text and diffs[0] not in _read.by_text
+
+
+def test_the_plainest_diffs_are_read_without_importing_unidiff() -> None:
+    """Reading a plain diff imports no unidiff (a fresh process tells); a rename, which only
+    unidiff reads, imports it."""
+    plain = "diff --git a/m.py b/m.py\nindex 1234567..89abcde 100644\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\n+b\n"
+    renamed = "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    code = ("import sys\nfrom prstack.diff.hunks import parse_diff\nparse_diff(sys.argv[1], 1)\n"
+            "print('unidiff' in sys.modules)")
+    said = [subprocess.run([sys.executable, "-c", code, diff], capture_output=True, text=True, check=True).stdout
+            for diff in (plain, renamed)]
+    assert said == ["False\n", "True\n"]
