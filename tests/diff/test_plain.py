@@ -95,14 +95,16 @@ def test_a_plain_diff_naming_a_path_out_of_the_repository_is_refused() -> None:
         parse_diff(diff, 4)
 
 
-def test_a_diff_read_again_is_not_read_again_and_each_pr_gets_its_own_hunks() -> None:
+def test_a_diff_read_again_is_not_read_again_until_parsed_and_each_pr_gets_its_own_hunks() -> None:
     """The count check and the parse of a patch's diff read it once: the same text asked again gets
-    the files read for it (the same objects), and the hunks made of them name the PR asked for."""
+    the files read for it (the same objects) until the parse takes them (they are kept no longer),
+    and the hunks made of them name the PR asked for."""
     diff = ("diff --git a/m.py b/m.py\nindex 1234567..89abcde 100644\n--- a/m.py\n+++ b/m.py\n"
             "@@ -1,2 +1,2 @@\n a\n-b\n+c\n")
     first = plain_files(diff)
     assert first is not None and plain_files(diff) is first
     assert [h.pr for h in plain_hunks(diff, 4) or []] == [4]
+    assert diff not in _read.by_text
     assert [h.pr for h in plain_hunks(diff, 5) or []] == [5]
     assert plain_hunks(diff, 5) == _parsed(diff, 5)
 

@@ -26,7 +26,7 @@ _NULL_BLOB = re.compile(r"0+")
 def plain_hunks(text: str, pr: int) -> list[Hunk] | None:
     """The hunks of `text` as `prstack.diff.hunks.parse_diff` makes them (paths not yet checked),
     when the diff is of the plainest shape (see the module); else None."""
-    files = plain_files(text)
+    files = _read.taken(text)
     if files is None:
         return None
     return [h for file in files for h in _file_hunks(pr, *file)]
@@ -44,8 +44,8 @@ class PlainFile(NamedTuple):
 
 def plain_files(text: str) -> tuple[PlainFile, ...] | None:
     """The files of `text` when the diff is of the plainest shape (its hunks' line counts then hold,
-    and no body line follows a hunk's last one); else None. A text read before is not read again
-    (see _Read: a patch's diffs are checked, then parsed)."""
+    and no body line follows a hunk's last one); else None. What is read is kept for `plain_hunks`
+    of the same text, which takes it (see _Read: a patch's diffs are checked, then parsed)."""
     return _read.files(text)
 
 
@@ -90,14 +90,15 @@ def _plain_files(text: str) -> tuple[PlainFile, ...] | None:
     return tuple(out) or None
 
 
-READ_KEPT_CHARS = 64_000_000
-"""How many characters of diffs the files read are kept for (the least recently read go)."""
+READ_KEPT_CHARS = 16_000_000
+"""How many characters of diffs the files read and not yet parsed are kept for (the least recently
+read go)."""
 
 
 class _Read(threading.local):
-    """The files of the diffs read last in this thread, by text, up to READ_KEPT_CHARS. Asked for
-    the very text object read before, the lookup costs no pass over it (a str keeps its hash, and
-    a dict compares a key with itself by identity)."""
+    """The files of the diffs read in this thread and not yet parsed, by text, up to READ_KEPT_CHARS.
+    Asked for the very text object read before, the lookup costs no pass over it (a str keeps its
+    hash, and a dict compares a key with itself by identity)."""
 
     def __init__(self) -> None:
         self.by_text: dict[str, tuple[PlainFile, ...] | None] = {}
@@ -115,6 +116,13 @@ class _Read(threading.local):
                 del self.by_text[oldest]
         self.by_text[text] = got  # (last: the most recently read)
         return got
+
+    def taken(self, text: str) -> tuple[PlainFile, ...] | None:
+        """The files of `text`, read before or now, no longer kept."""
+        if text in self.by_text:
+            self.size -= len(text)
+            return self.by_text.pop(text)
+        return _plain_files(text)
 
 
 _read = _Read()
