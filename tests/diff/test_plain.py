@@ -4,14 +4,17 @@ shape, and every diff that pass does not read whole, is left to unidiff's parse.
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from itertools import pairwise
 
 import pytest
 from test_hunks import TRICKY_BODIES
 
 from conftest import GitRepo
+from prstack.diff import plain
 from prstack.diff.hunks import _parsed, parse_diff
-from prstack.diff.plain import plain_hunks
+from prstack.diff.plain import _read, plain_files, plain_hunks
 from prstack.errors import InputError
 from prstack.models import Hunk
 from prstack.sources.git.repo import GitClone
@@ -90,3 +93,41 @@ def test_a_plain_diff_naming_a_path_out_of_the_repository_is_refused() -> None:
     assert plain_hunks(diff, 4) is not None
     with pytest.raises(InputError, match="leaves the repository"):
         parse_diff(diff, 4)
+
+
+def test_a_diff_read_again_is_not_read_again_until_parsed_and_each_pr_gets_its_own_hunks() -> None:
+    """The count check and the parse of a patch's diff read it once: the same text asked again gets
+    the files read for it (the same objects) until the parse takes them (they are kept no longer),
+    and the hunks made of them name the PR asked for."""
+    diff = ("diff --git a/m.py b/m.py\nindex 1234567..89abcde 100644\n--- a/m.py\n+++ b/m.py\n"
+            "@@ -1,2 +1,2 @@\n a\n-b\n+c\n")
+    first = plain_files(diff)
+    assert first is not None and plain_files(diff) is first
+    assert [h.pr for h in plain_hunks(diff, 4) or []] == [4]
+    assert diff not in _read.by_text
+    assert [h.pr for h in plain_hunks(diff, 5) or []] == [5]
+    assert plain_hunks(diff, 5) == _parsed(diff, 5)
+
+
+def test_the_diffs_kept_read_stay_within_their_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Diffs read one after another keep at most READ_KEPT_CHARS characters of text between them
+    (the least recently read go first)."""
+    monkeypatch.setattr(plain, "READ_KEPT_CHARS", 2_000)
+    diffs = [f"diff --git a/m{n}.py b/m{n}.py\nindex 1234567..89abcde 100644\n--- a/m{n}.py\n+++ b/m{n}.py\n"
+             "@@ -1 +1 @@\n-a\n+b\n" for n in range(100)]
+    for diff in diffs:
+        assert plain_files(diff) is not None
+        assert _read.size <= 2_000
+    assert diffs[-1] in _read.by_text and diffs[0] not in _read.by_text
+
+
+def test_the_plainest_diffs_are_read_without_importing_unidiff() -> None:
+    """Reading a plain diff imports no unidiff (a fresh process tells); a rename, which only
+    unidiff reads, imports it."""
+    plain = "diff --git a/m.py b/m.py\nindex 1234567..89abcde 100644\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\n+b\n"
+    renamed = "diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    code = ("import sys\nfrom prstack.diff.hunks import parse_diff\nparse_diff(sys.argv[1], 1)\n"
+            "print('unidiff' in sys.modules)")
+    said = [subprocess.run([sys.executable, "-c", code, diff], capture_output=True, text=True, check=True).stdout
+            for diff in (plain, renamed)]
+    assert said == ["False\n", "True\n"]

@@ -6,10 +6,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from unidiff.constants import RE_HUNK_HEADER
-from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
-
 from prstack.diff.plain import plain_hunks
 from prstack.diff.quoting import unquote_git
 from prstack.errors import InputError
@@ -50,6 +46,8 @@ def _bodies(text: str) -> Iterator[tuple[HunkLine, ...]]:
     of file" marker no line of ours. (unidiff's parse without line contents checks the same in a
     third of the time; reading the contents here costs less than the rest.) A line's text is
     without its line ending: its LF, then one CR."""
+    from unidiff.constants import RE_HUNK_HEADER
+
     lines = iter(text.split("\n"))
     for header in lines:
         if not header.startswith("@@ -") or (m := RE_HUNK_HEADER.match(header)) is None:
@@ -87,7 +85,11 @@ def parse_diff(diff: bytes | str, pr: int) -> list[Hunk]:
 
 
 def _parsed(text: str, pr: int) -> list[Hunk]:
-    """`parse_diff` of any diff, by unidiff's parser."""
+    """`parse_diff` of any diff, by unidiff's parser (imported here: the plainest diffs, most of
+    them, never need it)."""
+    from unidiff.errors import UnidiffParseError
+    from unidiff.patch import PatchSet
+
     try:
         patch = PatchSet(text, metadata_only=True)
     except UnidiffParseError as exc:

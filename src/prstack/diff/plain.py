@@ -6,9 +6,11 @@ which reads these alike: a diff of many files pays for that parser's generality 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from functools import partial
 from operator import itemgetter
+from typing import NamedTuple
 
 from prstack.models import FileChange, Hunk, HunkLine
 
@@ -24,11 +26,35 @@ _NULL_BLOB = re.compile(r"0+")
 def plain_hunks(text: str, pr: int) -> list[Hunk] | None:
     """The hunks of `text` as `prstack.diff.hunks.parse_diff` makes them (paths not yet checked),
     when the diff is of the plainest shape (see the module); else None."""
+    files = _read.taken(text)
+    if files is None:
+        return None
+    return [h for file in files for h in _file_hunks(pr, *file)]
+
+
+class PlainFile(NamedTuple):
+    """One file of a plain diff as read: its path, `new`/`deleted`/None, its (old, new) blob ids, and
+    its hunks' (old start, old count, new start, new count, lines)."""
+
+    path: str
+    side: str | None
+    blobs: tuple[str | None, str | None]
+    heads: tuple[tuple[int, int, int, int, tuple[HunkLine, ...]], ...]
+
+
+def plain_files(text: str) -> tuple[PlainFile, ...] | None:
+    """The files of `text` when the diff is of the plainest shape (its hunks' line counts then hold,
+    and no body line follows a hunk's last one); else None. What is read is kept for `plain_hunks`
+    of the same text, which takes it (see _Read: a patch's diffs are checked, then parsed)."""
+    return _read.files(text)
+
+
+def _plain_files(text: str) -> tuple[PlainFile, ...] | None:
     if "\r" in text or not text.endswith("\n"):
         return None
     lines = text.split("\n")
     n = len(lines) - 1  # (the last is the empty rest after the final newline)
-    out: list[Hunk] = []
+    out: list[PlainFile] = []
     i = 0
     while i < n:
         m = _FILE.fullmatch(lines[i])
@@ -60,12 +86,50 @@ def plain_hunks(text: str, pr: int) -> list[Hunk] | None:
                 i += 1
         if not heads:
             return None
-        out += _file_hunks(pr, path, side, (_blob(index[1]), _blob(index[2])), heads)
-    return out or None
+        out.append(PlainFile(path, side, (_blob(index[1]), _blob(index[2])), tuple(heads)))
+    return tuple(out) or None
+
+
+READ_KEPT_CHARS = 16_000_000
+"""How many characters of diffs the files read and not yet parsed are kept for (the least recently
+read go)."""
+
+
+class _Read(threading.local):
+    """The files of the diffs read in this thread and not yet parsed, by text, up to READ_KEPT_CHARS.
+    Asked for the very text object read before, the lookup costs no pass over it (a str keeps its
+    hash, and a dict compares a key with itself by identity)."""
+
+    def __init__(self) -> None:
+        self.by_text: dict[str, tuple[PlainFile, ...] | None] = {}
+        self.size = 0
+
+    def files(self, text: str) -> tuple[PlainFile, ...] | None:
+        if text in self.by_text:
+            got = self.by_text.pop(text)
+        else:
+            got = _plain_files(text)
+            self.size += len(text)
+            while self.size > READ_KEPT_CHARS and self.by_text:
+                oldest = next(iter(self.by_text))
+                self.size -= len(oldest)
+                del self.by_text[oldest]
+        self.by_text[text] = got  # (last: the most recently read)
+        return got
+
+    def taken(self, text: str) -> tuple[PlainFile, ...] | None:
+        """The files of `text`, read before or now, no longer kept."""
+        if text in self.by_text:
+            self.size -= len(text)
+            return self.by_text.pop(text)
+        return _plain_files(text)
+
+
+_read = _Read()
 
 
 def _file_hunks(pr: int, path: str, side: str | None, blobs: tuple[str | None, str | None],
-                heads: list[tuple[int, int, int, int, tuple[HunkLine, ...]]]) -> list[Hunk]:
+                heads: Sequence[tuple[int, int, int, int, tuple[HunkLine, ...]]]) -> list[Hunk]:
     """One file's hunks, its change told as unidiff tells it (one hunk from line 0 of an empty side
     adds or deletes the file)."""
     only = heads[0] if len(heads) == 1 else None

@@ -219,7 +219,7 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
         return list(direct)
     by_pr = {pr.number: pr for pr in prs}
     out = [replace(r, superseded_by=composed[i].by) if i in composed else r for i, r in enumerate(direct)]
-    todo: list[tuple[int, Composed, FileJob]] = []
+    levels: dict[int, list[tuple[Composed, FileJob]]] = {}
     for i, last in composed.items():
         r = out[i]
         if r.status.present or not r.status.shipped:
@@ -229,17 +229,20 @@ def _through_rewrites(prs: Sequence[PullRequest], direct: Sequence[HunkResult], 
             location = pathmap.locate(c.hunk.path)
             if location.placement in _LOCATION_STATUS or location.installed_path is None:
                 continue
-            todo.append((i, c, FileJob((c.hunk,), location.installed_path, location.placement is Placement.SHIPPED,
-                                       base, (c.head, c.hunk.path))))
-    if not todo:
-        return out
-    judged = _judge([job for _, _, job in todo], bench)
-    done: set[int] = set()
-    for (i, c, _), (verdict,) in zip(todo, judged, strict=True):
-        if i not in done and verdict.status.present:
-            done.add(i)
-            out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=composed[i].by,
-                             evidence=replace(verdict.evidence, note=_rewritten(c.by)))
+            levels.setdefault(i, []).append((c, FileJob((c.hunk,), location.installed_path,
+                                                        location.placement is Placement.SHIPPED,
+                                                        base, (c.head, c.hunk.path))))
+    # a level at a time, each hunk's first first: a hunk found present there is not judged again
+    # with less of the stack
+    depth = 0
+    while todo := [(i, each[depth]) for i, each in levels.items() if depth < len(each)]:
+        judged = _judge([job for _, (_, job) in todo], bench)
+        for (i, (c, _)), (verdict,) in zip(todo, judged, strict=True):
+            if verdict.status.present:
+                del levels[i]
+                out[i] = replace(verdict, hunk=out[i].hunk, superseded_by=composed[i].by,
+                                 evidence=replace(verdict.evidence, note=_rewritten(c.by)))
+        depth += 1
     return out
 
 

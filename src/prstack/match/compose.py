@@ -131,7 +131,7 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
     start, path = first_line(h.new_start, h.new_lines), h.path
     old_first = first_line(h.old_start, h.old_lines)
     rewrite: Rewrite | None = None
-    steps: list[Composed] = []
+    steps: list[tuple[str, Sequence[Line], int, int, str, Rewrite]] = []  # each rewrite's, made a hunk if kept
     span = _sides(lines)[1]
     at = 0  # the place in `above` to look on from (the PRs not changing the file leave it as it was)
     while (j := stack.next_changing(own.number, above, path, at)) is not None:
@@ -150,11 +150,13 @@ def _carry(h: Hunk, own: PullRequest, above: Sequence[PullRequest], stack: _Stac
         at = j + 1
         if by is not None:
             rewrite = Rewrite(pr.number, by.commit)
-            steps.append(Composed(_hunk_of(h, path, lines, old_first, start), pr.head_sha, rewrite))
+            steps.append((path, lines, old_first, start, pr.head_sha, rewrite))
     if rewrite is None:
         return _same_base(h, above, stack)
-    last = Composed(_hunk_of(h, path, lines, old_first, start), above[-1].head_sha, rewrite)
-    return replace(last, earlier=tuple(steps[:-1]) if steps and steps[-1].head == last.head else tuple(steps))
+    head = above[-1].head_sha
+    earlier = steps[:-1] if steps and steps[-1][4] == head else steps
+    return Composed(_hunk_of(h, path, lines, old_first, start), head, rewrite,
+                    tuple(Composed(_hunk_of(h, *step[:4]), step[4], step[5]) for step in earlier))
 
 
 def _hunk_of(h: Hunk, path: str, lines: Sequence[Line], old_first: int, start: int) -> Hunk:

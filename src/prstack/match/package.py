@@ -114,7 +114,7 @@ class PackageIndex:
                 parts.append(part)
                 at += len(part) + 1
             starts.append(at)
-            self._text = b"\n" + b"\n".join(parts) + b"\n"
+            self._text = b"\n".join([b"", *parts, b""])  # (one copy of the whole text)
             self._known, self._paths, self._starts = known, paths, starts
             self._rank = dict(zip(count, range(len(count)), strict=True))
             self._count = count  # (last: the index is complete once this is set)

@@ -100,7 +100,7 @@ class Shape:
     @cached_property
     def trivial(self) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
         """For the old and the new image: which lines are trivial (see `trivial`)."""
-        return tuple(trivial(t) for t in self.old), tuple(trivial(t) for t in self.new)
+        return tuple(map(trivial, self.old)), tuple(map(trivial, self.new))
 
     @cached_property
     def plain_trailing(self) -> bool:

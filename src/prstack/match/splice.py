@@ -109,7 +109,38 @@ _SLIPS = sorted(range(-SLIP, SLIP + 1), key=abs)
 
 def _compose(lines: Sequence[Line], start: int, placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
     """The hunk's lines composed with the later hunks `placed` (each with the line its old side
-    starts at, in the lines the hunk's new side counts): (lines, the first line they cover there)."""
+    starts at, in the lines the hunk's new side counts): (lines, the first line they cover there).
+
+    Only the hunk's lines among the later hunks' positions are worked out line by line: those
+    before and after them come out as they are (a hunk the stack grew long is rewritten in a
+    few lines at a time)."""
+    low = min(first for _, first in placed)
+    high = max(first + sum(kind != "+" for kind, _ in s.lines) for s, first in placed)
+    # each line's position: a removed line's is the position of the line it stands before
+    pos, head, tail = start, len(lines), len(lines)
+    for i, (kind, _) in enumerate(lines):
+        if head == len(lines) and pos >= low:
+            head = i
+        if kind != "-":
+            if pos >= high:
+                tail = i
+                break
+            pos += 1
+    if head == len(lines):
+        head = tail
+    if head == 0 and tail == len(lines):
+        return _composed_lines(lines, start, placed)
+    middle, lo = _composed_lines(lines[head:tail], start + _kept(lines[:head]), placed)
+    return [*lines[:head], *middle, *lines[tail:]], start if head else lo
+
+
+def _kept(lines: Sequence[Line]) -> int:
+    """How many of `lines` are not removed ones."""
+    return sum(kind != "-" for kind, _ in lines)
+
+
+def _composed_lines(lines: Sequence[Line], start: int,
+                    placed: Sequence[tuple[Hunk, int]]) -> tuple[list[Line], int]:
     text: dict[int, str] = {}
     mine: dict[int, LineKind] = {}  # intermediate position -> ' ' (in the base) or '+' (the hunk's own)
     gone: defaultdict[int, list[str]] = defaultdict(list)  # the hunk's removed lines, before position

@@ -43,17 +43,20 @@ def _chains_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, ..
         # the PRs from `top` up to one whose chain is known (or the end), then their chains downwards:
         # a PR's chain is the one above it plus that one's chain, unless that chain comes back to it
         path: list[PullRequest] = []
+        on_path: set[int] = set()
         at: PullRequest | None = top
-        while at is not None and at.number not in out and all(at.number != pr.number for pr in path):
+        while at is not None and at.number not in out and at.number not in on_path:
             path.append(at)
+            on_path.add(at.number)
             at = first_up[at.number]
         for own in reversed(path):
             up = first_up[own.number]
             if up is not None and up.number in numbers and own.number not in numbers[up.number]:
                 out[own.number] = (up, *out[up.number])
+                numbers[own.number] = (up.number, *numbers[up.number])
             else:
                 out[own.number] = _walked_chain(own, on)
-            numbers[own.number] = tuple(pr.number for pr in out[own.number])
+                numbers[own.number] = tuple(pr.number for pr in out[own.number])
     return out
 
 
@@ -84,7 +87,7 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
         for below in pr.depends_on:
             if pr not in on.setdefault(below, []):
                 on[below].append(pr)
-    out = {}
+    out: dict[int, tuple[PullRequest, ...]] = {}
     reached: dict[int, set[int]] = {}
     """PR -> the PRs reached from it (not itself), told so far."""
     for pr in reversed(prs):
@@ -102,7 +105,13 @@ def _stacked_above(prs: Sequence[PullRequest]) -> dict[int, tuple[PullRequest, .
                     seen.add(up.number)
                     todo.extend(on.get(up.number, ()))
         reached[pr.number] = seen
-        out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
+        beyond = out.get(ups[0].number) if len(ups) == 1 else None
+        if beyond is not None and len(seen) == len(beyond) + 1 and (
+                not beyond or order[ups[0].number] < order[beyond[-1].number]):
+            # (one PR built on it, every PR above that one after it in stack order, as in a series)
+            out[pr.number] = (*beyond, ups[0])
+        else:
+            out[pr.number] = tuple(map(prs.__getitem__, sorted(map(order.__getitem__, seen), reverse=True)))
     return {pr.number: out[pr.number] for pr in prs}
 
 
@@ -131,6 +140,10 @@ def carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozense
     the earlier one: in some file, it adds at least half the lines the earlier one adds there (a
     stack's cumulative patch, which may rewrite some of them). Patches of siblings from one base
     carry nothing of each other: the file one of them leaves says nothing of the other's change."""
+    return _asked_again("carried_pairs", (*prs, *hunks), lambda: _carried_pairs(prs, hunks))
+
+
+def _carried_pairs(prs: Sequence[PullRequest], hunks: Sequence[Hunk]) -> frozenset[tuple[int, int]]:
     rank, by_patch = _patches_added(prs, hunks)
     added: defaultdict[str, dict[int, set[str]]] = defaultdict(dict)
     for number, files in by_patch.items():

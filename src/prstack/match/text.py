@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import accumulate
@@ -166,11 +167,47 @@ def trivial(line: str) -> bool:
 
 def blob_id(data: bytes, length: int = 40) -> str:
     """The git blob id of a file's bytes (`blob <len>\\0` + content), SHA-1 or, for an id
-    `length` 64 long, SHA-256."""
+    `length` 64 long, SHA-256. The same bytes asked again (a file every patch of a series
+    changes, judged for each) get the id worked out for them (see _BlobIds)."""
+    return _blob_ids.of(data, 64 if length == 64 else 40)
+
+
+def _hashed(data: bytes, length: int) -> str:
     digest = hashlib.sha256() if length == 64 else hashlib.sha1(usedforsecurity=False)
     digest.update(b"blob %d\0" % len(data))
     digest.update(data)
     return digest.hexdigest()
+
+
+BLOB_IDS_KEPT_BYTES = 16_000_000
+"""How many bytes of files the blob ids kept for reuse may cover in all (the least recently used go)."""
+
+
+class _BlobIds(threading.local):
+    """The blob ids of the files hashed last in this thread, by content and id length, up to
+    BLOB_IDS_KEPT_BYTES. Asked for the very object hashed before (a file held by the package
+    index), the lookup costs no pass over the bytes: a bytes object keeps its hash, and a dict
+    compares a key with itself by identity."""
+
+    def __init__(self) -> None:
+        self.by_data: dict[tuple[bytes, int], str] = {}
+        self.size = 0
+
+    def of(self, data: bytes, length: int) -> str:
+        key = (data, length)
+        got = self.by_data.pop(key, None)
+        if got is None:
+            got = _hashed(data, length)
+            self.size += len(data)
+            while self.size > BLOB_IDS_KEPT_BYTES and self.by_data:
+                oldest = next(iter(self.by_data))
+                self.size -= len(oldest[0])
+                del self.by_data[oldest]
+        self.by_data[key] = got  # (last: the most recently used)
+        return got
+
+
+_blob_ids = _BlobIds()
 
 
 def names_blob(blob: str, data: bytes) -> bool:

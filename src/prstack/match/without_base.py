@@ -55,7 +55,8 @@ def noted_without_base(results: Sequence[HunkResult], target: Target) -> tuple[H
             for t in r.hunk.added:
                 if trivial(t):
                     continue
-                now, added = in_target(r.installed_path, _loose(t)), added_at(r.hunk.path)[_loose(t)]
+                loose = _loose(t)
+                now, added = in_target(r.installed_path, loose), added_at(r.hunk.path)[loose]
                 if now > added:
                     note = (f"judged from the target alone: the added line {t.strip()!r} is in the file {now} "
                             f"times, the patches add it {added}; whether it was there before is not known")

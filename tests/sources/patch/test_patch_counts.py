@@ -51,3 +51,20 @@ def test_a_body_that_is_not_sound_is_refused_as_the_walk_words_it(body: str, say
     with pytest.raises(InputError) as caught:
         split_patch(PatchFile("p.diff", text.encode()))
     assert says in str(caught.value)
+
+
+def test_a_mails_encoded_header_words_are_decoded_and_plain_ones_kept_as_they_are() -> None:
+    """A subject or author written in RFC 2047 encoded words reads decoded; one without them
+    reads exactly as written (runs of spaces, a lone "=?" included)."""
+    diff = ("diff --git a/m.py b/m.py\nindex 1234567..89abcde 100644\n--- a/m.py\n+++ b/m.py\n"
+            "@@ -1 +1 @@\n-a\n+b\n")
+
+    def mail(subject: str, author: str) -> str:
+        return (f"From 1234567890123456789012345678901234567890 Mon Sep 17 00:00:00 2001\nFrom: {author}\n"
+                f"Subject: [PATCH] {subject}\n\nWhy.\n---\n{diff}")
+
+    encoded = split_patch(PatchFile("1.patch", mail("=?UTF-8?q?Fix_caf=C3=A9?=",
+                                                    "=?UTF-8?q?J=C3=B6rg?= <j@example.org>").encode()))
+    assert (encoded.mails[0].subject, encoded.mails[0].author) == ("Fix café", "Jörg <j@example.org>")
+    plain = split_patch(PatchFile("2.patch", mail("Keep  two  spaces =? here", "Zoë <z@example.org>").encode()))
+    assert (plain.mails[0].subject, plain.mails[0].author) == ("Keep  two  spaces =? here", "Zoë <z@example.org>")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from email.header import decode_header, make_header
 from pathlib import Path
 from typing import BinaryIO
 
-from prstack.diff.plain import body_end
+from prstack.diff.plain import body_end, plain_files
 from prstack.errors import InputError, Option
 
 __all__ = ["Mail", "Patch", "PatchFile", "read_patch_files", "split_patch"]
@@ -193,6 +192,10 @@ def _text(value: str) -> str:
 def _header(value: str) -> str:
     """A mail header's text, RFC 2047 encoded words decoded (garbled ones kept as they are)."""
     value = _text(value)
+    if "=?" not in value:  # (no encoded word: the text as it is, without importing the mail package)
+        return value
+    from email.header import decode_header, make_header
+
     try:
         return str(make_header(decode_header(value)))
     except (UnicodeError, LookupError, ValueError):
@@ -218,6 +221,8 @@ def _number(name: str, mails: Iterable[Mail], preamble: str) -> int | None:
 def _check_counts(diff: str, name: str) -> None:
     """Every hunk of `diff` holds as many lines as its header counts, and no body line follows
     a hunk whose counts are used up (patch would stop there and drop the rest)."""
+    if plain_files(diff) is not None:
+        return  # (the plain-diff reader reads only such diffs, and keeps what it read for the parse)
     lines = diff.split("\n")
     i = 0
     while i < len(lines):
