@@ -275,7 +275,7 @@ def _earlier_commits(job: FileJob) -> list[str]:
 
 def _same_file(text: bytes | None, other: bytes | None) -> bool:
     """Whether two files (None: no file) hold the same text."""
-    return text is None and other is None or (text is not None and other is not None and same_text(text, other))
+    return (text is None and other is None) or (text is not None and other is not None and same_text(text, other))
 
 
 def _read_each(file_at: FileAt, keys: Sequence[tuple[int, FileKey]]) -> Iterator[tuple[int, bytes | None]]:
