@@ -41,7 +41,16 @@ def _real_dir(path: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _real_abs_dir(path: str) -> str:
-    return os.path.realpath(path)
+    """realpath(path), from its folder's kept one where its last part is no symbolic link (one
+    lstat for a folder of a folder resolved before: each distribution's metadata folder of a site)."""
+    parent, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return os.path.realpath(path) if link else os.path.join(_real_abs_dir(parent), name)
 
 
 def inside(root: str, rel: str) -> str | None:
