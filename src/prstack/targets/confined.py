@@ -7,9 +7,11 @@ reads stop at a cap; every OS error becomes a TargetError that names the path.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -76,6 +78,59 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
 
     Raises Unreadable when the path leaves the root, is not a regular file, or is over `cap`.
     """
+    got = _read_with_stat(root, rel, cap)
+    return None if got is None else got[0]
+
+
+def hashed_confined(root: str, rel: str, cap: int = READ_CAP) -> tuple[bytes, bytes] | None:
+    """read_confined's bytes and their SHA-256, kept by the file's identity (see sha256_confined)."""
+    got = _read_with_stat(root, rel, cap)
+    if got is None:
+        return None
+    data, info = got
+    digest = hashlib.sha256(data).digest()
+    if time.time_ns() - info.st_mtime_ns > RACY_NS:
+        if len(_SHA256) >= SHA256_KEPT:
+            _SHA256.clear()
+        _SHA256[_file_id(info)] = digest
+    return data, digest
+
+
+def sha256_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
+    """The SHA-256 of read_confined's bytes (None and Unreadable alike), not read again when the file
+    was hashed before in this process and is still what it was: the same (device, inode, size,
+    modification and change times). A file hard-linked into several site directories (copies of one
+    environment) is read once."""
+    full = inside(root, rel)
+    try:
+        info = os.stat(full) if full is not None else None
+    except (OSError, ValueError):
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= cap:
+        known = _SHA256.get(_file_id(info))
+        if known is not None:
+            return known
+    got = hashed_confined(root, rel, cap)
+    return None if got is None else got[1]
+
+
+FileId = tuple[int, int, int, int, int]
+"""(device, inode, size, modification ns, change ns): while these hold, so do the file's bytes
+(a write sets the modification time, any other change the change time)."""
+_SHA256: dict[FileId, bytes] = {}
+SHA256_KEPT = 1 << 17
+"""Files whose SHA-256 is kept by identity (then forgotten all at once)."""
+RACY_NS = 2_000_000_000
+"""A file modified this recently (ns) is not kept: a second write within the clock's tick could
+leave its times as they were."""
+
+
+def _file_id(info: os.stat_result) -> FileId:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _read_with_stat(root: str, rel: str, cap: int) -> tuple[bytes, os.stat_result] | None:
+    """read_confined's bytes, and the opened file's status as it was before they were read."""
     full = inside(root, rel)
     if full is None:
         raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
@@ -96,14 +151,14 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
         # a regular file comes whole in one read; asking a byte more shows its end without a second
         first = os.read(fd, min(info.st_size, cap) + 1)
         if len(first) == info.st_size:
-            return first
+            return first, info
         chunks, total = [first], len(first)  # (it changed since fstat, or the read came short)
         while total <= cap and (chunk := os.read(fd, min(1 << 20, cap + 1 - total))):
             chunks.append(chunk)
             total += len(chunk)
         if total > cap:
             raise Unreadable(full, f"grew past the {cap}-byte read limit")
-        return b"".join(chunks)
+        return b"".join(chunks), os.fstat(fd)
     except OSError as exc:
         raise Unreadable(full, f"cannot be read ({exc.strerror})") from None
     finally:
