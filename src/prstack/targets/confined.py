@@ -84,7 +84,10 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
 
 def hashed_confined(root: str, rel: str, cap: int = READ_CAP) -> tuple[bytes, bytes] | None:
     """read_confined's bytes and their SHA-256, kept by the file's identity (see sha256_confined)."""
-    got = _read_with_stat(root, rel, cap)
+    return _hashed(_read_with_stat(root, rel, cap))
+
+
+def _hashed(got: tuple[bytes, os.stat_result] | None) -> tuple[bytes, bytes] | None:
     if got is None:
         return None
     data, info = got
@@ -102,15 +105,17 @@ def sha256_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
     modification and change times). A file hard-linked into several site directories (copies of one
     environment) is read once."""
     full = inside(root, rel)
+    if full is None:
+        raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
     try:
-        info = os.stat(full) if full is not None else None
+        info = os.stat(full)
     except (OSError, ValueError):
-        info = None
+        info = None  # (the open says why)
     if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= cap:
         known = _SHA256.get(_file_id(info))
         if known is not None:
             return known
-    got = hashed_confined(root, rel, cap)
+    got = _hashed(_read_full(full, cap))
     return None if got is None else got[1]
 
 
@@ -134,6 +139,11 @@ def _read_with_stat(root: str, rel: str, cap: int) -> tuple[bytes, os.stat_resul
     full = inside(root, rel)
     if full is None:
         raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
+    return _read_full(full, cap)
+
+
+def _read_full(full: str, cap: int) -> tuple[bytes, os.stat_result] | None:
+    """_read_with_stat of the resolved path `full`."""
     try:
         fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

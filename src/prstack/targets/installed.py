@@ -152,13 +152,12 @@ class InstalledDistribution:
     def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.meta.files:
             return None
-        if path in self.meta.sources:
+        if path in self.meta.sources or self._digests is None:
             return read_confined(*self._where(path), cap)
         got = hashed_confined(str(self.root), path, cap)
         if got is None:
             return None
-        if self._digests is not None:
-            self._digests[path] = got[1]
+        self._digests[path] = got[1]
         return got[0]
 
     def sha256(self, path: str, cap: int = READ_CAP) -> bytes | None:
