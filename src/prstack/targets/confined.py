@@ -196,6 +196,45 @@ def text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
+def kept_text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
+    """text_confined, kept by the file's identity like sha256_confined: a distribution's metadata
+    hard-linked into several site directories (copies of one environment) is read and decoded once,
+    and is the same string each time (whose parse is then found again by it)."""
+    full = inside(root, rel)
+    if full is None:
+        return None
+    try:
+        info = os.stat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except (OSError, ValueError):
+        info = None  # (the open says why)
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= cap:
+        known = _TEXTS.get(_file_id(info))
+        if known is not None:
+            return known
+    try:
+        got = _read_full(full, cap)
+    except Unreadable:
+        return None
+    if got is None:
+        return None
+    text = got[0].decode("utf-8", "replace")
+    if time.time_ns() - got[1].st_mtime_ns > RACY_NS and len(text) < TEXTS_KEPT:
+        if _TEXTS_SIZE[0] + len(text) > TEXTS_KEPT:
+            _TEXTS.clear()
+            _TEXTS_SIZE[0] = 0
+        _TEXTS[_file_id(got[1])] = text
+        _TEXTS_SIZE[0] += len(text)
+    return text
+
+
+_TEXTS: dict[FileId, str] = {}
+_TEXTS_SIZE = [0]
+TEXTS_KEPT = 64 << 20
+"""Characters of metadata files kept by identity (then forgotten all at once)."""
+
+
 class ConfinedDistribution:
     """An installed distribution (its *.dist-info or *.egg-info folder) whose metadata files
     (METADATA, RECORD, ...) are read confined to its site directory: a dist-info or METADATA
@@ -208,7 +247,7 @@ class ConfinedDistribution:
         self._info_dir = path.name
 
     def read_text(self, filename: str | os.PathLike[str]) -> str | None:
-        return text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
+        return kept_text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
 
     def locate_file(self, path: str | os.PathLike[str]) -> Path:
         """A path relative to the site directory."""
@@ -218,12 +257,18 @@ class ConfinedDistribution:
     def metadata(self) -> HeaderFields:
         """METADATA's header fields, parsed once. The body (the long description, often the whole
         README) is cut off unread."""
-        text = self.read_text("METADATA") or self.read_text("PKG-INFO") or ""
-        return header_fields(_HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n"))
+        return _headers(self.read_text("METADATA") or self.read_text("PKG-INFO") or "")
 
     @property
     def version(self) -> str | None:
         return self.metadata["Version"]
+
+
+@lru_cache(maxsize=1024)
+def _headers(text: str) -> HeaderFields:
+    """METADATA's header fields (never changed once parsed: a text read before, the same distribution
+    in another site directory, is parsed once)."""
+    return header_fields(_HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n"))
 
 
 _HEADERS_END = re.compile(r"\r?\n\r?\n")

@@ -1,6 +1,7 @@
-"""A file's SHA-256 kept by its identity (device, inode, size, modification and change times): the same
-file hard-linked into another site directory is not read again; a file whose bytes changed, in place
-or replaced, is hashed anew, and the RECORD check of each site says what that site holds."""
+"""Files kept by their identity (device, inode, size, modification and change times): a file's SHA-256,
+a distribution's metadata text. The same file hard-linked into another site directory is not read
+again; a file whose bytes changed, in place or replaced, is read anew, and each site's RECORD check
+and distribution say what that site holds."""
 
 from __future__ import annotations
 
@@ -94,3 +95,44 @@ def test_sites_hard_linked_but_for_one_file_each_get_their_own_record_check(tmp_
     assert [t.sha256("kvs/model.py") for t in targets] == [
         hashlib.sha256(text).digest(), hashlib.sha256(text.replace(b"def ", b"def  ", 1)).digest(),
         hashlib.sha256(text).digest()]
+
+
+def _two_sites(tmp_path: Path) -> tuple[Path, Path]:
+    project = make_project(tmp_path / "project")
+    site = tmp_path / "site"
+    install_into(make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head)), site)
+    for path in site.rglob("*"):
+        if path.is_file():
+            _aged(path)
+    _site_copy(site, tmp_path / "copy")
+    return site, tmp_path / "copy"
+
+
+def _opened(site: Path) -> InstalledDistribution:
+    target = open_target(TargetSpec("site-packages", str(site)), ["src/kvs/model.py"], ["src/kvs/model.py"])
+    assert isinstance(target, InstalledDistribution)
+    return target
+
+
+def test_a_site_whose_record_differs_gets_its_own_files_and_metadata(tmp_path: Path) -> None:
+    """Metadata read from one site directory is not taken for another's whose RECORD was replaced
+    (one more file listed), nor for a METADATA rewritten in place since (the same size, times put
+    back)."""
+    site, copy = _two_sites(tmp_path)
+    info = next(copy.glob("kvs-*.dist-info"))
+    first = _opened(site)
+    record = (info / "RECORD").read_text()
+    (info / "RECORD").unlink()
+    (info / "RECORD").write_text(record + "kvs/other.py,,\n")
+    _aged(info / "RECORD")
+    metadata = info / "METADATA"
+    stamp = metadata.stat()
+    with metadata.open("r+b") as f:  # the same inode and size
+        f.write(metadata.read_bytes().replace(b"Version: 1.0.0", b"Version: 1.0.1"))
+    os.utime(metadata, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    second, again = _opened(copy), _opened(site)
+    assert "kvs/model.py" in first.files() and "kvs/other.py" not in first.files()
+    assert second.files() == first.files() | {"kvs/other.py"}
+    # (METADATA is hard-linked: the first site's, read before, holds the new version too)
+    assert (first.info.version, second.info.version, again.info.version) == ("1.0.0", "1.0.1", "1.0.1")
+    assert again.files() == first.files()
