@@ -87,7 +87,8 @@ class KeptVerdicts:
     its final verdicts again.
 
     `prefetch`: the run's batch read of files at revisions (the PR source's `prefetch_files`), for
-    `run_jobs` to read the files a batch of jobs compares with in one go."""
+    `run_jobs` to read the files a batch of jobs compares with in one go (its `file_at` keeps what
+    it read: the first head above is read to tell whether the others are needed, then again)."""
 
     def __init__(self, prefetch: Prefetch | None = None) -> None:
         self._kept: dict[KeptKey, _Kept] = {}
