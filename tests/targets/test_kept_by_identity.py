@@ -15,8 +15,9 @@ import pytest
 
 from helpers.targets import install_into, make_project, make_wheel
 from prstack.targets.base import TargetSpec, open_target
-from prstack.targets.confined import RACY_NS, sha256_confined
+from prstack.targets.confined import sha256_confined
 from prstack.targets.installed import InstalledDistribution
+from prstack.targets.kept import RACY_NS, KeptByIdentity
 
 OLD = time.time_ns() - 10 * RACY_NS
 
@@ -136,3 +137,20 @@ def test_a_site_whose_record_differs_gets_its_own_files_and_metadata(tmp_path: P
     # (METADATA is hard-linked: the first site's, read before, holds the new version too)
     assert (first.info.version, second.info.version, again.info.version) == ("1.0.0", "1.0.1", "1.0.1")
     assert again.files() == first.files()
+
+
+def test_what_is_kept_past_its_budget_is_forgotten_all_at_once(tmp_path: Path) -> None:
+    files = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).write_text(name)
+        _aged(tmp_path / name)
+        files.append((tmp_path / name).stat())
+    kept: KeptByIdentity[str] = KeptByIdentity(10, len)
+    kept.keep(files[0], "x" * 11)  # (over the whole budget: not kept)
+    assert kept.get(files[0]) is None
+    kept.keep(files[0], "x" * 6)
+    kept.keep(files[1], "y" * 4)
+    assert (kept.get(files[0]), kept.get(files[1])) == ("x" * 6, "y" * 4)
+    kept.keep(files[2], "z")
+    assert (kept.get(files[0]), kept.get(files[1]), kept.get(files[2])) == (None, None, "z")
+    assert kept.get(tmp_path.stat()) is None  # (a folder: never)

@@ -11,13 +11,16 @@ import hashlib
 import os
 import re
 import stat
-import time
 from collections.abc import Iterator
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from prstack.errors import TargetError
+from prstack.targets.kept import KeptByIdentity
 from prstack.targets.metadata import HeaderFields, header_fields
+
+V = TypeVar("V")
 
 READ_CAP = 64 << 20
 """The largest file read (bytes): a file over it is not read, and its hunks say so."""
@@ -92,46 +95,34 @@ def _hashed(got: tuple[bytes, os.stat_result] | None) -> tuple[bytes, bytes] | N
         return None
     data, info = got
     digest = hashlib.sha256(data).digest()
-    if time.time_ns() - info.st_mtime_ns > RACY_NS:
-        if len(_SHA256) >= SHA256_KEPT:
-            _SHA256.clear()
-        _SHA256[_file_id(info)] = digest
+    _SHA256.keep(info, digest)
     return data, digest
 
 
 def sha256_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
     """The SHA-256 of read_confined's bytes (None and Unreadable alike), not read again when the file
-    was hashed before in this process and is still what it was: the same (device, inode, size,
-    modification and change times). A file hard-linked into several site directories (copies of one
-    environment) is read once."""
+    was hashed before in this process and is still what it was (see prstack.targets.kept)."""
     full = inside(root, rel)
     if full is None:
         raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
-    try:
-        info = os.stat(full)
-    except (OSError, ValueError):
-        info = None  # (the open says why)
-    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= cap:
-        known = _SHA256.get(_file_id(info))
-        if known is not None:
-            return known
+    known = _known(full, cap, _SHA256)
+    if known is not None:
+        return known
     got = _hashed(_read_full(full, cap))
     return None if got is None else got[1]
 
 
-FileId = tuple[int, int, int, int, int]
-"""(device, inode, size, modification ns, change ns): while these hold, so do the file's bytes
-(a write sets the modification time, any other change the change time)."""
-_SHA256: dict[FileId, bytes] = {}
-SHA256_KEPT = 1 << 17
-"""Files whose SHA-256 is kept by identity (then forgotten all at once)."""
-RACY_NS = 2_000_000_000
-"""A file modified this recently (ns) is not kept: a second write within the clock's tick could
-leave its times as they were."""
+def _known(full: str, cap: int, kept: KeptByIdentity[V]) -> V | None:
+    """What `kept` holds for the file at the resolved path `full`, as it is now (none over `cap`)."""
+    try:
+        info = os.stat(full)
+    except (OSError, ValueError):
+        return None  # (the open says why)
+    return kept.get(info) if info.st_size <= cap else None
 
 
-def _file_id(info: os.stat_result) -> FileId:
-    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns
+_SHA256: KeptByIdentity[bytes] = KeptByIdentity(1 << 17, lambda _: 1)
+"""Files' SHA-256 (at most this many)."""
 
 
 def _read_with_stat(root: str, rel: str, cap: int) -> tuple[bytes, os.stat_result] | None:
@@ -198,21 +189,14 @@ def text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
 
 def kept_text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     """text_confined, kept by the file's identity like sha256_confined: a distribution's metadata
-    hard-linked into several site directories (copies of one environment) is read and decoded once,
-    and is the same string each time (whose parse is then found again by it)."""
+    hard-linked into several site directories is read and decoded once, and is the same string each
+    time (whose parse is then found again by it)."""
     full = inside(root, rel)
     if full is None:
         return None
-    try:
-        info = os.stat(full)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except (OSError, ValueError):
-        info = None  # (the open says why)
-    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= cap:
-        known = _TEXTS.get(_file_id(info))
-        if known is not None:
-            return known
+    known = _known(full, cap, _TEXTS)
+    if known is not None:
+        return known
     try:
         got = _read_full(full, cap)
     except Unreadable:
@@ -220,19 +204,12 @@ def kept_text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     if got is None:
         return None
     text = got[0].decode("utf-8", "replace")
-    if time.time_ns() - got[1].st_mtime_ns > RACY_NS and len(text) < TEXTS_KEPT:
-        if _TEXTS_SIZE[0] + len(text) > TEXTS_KEPT:
-            _TEXTS.clear()
-            _TEXTS_SIZE[0] = 0
-        _TEXTS[_file_id(got[1])] = text
-        _TEXTS_SIZE[0] += len(text)
+    _TEXTS.keep(got[1], text)
     return text
 
 
-_TEXTS: dict[FileId, str] = {}
-_TEXTS_SIZE = [0]
-TEXTS_KEPT = 64 << 20
-"""Characters of metadata files kept by identity (then forgotten all at once)."""
+_TEXTS: KeptByIdentity[str] = KeptByIdentity(64 << 20, len)
+"""Metadata files' text (at most this many characters)."""
 
 
 class ConfinedDistribution:
