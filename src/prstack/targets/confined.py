@@ -121,7 +121,7 @@ def _known(full: str, cap: int, kept: KeptByIdentity[V]) -> V | None:
     return kept.get(info) if info.st_size <= cap else None
 
 
-_SHA256: KeptByIdentity[bytes] = KeptByIdentity(1 << 17, lambda _: 1)
+_SHA256: KeptByIdentity[bytes] = KeptByIdentity(1 << 16, lambda _: 1)
 """Files' SHA-256 (at most this many)."""
 
 
@@ -208,7 +208,7 @@ def kept_text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     return text
 
 
-_TEXTS: KeptByIdentity[str] = KeptByIdentity(64 << 20, len)
+_TEXTS: KeptByIdentity[str] = KeptByIdentity(16 << 20, len)
 """Metadata files' text (at most this many characters)."""
 
 
