@@ -87,7 +87,7 @@ def audit_targets(source: PRSource, specs: Sequence[TargetSpec]) -> list[AuditRe
         changes = loading.finish()
         paths = sorted({h.path for h in changes.hunks})
         remembering = RememberingSource(source)
-        kept = KeptVerdicts()
+        kept = KeptVerdicts(remembering.prefetch_files)
         done: list[Judged] = []
         reports = []
         for spec in specs:

@@ -7,15 +7,20 @@ reads stop at a cap; every OS error becomes a TargetError that names the path.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
 from collections.abc import Iterator
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from prstack.errors import TargetError
+from prstack.targets.kept import KeptByIdentity
 from prstack.targets.metadata import HeaderFields, header_fields
+
+V = TypeVar("V")
 
 READ_CAP = 64 << 20
 """The largest file read (bytes): a file over it is not read, and its hunks say so."""
@@ -41,7 +46,16 @@ def _real_dir(path: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _real_abs_dir(path: str) -> str:
-    return os.path.realpath(path)
+    """realpath(path), from its folder's kept one where its last part is no symbolic link (one
+    lstat for a folder of a folder resolved before: each distribution's metadata folder of a site)."""
+    parent, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return os.path.realpath(path)
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return os.path.realpath(path)
+    return os.path.realpath(path) if link else os.path.join(_real_abs_dir(parent), name)
 
 
 def inside(root: str, rel: str) -> str | None:
@@ -67,9 +81,60 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
 
     Raises Unreadable when the path leaves the root, is not a regular file, or is over `cap`.
     """
+    got = _read_with_stat(root, rel, cap)
+    return None if got is None else got[0]
+
+
+def hashed_confined(root: str, rel: str, cap: int = READ_CAP) -> tuple[bytes, bytes] | None:
+    """read_confined's bytes and their SHA-256, kept by the file's identity (see sha256_confined)."""
+    return _hashed(_read_with_stat(root, rel, cap))
+
+
+def _hashed(got: tuple[bytes, os.stat_result] | None) -> tuple[bytes, bytes] | None:
+    if got is None:
+        return None
+    data, info = got
+    digest = hashlib.sha256(data).digest()
+    _SHA256.keep(info, digest)
+    return data, digest
+
+
+def sha256_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
+    """The SHA-256 of read_confined's bytes (None and Unreadable alike), not read again when the file
+    was hashed before in this process and is still what it was (see prstack.targets.kept)."""
     full = inside(root, rel)
     if full is None:
         raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
+    known = _known(full, cap, _SHA256)
+    if known is not None:
+        return known
+    got = _hashed(_read_full(full, cap))
+    return None if got is None else got[1]
+
+
+def _known(full: str, cap: int, kept: KeptByIdentity[V]) -> V | None:
+    """What `kept` holds for the file at the resolved path `full`, as it is now (none over `cap`)."""
+    try:
+        info = os.stat(full)
+    except (OSError, ValueError):
+        return None  # (the open says why)
+    return kept.get(info) if info.st_size <= cap else None
+
+
+_SHA256: KeptByIdentity[bytes] = KeptByIdentity(1 << 16, lambda _: 1)
+"""Files' SHA-256 (at most this many)."""
+
+
+def _read_with_stat(root: str, rel: str, cap: int) -> tuple[bytes, os.stat_result] | None:
+    """read_confined's bytes, and the opened file's status as it was before they were read."""
+    full = inside(root, rel)
+    if full is None:
+        raise Unreadable(os.path.join(root, rel), f"leads outside {root}")
+    return _read_full(full, cap)
+
+
+def _read_full(full: str, cap: int) -> tuple[bytes, os.stat_result] | None:
+    """_read_with_stat of the resolved path `full`."""
     try:
         fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
@@ -87,14 +152,14 @@ def read_confined(root: str, rel: str, cap: int = READ_CAP) -> bytes | None:
         # a regular file comes whole in one read; asking a byte more shows its end without a second
         first = os.read(fd, min(info.st_size, cap) + 1)
         if len(first) == info.st_size:
-            return first
+            return first, info
         chunks, total = [first], len(first)  # (it changed since fstat, or the read came short)
         while total <= cap and (chunk := os.read(fd, min(1 << 20, cap + 1 - total))):
             chunks.append(chunk)
             total += len(chunk)
         if total > cap:
             raise Unreadable(full, f"grew past the {cap}-byte read limit")
-        return b"".join(chunks)
+        return b"".join(chunks), os.fstat(fd)
     except OSError as exc:
         raise Unreadable(full, f"cannot be read ({exc.strerror})") from None
     finally:
@@ -122,6 +187,31 @@ def text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
 
+def kept_text_confined(root: str, rel: str, cap: int = READ_CAP) -> str | None:
+    """text_confined, kept by the file's identity like sha256_confined: a distribution's metadata
+    hard-linked into several site directories is read and decoded once, and is the same string each
+    time (whose parse is then found again by it)."""
+    full = inside(root, rel)
+    if full is None:
+        return None
+    known = _known(full, cap, _TEXTS)
+    if known is not None:
+        return known
+    try:
+        got = _read_full(full, cap)
+    except Unreadable:
+        return None
+    if got is None:
+        return None
+    text = got[0].decode("utf-8", "replace")
+    _TEXTS.keep(got[1], text)
+    return text
+
+
+_TEXTS: KeptByIdentity[str] = KeptByIdentity(16 << 20, len)
+"""Metadata files' text (at most this many characters)."""
+
+
 class ConfinedDistribution:
     """An installed distribution (its *.dist-info or *.egg-info folder) whose metadata files
     (METADATA, RECORD, ...) are read confined to its site directory: a dist-info or METADATA
@@ -134,7 +224,7 @@ class ConfinedDistribution:
         self._info_dir = path.name
 
     def read_text(self, filename: str | os.PathLike[str]) -> str | None:
-        return text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
+        return kept_text_confined(self._site, f"{self._info_dir}/{os.fspath(filename)}", METADATA_CAP)
 
     def locate_file(self, path: str | os.PathLike[str]) -> Path:
         """A path relative to the site directory."""
@@ -144,12 +234,18 @@ class ConfinedDistribution:
     def metadata(self) -> HeaderFields:
         """METADATA's header fields, parsed once. The body (the long description, often the whole
         README) is cut off unread."""
-        text = self.read_text("METADATA") or self.read_text("PKG-INFO") or ""
-        return header_fields(_HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n"))
+        return _headers(self.read_text("METADATA") or self.read_text("PKG-INFO") or "")
 
     @property
     def version(self) -> str | None:
         return self.metadata["Version"]
+
+
+@lru_cache(maxsize=1024)
+def _headers(text: str) -> HeaderFields:
+    """METADATA's header fields (never changed once parsed: a text read before, the same distribution
+    in another site directory, is parsed once)."""
+    return header_fields(_HEADERS_END.split(text, maxsplit=1)[0].replace("\r\n", "\n"))
 
 
 _HEADERS_END = re.compile(r"\r?\n\r?\n")

@@ -19,7 +19,9 @@ from prstack.targets.confined import (
     ConfinedDistribution,
     Unreadable,
     confined_distributions,
+    hashed_confined,
     read_confined,
+    sha256_confined,
     size_confined,
 )
 from prstack.targets.editable import (
@@ -150,10 +152,24 @@ class InstalledDistribution:
     def read(self, path: str, cap: int = READ_CAP) -> bytes | None:
         if path not in self.meta.files:
             return None
-        data = read_confined(*self._where(path), cap)
-        if data is not None and self._digests is not None and path not in self.meta.sources:
-            self._digests[path] = hashlib.sha256(data).digest()
-        return data
+        if path in self.meta.sources or self._digests is None:
+            return read_confined(*self._where(path), cap)
+        got = hashed_confined(str(self.root), path, cap)
+        if got is None:
+            return None
+        self._digests[path] = got[1]
+        return got[0]
+
+    def sha256(self, path: str, cap: int = READ_CAP) -> bytes | None:
+        """The SHA-256 of what `read` returns (None and Unreadable alike), without reading a file
+        hashed before in the run that is still what it was (see sha256_confined)."""
+        if path in self.meta.sources or path not in self.meta.files:
+            data = self.read(path, cap)
+            return None if data is None else hashlib.sha256(data).digest()
+        digest = sha256_confined(str(self.root), path, cap)
+        if digest is not None and self._digests is not None:
+            self._digests[path] = digest
+        return digest
 
     def _where(self, path: str) -> tuple[str, str]:
         """(root, relative path) a file is read from: the site directory, or the editable source

@@ -11,10 +11,10 @@ import posixpath
 import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
-from prstack.targets.confined import Unreadable, inside, read_confined
+from prstack.targets.confined import Unreadable, inside, read_confined, sha256_confined
 
 _SKIP_DIRS = frozenset({"__pycache__", ".git"})
 _SKIP_SUFFIXES = (".pyc", ".pyo")
@@ -146,16 +146,25 @@ Reader = Callable[[str], bytes | None]
 """A recorded path -> the bytes now there, or None when nothing is."""
 
 
-def check_entries(entries: Iterable[RecordEntry], read: Reader,
-                  read_before: Mapping[str, bytes] | None = None) -> RecordIntegrity:
+def check_entries(entries: Iterable[RecordEntry], read: Reader, read_before: Mapping[str, bytes] | None = None,
+                  sha256: Callable[[str], bytes | None] | None = None) -> RecordIntegrity:
     """Compare each recorded file's bytes now with RECORD's hash (files outside the root skipped).
     `read_before`: path -> the SHA-256 of the bytes a reader of the same root read there earlier in
-    the run (a file RECORD hashes with SHA-256 is not read again)."""
+    the run (a file RECORD hashes with SHA-256 is not read again). `sha256`: a recorded path -> the
+    SHA-256 of its bytes now, as `read` reads them (None, errors alike), for files RECORD hashes so."""
     checked, edited, absent = 0, [], []
     for entry in entries:
         if entry.path.startswith(("../", "/")):
             continue
         sha = read_before.get(entry.path) if read_before and entry.algorithm == "sha256" else None
+        if sha is None and sha256 is not None and entry.algorithm == "sha256" and entry.digest is not None:
+            try:
+                sha = sha256(entry.path)
+            except (OSError, Unreadable):  # unreadable (permissions, a FIFO, too big): neither edited nor gone
+                continue
+            if sha is None:
+                absent.append(entry.path)
+                continue
         if sha is not None and entry.digest is not None:
             checked += 1
             if base64.urlsafe_b64encode(sha).rstrip(b"=").decode() != entry.digest:
@@ -231,6 +240,6 @@ def check_installed(root: Path, record_text: str, other_records: Sequence[frozen
     namespace package shared with them is not reported as unrecorded. `read_before`: see check_entries.
     """
     entries = parse_record(record_text)
-    result = check_entries(entries, read_under(root), read_before)
+    result = check_entries(entries, read_under(root), read_before, partial(sha256_confined, str(root)))
     extra = unrecorded_files(root, package_dirs(entries), _AnyOf((frozenset(e.path for e in entries), *other_records)))
     return RecordIntegrity(result.checked, result.edited, extra, result.absent)
