@@ -73,13 +73,7 @@ def _site_copy(site: Path, copy: Path) -> None:
 def test_sites_hard_linked_but_for_one_file_each_get_their_own_record_check(tmp_path: Path) -> None:
     """Two site directories sharing every file by hard link, but one replaced in the second: the
     first's RECORD check is clean after the second's, and the second's names that file edited."""
-    project = make_project(tmp_path / "project")
-    site = tmp_path / "site"
-    install_into(make_wheel(tmp_path / "dist", "kvs", "1.0.0", project.files_at(project.head)), site)
-    for path in site.rglob("*"):
-        if path.is_file():
-            _aged(path)
-    _site_copy(site, tmp_path / "copy")
+    _two_sites(tmp_path)
     edited = tmp_path / "copy/kvs/model.py"
     text = edited.read_bytes()
     edited.unlink()
