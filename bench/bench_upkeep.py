@@ -231,7 +231,6 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
     candidate = versions(repo)[-1]
     with tempfile.TemporaryDirectory(prefix="prstack-bench-upkeep-") as tmp:
         names, tree = patch_files(repo, count, Path(tmp))
-        runs: list[Upkeep] = []
         applying: list[int] = []
 
         def apply_check() -> float:
@@ -241,17 +240,18 @@ def bench_patches(repo: Path, count: int, repeat: int, ab: str | None) -> None:
             return time.perf_counter() - started
 
         series = [series_audit(src, Path(tmp) / "patches", tree) for src in (str(HERE.parent / "src"), ab) if src]
-        ours, peer, *other = timed(
-            lambda: runs.append(upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))),
-            repeat, [apply_check, *ab_runner(ab, ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)]),
-                     *series])
-        done, applies = runs[-1], applying[-1]
+        # each code's upkeep in a fresh process (this one's caches would flatter runs after the first)
+        upkeep_args = ["--repo", repo.parent.name, "--prs", "0", "--patches", str(count)]
+        _, peer, ours, *other = timed(lambda: None, repeat, [
+            apply_check, *ab_runner(str(HERE.parent / "src"), upkeep_args), *ab_runner(ab, upkeep_args), *series])
+        done = upkeep(Carried(patches=tuple(names)), None, target=TargetSpec("tree", str(tree)))
+        applies = applying[-1]
         other, audited = other[:len(other) - len(series)], other[len(other) - len(series):]
     verdicts: dict[str, int] = {}
     for item in done.report.items:
         verdicts[item.verdict.value] = verdicts.get(item.verdict.value, 0) + 1
     print(f"{repo.parent.name}: {len(names)} patches against the tree of {candidate} (median of {repeat})")
-    print(f"  prstack upkeep: {ours:.2f} s; verdicts {verdicts}")
+    print(f"  prstack upkeep (its work, a fresh process each run): {ours:.2f} s; verdicts {verdicts}")
     if other:
         print(f"  prstack upkeep of {ab}: {other[0]:.2f} s")
     print(f"  peer, git apply --check per patch: {peer:.2f} s; {applies} apply")
