@@ -29,7 +29,7 @@ from prstack.match.package import PackageIndex, key, loose_keys
 from prstack.match.region import Finding
 from prstack.match.relocation import looked_up_elsewhere, relocated, relocation_blocks, settle
 from prstack.match.shape import Shape
-from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, names_blob, same_text, trivial
+from prstack.match.text import LEVELS, LOOSEST, blob_id, decode, names_blob, same_file, same_text, trivial
 from prstack.models import FileChange, Hunk, HunkResult, HunkStatus, MatchEvidence, Rewrite
 
 __all__ = ["Elsewhere", "Explainer", "OwnVerdict", "PackageIndex", "StackTop", "at_stack_top", "decode",
@@ -53,9 +53,7 @@ class StackTop:
 
     def same_as(self, target: bytes | None) -> int | None:
         """The first PR whose head leaves the file as `target` holds it (None: none)."""
-        texts = ((n, text) for n, text in self.texts())
-        same = next((n for n, text in texts if (target is None and text is None) or (
-            target is not None and text is not None and same_text(target, text))), None)
+        same = next((n for n, text in self.texts() if same_file(target, text)), None)
         if same is None:
             same = next((n for n, blob in self.blobs if (target is None and blob is None) or (
                 target is not None and blob is not None and names_blob(blob, target))), None)

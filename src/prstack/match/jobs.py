@@ -23,7 +23,7 @@ from prstack.match.file import (
     looked_up,
 )
 from prstack.match.package import INDEX_MAX_BYTES
-from prstack.match.text import blob_id, names_blob, same_text
+from prstack.match.text import blob_id, names_blob, same_file, same_text
 from prstack.models import Hunk, HunkResult, HunkStatus, MatchEvidence
 from prstack.targets.base import Target
 from prstack.targets.confined import Unreadable
@@ -183,8 +183,8 @@ class _Alone:
         at the first head above, and else at none)."""
         tops, commits = self.compared()
         text = self.text
-        rest = tops[1:] if tops and not _same_file(text, file_at(*tops[0])) else []
-        if commits and not _same_file(text, file_at(*commits[0])):
+        rest = tops[1:] if tops and not same_file(text, file_at(*tops[0])) else []
+        if commits and not same_file(text, file_at(*commits[0])):
             rest += commits[1:]
         return rest
 
@@ -272,11 +272,6 @@ def _earlier_commits(job: FileJob) -> list[str]:
     this one that touch it, then the PR's own, the latest first."""
     above = next((h.touched_above for h in job.hunks if h.touched_above), ())[-EARLIER_COMMITS:]
     return [*reversed(above), *reversed(_own_commits(job))]
-
-
-def _same_file(text: bytes | None, other: bytes | None) -> bool:
-    """Whether two files (None: no file) hold the same text."""
-    return (text is None and other is None) or (text is not None and other is not None and same_text(text, other))
 
 
 def _read_each(file_at: FileAt, keys: Sequence[tuple[int, FileKey]]) -> Iterator[tuple[int, bytes | None]]:

@@ -85,6 +85,11 @@ def same_text(a: bytes, b: bytes) -> bool:
     return a.replace(b"\r\n", b"\n") == b.replace(b"\r\n", b"\n")
 
 
+def same_file(a: bytes | None, b: bytes | None) -> bool:
+    """`same_text` of two files where either may be absent (None): two absent files are the same."""
+    return (a is None and b is None) or (a is not None and b is not None and same_text(a, b))
+
+
 def clean(line: str) -> str:
     """A hunk line as the matcher compares it: without the CR a CRLF file leaves in the diff."""
     return line[:-1] if line.endswith("\r") else line
